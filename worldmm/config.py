@@ -1,0 +1,173 @@
+"""One settings model for every knob of the specs; the only place that reads the environment."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Profile(StrEnum):
+    LOCAL = "local"
+    AWS = "aws"
+
+
+class LLMProvider(StrEnum):
+    OPENAI = "openai"
+    GPU = "gpu"
+    OPENAI_COMPATIBLE = "openai-compatible"
+    LOCAL = "local"
+    SCRIPTED = "scripted"
+
+
+class LLMMode(StrEnum):
+    DIRECT = "direct"
+    BATCH = "batch"
+
+
+class ConsolidationMode(StrEnum):
+    SHADOW = "shadow"
+    APPLY = "apply"
+
+
+class Settings(BaseSettings):
+    """Runtime configuration; environment names are the DESIGN.md settings contract."""
+
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+
+    # --- profile and storage -------------------------------------------------
+    worldmm_profile: Profile = Profile.LOCAL
+    worldmm_home: Path = Path.home() / ".worldmm"
+    database_url: str | None = None
+    database_admin_url: str | None = Field(
+        default=None, description="Owner role used by `worldmm migrate`; defaults to DATABASE_URL."
+    )
+    database_secret_arn: str | None = None
+    database_app_role: str = "worldmm_app"
+    redis_url: str | None = None
+    graph_cache_local_entries: int = 64
+
+    # --- AWS resources --------------------------------------------------------
+    frames_bucket: str = "worldmm-frames"
+    sessions_table: str = "encache-sessions"
+    chats_table: str = "worldmm-chats"
+    messages_table: str = "worldmm-messages"
+    capture_windows_table: str = "worldmm-capture-windows"
+    ingest_function_name: str = "IngestWindowFunction"
+    retrigger_function_name: str = "RetriggerIngestFunction"
+    ingest_dlq_url: str | None = None
+    gpu_instance_param: str = "/encache/gpu/instance_id"
+    gpu_worker_tag: str = "encache-gpu-worker"
+    gpu_worker_port: int = 8000
+    gpu_worker_url: str | None = None
+    gpu_worker_token: str | None = None
+    gpu_connect_timeout_s: float = 5.0
+    gpu_read_timeout_s: float = 10.0
+    gpu_encode_timeout_s: float = 60.0
+    gpu_retries: int = 2
+
+    # --- models ---------------------------------------------------------------
+    llm_provider: LLMProvider = LLMProvider.LOCAL
+    llm_mode: LLMMode = LLMMode.DIRECT
+    extraction_model: str = "gpt-5-mini"
+    agent_model: str = "gpt-5"
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    llm_max_retries: int = 4
+    llm_timeout_s: float = 60.0
+    extraction_max_tokens: int = 1024
+    agent_max_tokens: int = 512
+    answer_max_tokens: int = 768
+    batch_poll_interval_s: float = 10.0
+    batch_completion_window: str = "24h"
+    embedding_provider: str = "local"
+    embedding_model: str = "text-embedding-3-large"
+    embedding_dim: int = 384
+    visual_embedding_dim: int = 1536
+    transcriber: str = "local"
+    groq_api_key: str | None = None
+    groq_base_url: str | None = None
+    groq_model: str = "whisper-large-v3"
+    groq_timeout_s: float = 60.0
+    local_llm_gguf: Path | None = None
+    local_llm_context: int = 4096
+    local_llm_threads: int | None = None
+    local_whisper_model: Path | None = None
+    local_embedding_model: Path | None = None
+
+    # --- ingest ---------------------------------------------------------------
+    window_seconds: int = 30
+    sample_frames: int = 16
+    caption_frames: int = 4
+    enrich_audio_only: bool = True
+    dlq_visibility_extension_s: int = 900
+    reaper_pending_after_s: int = 1800
+    max_entities_per_window: int = 30
+    max_triples_per_window: int = 60
+    max_field_chars: int = 200
+    ingest_concurrency: int = 8
+
+    # --- memory construction --------------------------------------------------
+    scale_durations: tuple[int, ...] = (30, 180, 600, 3600)
+    consolidation_mode: ConsolidationMode = ConsolidationMode.APPLY
+    consolidation_threshold: float = 0.75
+    consolidation_top_k: int = 5
+
+    # --- retrieval ------------------------------------------------------------
+    ppr_damping: float = 0.85
+    ppr_tolerance: float = 1e-8
+    ppr_max_iterations: int = 100
+    episodic_top_k_30s: int = 10
+    episodic_top_k_3min: int = 5
+    episodic_top_k_10min: int = 5
+    episodic_top_k_1h: int = 3
+    episodic_final_k: int = 3
+    entity_match_threshold: float = 0.6
+    semantic_seed_k: int = 10
+    semantic_top_k: int = 10
+    visual_top_k: int = 5
+    rrf_k: int = 60
+    decay_half_life_days: float = 30.0
+    decay_floor: float = 0.3
+    mmr_lambda: float = 0.7
+    hybrid_top_k: int = 10
+    max_agent_rounds: int = 5
+    memory_text_max_chars: int = 600
+
+    # --- chat API -------------------------------------------------------------
+    chat_page_default: int = 20
+    chat_page_max: int = 50
+    chat_title_chars: int = 64
+    cursor_secret: str = "worldmm-local-cursor-secret"
+    jwt_dev_secret: str = "worldmm-local-development-key"
+    jwt_issuer: str = "worldmm-local"
+    jwt_audience: str = "worldmm"
+
+    # --- capture --------------------------------------------------------------
+    capture_expected_frames: int = 16
+    capture_url_expiry_s: int = 900
+
+    @model_validator(mode="after")
+    def _admin_defaults_to_app(self) -> Settings:
+        if self.database_admin_url is None:
+            self.database_admin_url = self.database_url
+        return self
+
+    @property
+    def episodic_top_k(self) -> dict[int, int]:
+        """Top-K candidates per scale (30 s, 3 min, 10 min, 1 h) before the cross-scale rerank."""
+        return {
+            30: self.episodic_top_k_30s,
+            180: self.episodic_top_k_3min,
+            600: self.episodic_top_k_10min,
+            3600: self.episodic_top_k_1h,
+        }
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return Settings()

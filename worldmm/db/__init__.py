@@ -1,0 +1,1 @@
+"""PostgreSQL + pgvector storage: ORM models, engine, units of work, migrations."""

@@ -1,0 +1,76 @@
+"""Engines and units of work; every unit of work for a user sets `app.user_id` for row-level security."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from worldmm.config import Settings
+
+USER_SETTING = "app.user_id"
+
+
+@lru_cache(maxsize=8)
+def _engine_for(url: str) -> Engine:
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, future=True)
+
+
+def resolve_database_url(settings: Settings) -> str:
+    """The application role's SQLAlchemy URL (from settings, a Secrets Manager secret, or local PostgreSQL)."""
+    if settings.database_url:
+        return settings.database_url
+    if settings.database_secret_arn:
+        from worldmm.db.secret import url_from_secret
+
+        return url_from_secret(settings.database_secret_arn)
+    from worldmm.db.local import ensure_local_database
+
+    return ensure_local_database(settings).app_url
+
+
+def resolve_admin_url(settings: Settings) -> str:
+    """The owner role's URL, used only to apply migrations."""
+    if settings.database_admin_url:
+        return settings.database_admin_url
+    if settings.database_url or settings.database_secret_arn:
+        return resolve_database_url(settings)
+    from worldmm.db.local import ensure_local_database
+
+    return ensure_local_database(settings).admin_url
+
+
+class Database:
+    """The application's handle on PostgreSQL: hands out units of work scoped to one user."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = _engine_for(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def unit_of_work(self, user_id: str | None) -> Iterator[Session]:
+        """One transaction in which only `user_id`'s rows are visible; commits on success."""
+        with self._sessions() as session, session.begin():
+            if user_id is not None:
+                if not user_id:
+                    raise ValueError("user_id must be non-empty")
+                session.execute(text("SELECT set_config(:k, :v, true)"), {"k": USER_SETTING, "v": user_id})
+            yield session
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+_databases: dict[str, Database] = {}
+
+
+def get_database(settings: Settings) -> Database:
+    """The process-wide Database for these settings (reused across warm Lambda invocations)."""
+    url = resolve_database_url(settings)
+    if url not in _databases:
+        _databases[url] = Database(url)
+    return _databases[url]

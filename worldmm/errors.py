@@ -1,0 +1,53 @@
+"""Typed errors of the library; handlers map them to status codes in one place."""
+
+from __future__ import annotations
+
+
+class WorldMMError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    status_code = 500
+
+
+class BadRequest(WorldMMError):
+    """The caller sent something invalid (HTTP 400)."""
+
+    status_code = 400
+
+
+class Unauthenticated(WorldMMError):
+    """No valid identity on the request (HTTP 401)."""
+
+    status_code = 401
+
+
+class Forbidden(WorldMMError):
+    """The identity may not touch this resource, or it does not exist (HTTP 403)."""
+
+    status_code = 403
+
+
+class GpuUnavailableError(WorldMMError):
+    """The GPU worker is absent, stopped or not answering; retry later (routes to the DLQ)."""
+
+    status_code = 503
+
+    def __init__(self, message: str, *, sentinel: str | None = None) -> None:
+        super().__init__(message)
+        self.sentinel = sentinel
+
+
+class GpuRequestError(WorldMMError):
+    """The GPU worker rejected the request itself (bad image, too many frames); retrying will not help."""
+
+    status_code = 400
+
+
+class ModelOutputError(WorldMMError):
+    """A model answered with something that could not be parsed into the expected shape."""
+
+
+class UnavailableError(WorldMMError):
+    """An optional capability (visual encoder, graph cache) is not configured or not reachable."""
+
+    status_code = 503

@@ -1,0 +1,56 @@
+"""The LLM port: one request shape for every provider (OpenAI, GPU worker, llama.cpp, scripted)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """A chat-completion request; `purpose` names the prompt template (and the usage row)."""
+
+    purpose: str
+    messages: list[dict[str, Any]]
+    model: str
+    max_tokens: int
+    response_schema: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    temperature: float | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def prompt_text(self) -> str:
+        """All text parts of the messages, joined (for scripted matching and token estimates)."""
+        parts: list[str] = []
+        for message in self.messages:
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """What a model answered and what it cost."""
+
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+class LLM(Protocol):
+    """A chat-completion model."""
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        """Answer one request (direct dispatch)."""
+        ...
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
+        """Answer many requests; batch-mode providers submit them as one batch. Failures are returned."""
+        ...

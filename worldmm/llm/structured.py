@@ -1,0 +1,88 @@
+"""Structured calls: a prompt file in, a validated pydantic model out; model output is untrusted."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from worldmm.errors import ModelOutputError
+from worldmm.llm.port import LLM, LLMRequest, LLMResponse
+from worldmm.llm.prompts import render_prompt
+
+T = TypeVar("T", bound=BaseModel)
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON value in a model's answer: think blocks stripped, code fences opened."""
+    cleaned = _THINK.sub("", text).strip()
+    fenced = _FENCE.search(cleaned)
+    if fenced:
+        cleaned = fenced.group(1).strip()
+    try:
+        return json.loads(cleaned)
+    except json.JSONDecodeError:
+        pass
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(cleaned):
+        if ch in "{[":
+            try:
+                value, _ = decoder.raw_decode(cleaned[i:])
+                return value
+            except json.JSONDecodeError:
+                continue
+    raise ModelOutputError(f"no JSON in model output: {cleaned[:120]!r}")
+
+
+def parse_model(text: str, model_cls: type[T]) -> T:
+    """Parse and validate a model's answer into `model_cls`, or raise ModelOutputError."""
+    value = extract_json(text)
+    try:
+        return model_cls.model_validate(value)
+    except ValidationError as exc:
+        raise ModelOutputError(f"{model_cls.__name__}: {exc.error_count()} validation errors") from exc
+
+
+def build_request(
+    purpose: str,
+    *,
+    model: str,
+    max_tokens: int,
+    response_model: type[BaseModel] | None = None,
+    images: list[str] | None = None,
+    system: str | None = None,
+    reasoning_effort: str | None = "low",
+    metadata: dict[str, str] | None = None,
+    **values: object,
+) -> LLMRequest:
+    """The one request builder: the prompt file `purpose` filled with `values`, plus images and schema."""
+    prompt = render_prompt(purpose, **values)
+    content: str | list[dict[str, Any]] = prompt
+    if images:
+        content = [{"type": "text", "text": prompt}] + [
+            {"type": "image_url", "image_url": {"url": url}} for url in images
+        ]
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": content})
+    return LLMRequest(
+        purpose=purpose,
+        messages=messages,
+        model=model,
+        max_tokens=max_tokens,
+        response_schema=response_model.model_json_schema() if response_model else None,
+        reasoning_effort=reasoning_effort,
+        metadata=metadata or {},
+    )
+
+
+def complete_structured(llm: LLM, request: LLMRequest, model_cls: type[T]) -> tuple[T, LLMResponse]:
+    """Send `request` and parse the answer into `model_cls` (raises ModelOutputError on garbage)."""
+    response = llm.complete(request)
+    return parse_model(response.text, model_cls), response

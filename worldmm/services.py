@@ -1,0 +1,123 @@
+"""The one place adapters are chosen: a container of ports built lazily from Settings.
+
+Tests construct `Services(settings, llm=ScriptedLLM(...), ...)` to put real or scripted parts in;
+anything not given is built from settings on first use, so a Lambda pays only for what it touches.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from worldmm.config import Profile, Settings, get_settings
+
+if TYPE_CHECKING:
+    from worldmm.chat.repository import ChatRepository
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.ingest.transcription import Transcriber
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.pipeline.invoker import FunctionInvoker
+
+
+class Services:
+    """Ports for one process; pass overrides as keyword arguments."""
+
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        self.settings = settings or get_settings()
+        for name, value in overrides.items():
+            if name not in _PORTS:
+                raise TypeError(f"unknown service {name!r}")
+            self.__dict__[name] = value  # seeds the cached_property
+
+    @cached_property
+    def db(self) -> Database:
+        from worldmm.db.engine import get_database
+
+        return get_database(self.settings)
+
+    @cached_property
+    def store(self) -> ObjectStore:
+        from worldmm.ingest.storage import DirectoryObjectStore, S3ObjectStore
+
+        if self.settings.worldmm_profile == Profile.AWS:
+            return S3ObjectStore(self.settings.frames_bucket)
+        return DirectoryObjectStore(self.settings.worldmm_home / "objects")
+
+    @cached_property
+    def llm(self) -> LLM:
+        from worldmm.llm.client import build_llm
+
+        return build_llm(self.settings, gpu_url=self.gpu_url)
+
+    @cached_property
+    def embedder(self) -> TextEmbedder:
+        from worldmm.memory.text_embedder import build_text_embedder
+
+        return build_text_embedder(self.settings)
+
+    @cached_property
+    def transcriber(self) -> Transcriber:
+        from worldmm.ingest.transcriber import build_transcriber
+
+        return build_transcriber(self.settings)
+
+    @cached_property
+    def visual(self) -> VisualEncoder:
+        from worldmm.memory.visual.encoder import build_visual_encoder
+
+        return build_visual_encoder(self.settings, gpu_url=self.gpu_url)
+
+    @cached_property
+    def invoker(self) -> FunctionInvoker:
+        from worldmm.pipeline.invoker import InProcessInvoker, LambdaInvoker
+
+        if self.settings.worldmm_profile == Profile.AWS:
+            return LambdaInvoker()
+        from worldmm.pipeline.local_dispatch import local_handlers
+
+        return InProcessInvoker(local_handlers(self))
+
+    @cached_property
+    def graph_cache(self) -> GraphCache:
+        from worldmm.graph.cache import build_graph_cache
+
+        return build_graph_cache(self.settings)
+
+    @cached_property
+    def chats(self) -> ChatRepository:
+        from worldmm.chat.repository import build_chat_repository
+
+        return build_chat_repository(self.settings, self)
+
+    def gpu_url(self) -> str | None:
+        """The GPU worker's base URL now: GPU_WORKER_URL, else SSM/EC2 discovery (aws), else None."""
+        if self.settings.gpu_worker_url:
+            return self.settings.gpu_worker_url.rstrip("/")
+        if self.settings.worldmm_profile != Profile.AWS:
+            return None
+        from worldmm.gpu.discovery import resolve_gpu_url
+
+        return resolve_gpu_url(self.settings)
+
+
+_PORTS = {"db", "store", "llm", "embedder", "transcriber", "visual", "invoker", "graph_cache", "chats"}
+
+_default: Services | None = None
+
+
+def get_services() -> Services:
+    """The process-wide Services (reused across warm Lambda invocations)."""
+    global _default
+    if _default is None:
+        _default = Services()
+    return _default
+
+
+def set_services(services: Services | None) -> None:
+    """Replace the process-wide Services (tests, the local CLI)."""
+    global _default
+    _default = services
