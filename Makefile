@@ -6,7 +6,7 @@ setup: .venv/.installed
 	bash scripts/setup.sh
 
 demo: setup
-	.venv/bin/worldmm demo
+	WORLDMM_HOME=$${WORLDMM_HOME:-$(CURDIR)/.worldmm} .venv/bin/worldmm demo
 
 lint: setup
 	.venv/bin/ruff check worldmm api gpu_worker tests bench scripts

@@ -22,6 +22,65 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ingest_session(args: argparse.Namespace) -> int:
+    from worldmm.pipeline.ingest_session import run_cli
+
+    return run_cli(args.path, args.user_id, args.concurrency)
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from worldmm.retrieval.agent import answer_question
+    from worldmm.services import Services
+
+    result = answer_question(Services(get_settings()), args.user_id, args.question)
+    print(result.answer)
+    if args.trace:
+        print(result.trace.model_dump_json(indent=2))
+    return 0
+
+
+def _retrigger(args: argparse.Namespace) -> int:
+    from worldmm.pipeline.retrigger_ingest import lambda_handler
+
+    event: dict[str, object] = {"sessionId": args.session_id, "userId": args.user_id, "force": args.force}
+    if args.windows:
+        event["windowIndices"] = args.windows
+    print(json.dumps(lambda_handler(event, None), default=str))
+    return 0
+
+
+def _reap(args: argparse.Namespace) -> int:
+    from worldmm.pipeline.reaper import reap_orphans
+    from worldmm.services import get_services
+
+    reaped = reap_orphans(get_services(), older_than_s=args.older_than)
+    print(json.dumps(reaped, default=str))
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from worldmm.local_api import serve
+
+    serve(host=args.host, port=args.port)
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    from worldmm.local_api import issue_token
+
+    print(issue_token(args.user_id, get_settings(), ttl_s=args.ttl))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from worldmm.demo import SAMPLE_SESSION, run_demo
+
+    run_demo(get_settings(), Path(args.sample) if args.sample else SAMPLE_SESSION)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="worldmm", description="WorldMM Live Memory")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -29,6 +88,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--revision", default=None)
     p.add_argument("--down", action="store_true", help="downgrade instead (default to base)")
     p.set_defaults(func=_migrate)
+
+    p = sub.add_parser("ingest-session", help="ingest a recorded session directory offline")
+    p.add_argument("path")
+    p.add_argument("--user-id", required=True)
+    p.add_argument("--concurrency", type=int, default=None)
+    p.set_defaults(func=_ingest_session)
+
+    p = sub.add_parser("ask", help="ask the reasoning agent a question")
+    p.add_argument("question")
+    p.add_argument("--user-id", required=True)
+    p.add_argument("--trace", action="store_true", help="print the agent's trace")
+    p.set_defaults(func=_ask)
+
+    p = sub.add_parser("retrigger", help="re-run ingest for a session's windows (operators)")
+    p.add_argument("session_id")
+    p.add_argument("--user-id", required=True)
+    p.add_argument("--windows", type=int, nargs="*", default=None)
+    p.add_argument("--force", action="store_true", help="reset complete windows to pending first")
+    p.set_defaults(func=_retrigger)
+
+    p = sub.add_parser("reap", help="re-trigger windows left pending too long")
+    p.add_argument("--older-than", type=int, default=None, help="seconds (default: settings)")
+    p.set_defaults(func=_reap)
+
+    p = sub.add_parser("serve", help="local HTTP API for the api/ handlers (JWT-verified)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.set_defaults(func=_serve)
+
+    p = sub.add_parser("token", help="print a development JWT for the local API")
+    p.add_argument("--user-id", required=True)
+    p.add_argument("--ttl", type=int, default=3600)
+    p.set_defaults(func=_token)
+
+    p = sub.add_parser("demo", help="ingest the sample recording and answer questions (local profile)")
+    p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
+    p.set_defaults(func=_demo)
     return parser
 
 

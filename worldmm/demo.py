@@ -1,0 +1,111 @@
+"""The local-profile demo: ingest the sample recording, then ask questions through the real chat handler."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from worldmm.config import Settings
+from worldmm.services import Services, set_services
+
+SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
+DEMO_USER = "demo-user"
+DEMO_QUESTIONS = (
+    "Where did I leave my keys this morning?",  # episodic
+    "What do I usually drink in the morning?",  # semantic (a habit)
+    "What did Katrina tell me about tomorrow?",  # needs a time reference
+)
+
+
+@dataclass(frozen=True)
+class DemoAnswer:
+    question: str
+    answer: str
+    chat_id: str | None
+    trace: dict[str, Any]
+    elapsed_s: float
+
+
+def api_gateway_event(user_id: str, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+    """An API Gateway HTTP API (v2) event as the JWT authorizer hands it to a handler."""
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json"},
+        "requestContext": {
+            "http": {"method": method, "path": path, "sourceIp": "127.0.0.1"},
+            "authorizer": {"jwt": {"claims": {"sub": user_id}, "scopes": None}},
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+        },
+        "body": json.dumps(body) if body is not None else None,
+        "isBase64Encoded": False,
+    }
+
+
+def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
+    """Ask through the real chat-verbose Lambda handler (in process)."""
+    from api.memories.chat_verbose.app import lambda_handler
+
+    started = time.perf_counter()
+    body: dict[str, Any] = {"question": question}
+    if chat_id:
+        body["chat_id"] = chat_id
+    response = lambda_handler(api_gateway_event(user_id, "POST", "/memories/chat/verbose", body), _Context())
+    elapsed = time.perf_counter() - started
+    payload = json.loads(response["body"])
+    if response["statusCode"] != 200:
+        raise RuntimeError(f"chat failed ({response['statusCode']}): {payload}")
+    return DemoAnswer(question, payload["answer"], payload.get("chat_id"), payload.get("trace", {}), elapsed)
+
+
+class _Context:
+    """The few LambdaContext attributes Powertools reads."""
+
+    function_name = "local-demo"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:local:000000000000:function:local-demo"
+    aws_request_id = "local-demo"
+
+
+def run_demo(settings: Settings, sample: Path = SAMPLE_SESSION, user_id: str = DEMO_USER,
+             questions: tuple[str, ...] = DEMO_QUESTIONS) -> list[DemoAnswer]:
+    """Migrate, ingest `sample` (resumable), and answer `questions`; prints as it goes."""
+    from worldmm.db import migrate
+    from worldmm.pipeline.ingest_session import ingest_session
+
+    services = Services(settings)
+    set_services(services)
+    started = time.perf_counter()
+    migrate.upgrade(settings)
+    print(f"database ready in {time.perf_counter() - started:.1f}s ({settings.worldmm_home})")
+    started = time.perf_counter()
+    report = ingest_session(sample, user_id, services=services, progress=True)
+    print(f"ingested {sample.name} in {time.perf_counter() - started:.1f}s: {report}")
+    answers = []
+    for question in questions:
+        answer = ask(question, user_id)
+        answers.append(answer)
+        _print_answer(answer)
+    return answers
+
+
+def _print_answer(answer: DemoAnswer) -> None:
+    trace = answer.trace
+    print("\n" + "=" * 78)
+    print(f"Q: {answer.question}")
+    print(f"A: {answer.answer}")
+    for step in trace.get("rounds", []):
+        ids = ", ".join(str(i) for i in step.get("retrieved_ids", [])[:5])
+        print(
+            f"   round {step.get('round')}: {step.get('action')} {step.get('memory_type') or ''} "
+            f"{json.dumps(step.get('query') or '')} -> [{ids}] ({step.get('elapsed_ms', 0):.0f} ms)"
+            + (f" note: {step['note']}" if step.get("note") else "")
+        )
+    tokens = trace.get("prompt_tokens", 0) + trace.get("completion_tokens", 0)
+    print(f"   elapsed {answer.elapsed_s:.1f}s, tokens {tokens}")
