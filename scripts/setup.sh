@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3.12 || command -v python3)}
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

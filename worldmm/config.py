@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     database_app_role: str = "worldmm_app"
     redis_url: str | None = None
     graph_cache_local_entries: int = 64
+    graph_cache_ttl_s: int = 86_400
+    redis_timeout_s: float = 0.5
 
     # --- AWS resources --------------------------------------------------------
     frames_bucket: str = "worldmm-frames"
@@ -83,6 +85,19 @@ class Settings(BaseSettings):
     answer_max_tokens: int = 768
     batch_poll_interval_s: float = 10.0
     batch_completion_window: str = "24h"
+    llm_concurrency: int = 8
+    # Purposes answered directly even when LLM_MODE=batch (the interactive agent loop, spec 001).
+    llm_direct_purposes: tuple[str, ...] = (
+        "agent",
+        "agent_answer",
+        "answer",
+        "forced_answer",
+        "rerank",
+        "query_entities",
+        "query_ner",
+        "chat_title",
+    )
+    embedding_batch_size: int = 256
     embedding_provider: str = "local"
     embedding_model: str = "text-embedding-3-large"
     embedding_dim: int = 384
@@ -92,6 +107,7 @@ class Settings(BaseSettings):
     groq_base_url: str | None = None
     groq_model: str = "whisper-large-v3"
     groq_timeout_s: float = 60.0
+    groq_max_retries: int = 3
     local_llm_gguf: Path | None = None
     local_llm_context: int = 4096
     local_llm_threads: int | None = None
@@ -109,6 +125,10 @@ class Settings(BaseSettings):
     max_triples_per_window: int = 60
     max_field_chars: int = 200
     ingest_concurrency: int = 8
+    ingest_requires_gpu: bool | None = None  # None: required iff the aws profile
+    ingest_claim_lease_s: int = 900  # a claim older than this (a crashed invocation) may be taken over
+    ingest_max_input_chars: int = 12000  # text longer than this is truncated before NER/triple prompts
+    reaper_max_windows: int = 500
 
     # --- memory construction --------------------------------------------------
     scale_durations: tuple[int, ...] = (30, 180, 600, 3600)
@@ -141,6 +161,7 @@ class Settings(BaseSettings):
     chat_page_default: int = 20
     chat_page_max: int = 50
     chat_title_chars: int = 64
+    chat_preview_chars: int = 200
     cursor_secret: str = "worldmm-local-cursor-secret"
     jwt_dev_secret: str = "worldmm-local-development-key"
     jwt_issuer: str = "worldmm-local"
@@ -149,6 +170,9 @@ class Settings(BaseSettings):
     # --- capture --------------------------------------------------------------
     capture_expected_frames: int = 16
     capture_url_expiry_s: int = 900
+    capture_close_after_s: int = 30
+    capture_max_window_index: int = 100_000
+    capture_open_shards: int = 8
 
     @model_validator(mode="after")
     def _admin_defaults_to_app(self) -> Settings:

@@ -94,6 +94,8 @@ class Segment(Base):
     visual_stored: Mapped[bool] = mapped_column(Boolean, default=False)
     source_fingerprint: Mapped[str | None] = mapped_column(String(64))
     error: Mapped[str | None] = mapped_column(Text)
+    claim_token: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # migration 0002
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     caption_embedding: Mapped[Any] = mapped_column(Vector(), nullable=True)
     search_tsv: Mapped[Any] = mapped_column(
         TSVECTOR,

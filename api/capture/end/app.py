@@ -1,0 +1,26 @@
+"""POST /sessions/{id}/end: end a session and close its open windows (EndSession)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from api.common import current_user, make_app
+
+app = make_app()
+logger = Logger(service="capture-end")
+
+
+@app.post("/sessions/<session_id>/end")
+def end_session(session_id: str) -> dict[str, Any]:
+    from worldmm.capture.service import capture_service
+
+    user = current_user(app)
+    return capture_service().end_session(user, session_id).model_dump(mode="json")
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

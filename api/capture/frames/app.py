@@ -1,0 +1,28 @@
+"""POST /sessions/{id}/frames: presigned PUT URLs for a window's frames (FramePost)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from api.common import current_user, make_app, parse_body
+from worldmm.capture.models import PresignFramesRequest
+
+app = make_app()
+logger = Logger(service="capture-frames")
+
+
+@app.post("/sessions/<session_id>/frames")
+def presign_frames(session_id: str) -> dict[str, Any]:
+    from worldmm.capture.service import capture_service
+
+    user = current_user(app)
+    request = parse_body(app, PresignFramesRequest)
+    return capture_service().presign_frames(user, session_id, request).model_dump(mode="json")
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

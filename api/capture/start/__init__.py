@@ -1,0 +1,1 @@
+"""Capture API handlers (API Gateway HTTP API, JWT authorizer)."""

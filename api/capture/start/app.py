@@ -1,0 +1,30 @@
+"""POST /sessions: start a capture session for the caller (writes the sessions row with `createdAt`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from api.common import current_user, make_app
+
+app = make_app()
+logger = Logger(service="capture-start")
+
+
+@app.post("/sessions")
+def start_session() -> Response:
+    from worldmm.capture.service import capture_service
+
+    user = current_user(app)
+    result = capture_service().start_session(user)
+    return Response(
+        status_code=201, content_type=content_types.APPLICATION_JSON, body=result.model_dump_json()
+    )
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

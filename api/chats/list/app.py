@@ -1,0 +1,27 @@
+"""POST /chats/list: the caller's chats, newest activity first, paginated (spec 004 listChats)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from api.common import current_user, make_app, parse_body
+from worldmm.chat.models import ListChatsRequest
+from worldmm.services import get_services
+
+app = make_app()
+logger = Logger(service="chats-list")
+
+
+@app.post("/chats/list")
+def list_chats() -> dict[str, Any]:
+    user_id = current_user(app)
+    request = parse_body(app, ListChatsRequest)
+    return get_services().chats.list_chats(user_id, request.cursor, request.limit).model_dump()
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,879 @@
+"""Regenerates the sample recording in `examples/` (spec 000's session layout) from a script.
+
+A scripted Tuesday morning of the wearer ("I"): breakfast with the roommate Katrina, the
+keys and a blue notebook in the hallway, an oat-milk latte at Bean There café (where the
+notebook is forgotten), and the office with the colleague Marco. Speech is synthesised by
+espeak-ng (one voice per speaker), mixed on a 30-second-window timeline so that every line
+falls inside the window whose frames show its scene, and encoded by ffmpeg as AAC mono
+16 kHz (`audio.m4a`, the full-session file of spec 000). Frames are drawn with Pillow:
+16 small JPEGs per window with the place, the people, the objects and on-screen text.
+
+Run by hand (needs `apt-get install -y espeak-ng ffmpeg`); the results are committed:
+
+    python scripts/make_sample_session.py               # examples/sample-session (24 windows)
+    python scripts/make_sample_session.py --short       # examples/short-session (4 windows)
+
+The output depends only on this script and the versions of espeak-ng, ffmpeg and Pillow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import wave
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL import ImageDraw, ImageFont
+
+ROOT = Path(__file__).resolve().parent.parent
+WINDOW_SECONDS = 30
+FRAMES_PER_WINDOW = 16
+FRAME_SIZE = (320, 240)
+JPEG_QUALITY = 60
+AUDIO_BITRATE = "24k"
+SESSION_START = datetime(2025, 3, 11, 8, 0, 0, tzinfo=UTC)  # a Tuesday
+LEAD_IN_SECONDS = 0.8  # silence at the start of a window before its first line
+LINE_GAP_SECONDS = 1.0  # pause between two lines
+TAIL_SECONDS = 0.6  # a line must end this long before its window closes
+
+# One espeak-ng voice per speaker: clear, slow (Whisper tiny.en transcribes these well).
+VOICES: dict[str, tuple[str, int]] = {
+    "Me": ("en-gb-x-rp", 135),
+    "Katrina": ("en-us+f3", 135),
+    "Sam": ("en-gb-x-rp+f2", 135),
+    "Marco": ("en-us+m3", 135),
+}
+WORD_GAP = 4  # espeak-ng -g: pause between words, in 10 ms units
+
+
+@dataclass(frozen=True)
+class Prop:
+    """Something drawn in a frame; `frames` is the half-open range of frames that show it."""
+
+    kind: str
+    x: int
+    y: int
+    label: str = ""
+    text: tuple[str, ...] = ()
+    color: str = "#777777"
+    frames: tuple[int, int] = (0, FRAMES_PER_WINDOW)
+
+
+@dataclass(frozen=True)
+class Person:
+    """A named person standing in the scene."""
+
+    name: str
+    x: int
+    shirt: str
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One 30-second window: where, who, what is seen, what is said, and what it should teach."""
+
+    key: str
+    place: str
+    setting: str
+    note: str
+    lines: tuple[tuple[str, str], ...]
+    people: tuple[Person, ...] = ()
+    props: tuple[Prop, ...] = ()
+    facts: tuple[str, ...] = ()
+
+
+KATRINA = Person("Katrina", 200, "#c0392b")
+MARCO = Person("Marco", 215, "#2e86c1")
+SAM = Person("Sam", 150, "#8e5b3a")
+
+KITCHEN = (
+    Prop("window", 30, 40, "window"),
+    Prop("counter", 0, 150, "counter", color="#b9a27a"),
+    Prop("fridge", 268, 60, "fridge"),
+)
+HALLWAY = (
+    Prop("door", 230, 45, "front door"),
+    Prop("shelf", 40, 120, "hallway shelf", color="#8b5a2b"),
+)
+STREET = (
+    Prop("building", 10, 50, "Bean There Cafe", color="#6d4c41"),
+    Prop("building", 170, 35, "Maple St. 12", color="#90a4ae"),
+    Prop("sign", 120, 150, "Maple Street"),
+)
+CAFE = (
+    Prop("board", 20, 38, "MENU", text=("Oat milk latte $4.50", "Espresso $3.00", "Croissant $3.20")),
+    Prop("counter", 0, 155, "counter", color="#6d4c41"),
+)
+CAFE_TABLE = (
+    Prop("window", 20, 38, "window: Maple Street"),
+    Prop("table", 60, 165, "window table", color="#a1887f"),
+)
+OFFICE = (
+    Prop("window", 20, 38, "Northwind Labs, 3rd floor"),
+    Prop("table", 30, 165, "my desk", color="#90a4ae"),
+)
+WHITEBOARD = (
+    Prop(
+        "board",
+        20,
+        38,
+        "WHITEBOARD",
+        text=("Marco: presentation", "Friday 2 pm, design team", "client: Helios Energy"),
+        color="#fafafa",
+    ),
+    Prop("table", 30, 170, "meeting table", color="#90a4ae"),
+)
+
+SCENES: tuple[Scene, ...] = (
+    Scene(
+        "kitchen-morning",
+        "Kitchen",
+        "home",
+        "Breakfast at home, Katrina is up",
+        (
+            ("Me", "Good morning. It is Tuesday, and I am making breakfast in the kitchen."),
+            ("Katrina", "Good morning! Did you sleep well?"),
+            ("Me", "Yes, thanks, Katrina. You are up early today."),
+            ("Katrina", "I have a shift at the bakery at ten."),
+        ),
+        people=(KATRINA,),
+        props=(*KITCHEN, Prop("mug", 120, 132, "coffee mug", color="#ecf0f1")),
+        facts=("Katrina is my roommate; she works at a bakery (shift at ten).",),
+    ),
+    Scene(
+        "kitchen-latte-habit",
+        "Kitchen",
+        "home",
+        "Making an oat milk latte",
+        (
+            ("Me", "I always make an oat milk latte every morning."),
+            ("Katrina", "You and your oat milk. We are almost out of it."),
+            ("Me", "Then I will buy more oat milk on the way home tonight."),
+        ),
+        people=(KATRINA,),
+        props=(
+            *KITCHEN,
+            Prop("carton", 95, 118, "OAT MILK", color="#f5deb3"),
+            Prop("mug", 140, 132, "latte", color="#ecf0f1"),
+        ),
+        facts=("Habit: I make an oat milk latte every morning.", "To do: buy oat milk on the way home."),
+    ),
+    Scene(
+        "kitchen-dentist",
+        "Kitchen",
+        "home",
+        "Katrina reminds me of the dentist",
+        (
+            ("Katrina", "Do not forget, your dentist appointment is tomorrow at nine o'clock."),
+            ("Me", "Right, the dentist tomorrow at nine in the morning."),
+            ("Me", "I will put it in my calendar now."),
+        ),
+        people=(KATRINA,),
+        props=(*KITCHEN, Prop("mug", 140, 132, "latte", color="#ecf0f1")),
+        facts=("Plan: dentist appointment tomorrow (Wednesday 12 March) at 9:00.",),
+    ),
+    Scene(
+        "kitchen-calendar",
+        "Kitchen",
+        "home",
+        "Adding the dentist to my phone calendar",
+        (
+            ("Me", "Calendar. Dentist, Wednesday, nine a.m. Done."),
+            ("Katrina", "I am going to my pottery class tonight, so I will be home late."),
+            ("Me", "Okay, have fun at pottery."),
+        ),
+        people=(KATRINA,),
+        props=(
+            *KITCHEN,
+            Prop("phone", 110, 60, "my phone", text=("CALENDAR", "Wed 12 March", "9:00 Dentist")),
+        ),
+        facts=("Katrina goes to a pottery class on Tuesday evenings.",),
+    ),
+    Scene(
+        "kitchen-basil",
+        "Kitchen",
+        "home",
+        "Mug in the sink, watering the basil",
+        (
+            ("Me", "I am putting my coffee mug in the sink."),
+            ("Katrina", "Can you water the basil plant on the window sill?"),
+            ("Me", "Sure. I am watering the basil now."),
+        ),
+        people=(KATRINA,),
+        props=(
+            *KITCHEN,
+            Prop("sink", 110, 140, "sink"),
+            Prop("mug", 125, 132, "mug", color="#ecf0f1", frames=(6, 16)),
+            Prop("mug", 250, 195, "mug", color="#ecf0f1", frames=(0, 6)),
+            Prop("plant", 45, 88, "basil"),
+        ),
+        facts=("The basil plant is on the kitchen window sill.",),
+    ),
+    Scene(
+        "hallway-keys",
+        "Hallway",
+        "home",
+        "Taking my keys and the blue notebook; spare key stays",
+        (
+            ("Me", "I am taking my keys and my blue notebook from the hallway shelf."),
+            ("Me", "I am leaving the spare key on the hallway shelf for the plumber."),
+            ("Katrina", "Okay, the plumber comes at eleven. Have a good day!"),
+        ),
+        people=(Person("Katrina", 160, "#c0392b"),),
+        props=(
+            *HALLWAY,
+            Prop("keys", 60, 108, "keys", frames=(0, 6)),
+            Prop("keys", 250, 200, "keys", frames=(6, 16)),
+            Prop("notebook", 95, 104, "blue notebook", color="#1f4e9c", frames=(0, 8)),
+            Prop("notebook", 210, 198, "blue notebook", color="#1f4e9c", frames=(8, 16)),
+            Prop("keys", 130, 108, "spare key", frames=(10, 16)),
+        ),
+        facts=(
+            "I took my keys and the blue notebook from the hallway shelf.",
+            "The spare key is on the hallway shelf, for the plumber (coming at eleven).",
+        ),
+    ),
+    Scene(
+        "street-walk",
+        "Maple Street",
+        "outside",
+        "Walking to Bean There cafe",
+        (
+            ("Me", "I am walking to the Bean There cafe on Maple Street, like every morning."),
+            ("Me", "It is cold but sunny today."),
+        ),
+        props=STREET,
+        facts=("Habit: I walk to Bean There café on Maple Street every morning.",),
+    ),
+    Scene(
+        "cafe-order",
+        "Bean There Cafe",
+        "counter",
+        "Ordering from Sam the barista",
+        (
+            ("Sam", "Good morning! The usual?"),
+            ("Me", "Yes please, Sam. A large oat milk latte."),
+            ("Sam", "You order the same thing every day."),
+        ),
+        people=(SAM,),
+        props=(*CAFE, Prop("cup", 230, 138, "oat latte", color="#ffffff", frames=(8, 16))),
+        facts=("Sam is the barista at Bean There café.", "My usual order is a large oat milk latte."),
+    ),
+    Scene(
+        "cafe-pay",
+        "Bean There Cafe",
+        "counter",
+        "Paying for the latte",
+        (
+            ("Me", "I always get an oat milk latte here before work."),
+            ("Sam", "That is four dollars fifty."),
+            ("Me", "I am paying with my phone. Thank you, Sam."),
+        ),
+        people=(SAM,),
+        props=(
+            *CAFE,
+            Prop("cup", 230, 138, "oat latte", color="#ffffff"),
+            Prop("phone", 250, 150, "pay", text=("PAID", "$4.50"), frames=(8, 16)),
+        ),
+        facts=("The oat milk latte costs $4.50.",),
+    ),
+    Scene(
+        "cafe-todo",
+        "Bean There Cafe",
+        "window table",
+        "Writing my to-do list in the blue notebook",
+        (
+            ("Me", "I am sitting at the window table, writing my to do list in my blue notebook."),
+            ("Me", "First, finish the budget report. Second, help Marco with his slides."),
+        ),
+        props=(
+            *CAFE_TABLE,
+            Prop("notebook", 120, 150, "blue notebook", text=("1. budget report", "2. Marco slides")),
+            Prop("cup", 215, 140, "latte", color="#ffffff"),
+        ),
+        facts=("To do today: finish the budget report; help Marco with his slides.",),
+    ),
+    Scene(
+        "cafe-message",
+        "Bean There Cafe",
+        "window table",
+        "Notebook on the table, reading a message from Marco",
+        (
+            ("Me", "I am putting the blue notebook down on the cafe table to read a message."),
+            ("Me", "Marco asks if we can meet at half past nine. I reply yes."),
+        ),
+        props=(
+            *CAFE_TABLE,
+            Prop("notebook", 90, 152, "blue notebook", color="#1f4e9c"),
+            Prop("phone", 180, 55, "message", text=("Marco:", "meet at 9:30?", "Me: yes!")),
+        ),
+        facts=("I put the blue notebook down on the café's window table.",),
+    ),
+    Scene(
+        "cafe-leave",
+        "Bean There Cafe",
+        "door",
+        "Leaving the cafe (the notebook is still on the table)",
+        (
+            ("Me", "Time to go. I am leaving the cafe now."),
+            ("Sam", "Bye, see you tomorrow!"),
+        ),
+        people=(Person("Sam", 250, "#8e5b3a"),),
+        props=(
+            *CAFE_TABLE,
+            Prop("notebook", 90, 152, "blue notebook", color="#1f4e9c"),
+            Prop("door", 225, 45, "exit"),
+        ),
+        facts=("The blue notebook was left behind on the café table.",),
+    ),
+    Scene(
+        "office-arrive",
+        "Northwind Labs",
+        "office, 3rd floor",
+        "Arriving at the office, keys into the desk drawer",
+        (
+            ("Me", "I am at the office. Northwind Labs, third floor."),
+            ("Me", "I am putting my keys in the top drawer of my desk."),
+            ("Me", "Now I am opening my laptop."),
+        ),
+        props=(
+            *OFFICE,
+            Prop("drawer", 40, 185, "top drawer"),
+            Prop("keys", 60, 178, "keys", frames=(0, 8)),
+            Prop("laptop", 150, 140, "laptop", frames=(10, 16)),
+        ),
+        facts=("I work at Northwind Labs (third floor).", "My keys are in the top drawer of my office desk."),
+    ),
+    Scene(
+        "office-marco-slides",
+        "Northwind Labs",
+        "my desk",
+        "Marco asks for help with his slides",
+        (
+            ("Marco", "Hey! Thanks for helping with my slides."),
+            ("Me", "Sure, Marco. When is your presentation?"),
+            ("Marco", "On Friday at two o'clock, to the whole design team."),
+        ),
+        people=(MARCO,),
+        props=(*OFFICE, Prop("laptop", 120, 140, "laptop")),
+        facts=(
+            "Marco is my colleague on the design team.",
+            "Plan: Marco's presentation is on Friday (14 March) at 2 pm.",
+        ),
+    ),
+    Scene(
+        "office-marco-client",
+        "Northwind Labs",
+        "my desk",
+        "Marco is nervous about the client",
+        (
+            ("Marco", "I am nervous. The client from Helios Energy will be there."),
+            ("Me", "You will be fine. Let us practise on Thursday afternoon."),
+        ),
+        people=(MARCO,),
+        props=(*OFFICE, Prop("laptop", 120, 140, "laptop")),
+        facts=("Helios Energy is the client at Marco's presentation.", "Plan: practise with Marco on Thursday."),
+    ),
+    Scene(
+        "office-one-coffee",
+        "Northwind Labs",
+        "my desk",
+        "Saying no to a second coffee",
+        (
+            ("Marco", "Do you want a coffee from the machine?"),
+            ("Me", "No thanks. I already had my oat milk latte. I only drink one coffee a day."),
+            ("Marco", "You are so disciplined."),
+        ),
+        people=(MARCO,),
+        props=(*OFFICE, Prop("laptop", 120, 140, "laptop"), Prop("cup", 230, 140, "Marco's coffee")),
+        facts=("Habit: I only drink one coffee a day.",),
+    ),
+    Scene(
+        "office-notebook-missing",
+        "Northwind Labs",
+        "my desk",
+        "Looking for the blue notebook",
+        (
+            ("Me", "Let me check my to do list. Wait, where is my blue notebook?"),
+            ("Me", "Oh no. I think I left my blue notebook on the table at the cafe."),
+        ),
+        props=(*OFFICE, Prop("laptop", 120, 140, "laptop"), Prop("bag", 210, 150, "my bag (no notebook)")),
+        facts=("I realised I had left the blue notebook at the café.",),
+    ),
+    Scene(
+        "office-call-cafe",
+        "Northwind Labs",
+        "phone call",
+        "Calling Bean There cafe about the notebook",
+        (
+            ("Me", "Hi Sam, did I leave a blue notebook on the window table?"),
+            ("Sam", "Yes, we found it. We will keep it behind the counter."),
+            ("Me", "Thank you. I will pick it up at lunch."),
+        ),
+        props=(*OFFICE, Prop("phone", 120, 50, "call", text=("Calling", "Bean There Cafe", "00:42"))),
+        facts=("The blue notebook is kept behind the counter at Bean There café.",),
+    ),
+    Scene(
+        "office-slide-review",
+        "Meeting room",
+        "Northwind Labs",
+        "Reviewing Marco's slides at the whiteboard",
+        (
+            ("Marco", "Let us review the slides. Slide three shows the budget."),
+            ("Me", "The budget numbers on slide three are from last year. We should update them."),
+        ),
+        people=(Person("Marco", 230, "#2e86c1"),),
+        props=WHITEBOARD,
+        facts=("Slide three of Marco's deck has last year's budget numbers.",),
+    ),
+    Scene(
+        "office-late-tomorrow",
+        "Meeting room",
+        "Northwind Labs",
+        "Telling Marco I'll be late tomorrow",
+        (
+            ("Marco", "I will update slide three tonight."),
+            ("Me", "Great. And remember, I am at the dentist tomorrow morning, so I will be in late."),
+        ),
+        people=(Person("Marco", 230, "#2e86c1"),),
+        props=WHITEBOARD,
+        facts=("Marco will update slide three tonight.",),
+    ),
+    Scene(
+        "office-see-you",
+        "Meeting room",
+        "Northwind Labs",
+        "Agreeing when to meet tomorrow",
+        (
+            ("Marco", "No problem. See you tomorrow at around eleven then."),
+            ("Me", "Yes. See you at eleven."),
+        ),
+        people=(Person("Marco", 230, "#2e86c1"),),
+        props=WHITEBOARD,
+        facts=("Plan: meet Marco tomorrow at around eleven.",),
+    ),
+    Scene(
+        "office-reminders",
+        "Northwind Labs",
+        "my desk",
+        "Reminders for later today",
+        (
+            ("Me", "Reminder to myself. Pick up the blue notebook at the cafe at lunch."),
+            ("Me", "And buy oat milk on the way home."),
+        ),
+        props=(
+            *OFFICE,
+            Prop("phone", 120, 50, "reminders", text=("REMINDERS", "notebook @ cafe", "buy oat milk")),
+        ),
+        facts=("Reminders: pick up the notebook at lunch; buy oat milk on the way home.",),
+    ),
+    Scene(
+        "office-headphones",
+        "Northwind Labs",
+        "my desk",
+        "Starting the budget report with headphones on",
+        (
+            ("Me", "Now I am starting the budget report."),
+            ("Me", "I like working with music, so I am putting my headphones on."),
+        ),
+        props=(
+            *OFFICE,
+            Prop("laptop", 120, 140, "budget report"),
+            Prop("headphones", 230, 150, "headphones", frames=(0, 9)),
+        ),
+        facts=("Preference: I like working with music (headphones on).",),
+    ),
+    Scene(
+        "office-focus",
+        "Northwind Labs",
+        "my desk",
+        "Working on the budget report",
+        (
+            ("Me", "The budget report is due on Thursday. I will finish the first draft before lunch."),
+            ("Me", "Quiet work time now."),
+        ),
+        props=(*OFFICE, Prop("laptop", 120, 140, "budget report")),
+        facts=("Plan: the budget report is due Thursday; first draft before lunch.",),
+    ),
+)
+
+# The shortened sample (2 minutes, 4 windows) for the CI e2e test with real models.
+SHORT_SCENES = ("kitchen-latte-habit", "hallway-keys", "cafe-order", "office-marco-slides")
+
+SAMPLE_QUESTIONS = (
+    ("episodic", "Where did I leave my blue notebook?", "At Bean There café, on the window table."),
+    ("episodic", "Where are my keys?", "In the top drawer of my desk at Northwind Labs."),
+    ("episodic", "Who reminded me about the dentist?", "Katrina, my roommate."),
+    ("semantic", "What do I drink every morning?", "An oat milk latte."),
+    ("semantic", "Who is Marco?", "A colleague on the design team."),
+    ("time", "What do I have tomorrow morning?", "The dentist at 9:00 (Wednesday 12 March)."),
+    ("time", "When is Marco's presentation?", "Friday (14 March) at 2 pm."),
+)
+SHORT_QUESTIONS = (
+    ("episodic", "Who did I talk to in the kitchen?", "Katrina, my roommate."),
+    ("semantic", "What do I drink every morning?", "An oat milk latte."),
+    ("time", "When is Marco's presentation?", "Friday at 2 pm."),
+)
+
+
+# ---------------------------------------------------------------- audio
+
+
+@dataclass(frozen=True)
+class PlacedLine:
+    """A synthesised line and where it sits on the session's timeline."""
+
+    window: int
+    speaker: str
+    text: str
+    start: float
+    samples: array.array[int] = field(repr=False)
+    rate: int
+
+    @property
+    def end(self) -> float:
+        return self.start + len(self.samples) / self.rate
+
+
+def synthesize(speaker: str, text: str, workdir: Path) -> tuple[array.array[int], int]:
+    """One line of speech as 16-bit mono samples and their rate, from espeak-ng."""
+    voice, speed = VOICES[speaker]
+    out = workdir / "line.wav"
+    cmd = ["espeak-ng", "-v", voice, "-s", str(speed), "-g", str(WORD_GAP), "-w", str(out), text]
+    subprocess.run(cmd, check=True, capture_output=True)
+    with wave.open(str(out), "rb") as wav:
+        if wav.getnchannels() != 1 or wav.getsampwidth() != 2:
+            raise RuntimeError(f"espeak-ng wrote an unexpected format for {voice}")
+        samples = array.array("h")
+        samples.frombytes(wav.readframes(wav.getnframes()))
+        return samples, wav.getframerate()
+
+
+def place_lines(scenes: Sequence[Scene], workdir: Path) -> list[PlacedLine]:
+    """Synthesises every line and lays them out inside their own window, failing on overflow."""
+    placed: list[PlacedLine] = []
+    for index, scene in enumerate(scenes):
+        cursor = index * WINDOW_SECONDS + LEAD_IN_SECONDS
+        for speaker, text in scene.lines:
+            samples, rate = synthesize(speaker, text, workdir)
+            line = PlacedLine(index, speaker, text, cursor, samples, rate)
+            limit = (index + 1) * WINDOW_SECONDS - TAIL_SECONDS
+            if line.end > limit:
+                raise SystemExit(f"scene {scene.key!r}: speech runs to {line.end:.1f}s, past {limit:.1f}s")
+            placed.append(line)
+            cursor = line.end + LINE_GAP_SECONDS
+    return placed
+
+
+def write_audio(lines: Sequence[PlacedLine], window_count: int, target: Path, workdir: Path) -> None:
+    """Mixes the lines onto one silent track and encodes it as AAC mono 16 kHz in an m4a."""
+    rate = lines[0].rate
+    track = array.array("h", bytes(2 * window_count * WINDOW_SECONDS * rate))
+    for line in lines:
+        offset = round(line.start * rate)
+        track[offset : offset + len(line.samples)] = line.samples
+    raw = workdir / "session.wav"
+    with wave.open(str(raw), "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(track.tobytes())
+    cmd = [
+        "ffmpeg", "-loglevel", "error", "-y", "-i", str(raw),
+        "-ac", "1", "-ar", "16000", "-c:a", "aac", "-b:a", AUDIO_BITRATE,
+        "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
+        str(target),
+    ]  # fmt: skip
+    subprocess.run(cmd, check=True)
+
+
+# ---------------------------------------------------------------- frames
+
+
+class Painter:
+    """Draws one frame of a scene: place banner, clock, set, people, objects, caption bar."""
+
+    def __init__(self) -> None:
+        self.fonts = {size: load_font(size) for size in (9, 11, 13)}
+
+    def frame(self, scene: Scene, window: int, k: int) -> bytes:
+        from io import BytesIO
+
+        from PIL import Image, ImageDraw
+
+        image = Image.new("RGB", FRAME_SIZE, background(scene))
+        draw = ImageDraw.Draw(image)
+        # A small, smooth head movement from frame to frame, as a worn camera would show.
+        dx = round(5 * math.sin(k / 2.5))
+        dy = round(2 * math.cos(k / 3.0))
+        floor_y = 175 + dy
+        draw.rectangle((0, floor_y, FRAME_SIZE[0], FRAME_SIZE[1]), fill=floor_color(scene))
+        for prop in scene.props:
+            if prop.frames[0] <= k < prop.frames[1]:
+                self.prop(draw, prop, dx, dy)
+        for person in scene.people:
+            self.person(draw, person, dx, dy)
+        self.banner(draw, scene, window, k)
+        buffer = BytesIO()
+        image.save(buffer, "JPEG", quality=JPEG_QUALITY, optimize=True)
+        return buffer.getvalue()
+
+    def banner(self, draw: ImageDraw.ImageDraw, scene: Scene, window: int, k: int) -> None:
+        width, height = FRAME_SIZE
+        at = SESSION_START + timedelta(seconds=window * WINDOW_SECONDS + k * WINDOW_SECONDS / FRAMES_PER_WINDOW)
+        draw.rectangle((0, 0, width, 20), fill="#212121")
+        draw.text((5, 3), f"{scene.place.upper()} · {scene.setting}", fill="#ffffff", font=self.fonts[13])
+        draw.text((width - 58, 5), at.strftime("%H:%M:%S"), fill="#ffeb3b", font=self.fonts[11])
+        draw.rectangle((0, height - 18, width, height), fill="#000000")
+        draw.text((5, height - 15), scene.note, fill="#ffffff", font=self.fonts[11])
+
+    def person(self, draw: ImageDraw.ImageDraw, person: Person, dx: int, dy: int) -> None:
+        x, top = person.x + dx, 70 + dy
+        draw.ellipse((x - 14, top, x + 14, top + 28), fill="#f1c27d", outline="#5d4037")
+        draw.rectangle((x - 20, top + 30, x + 20, top + 100), fill=person.shirt)
+        self.tag(draw, person.name, x, top - 14, "#fff59d")
+
+    def tag(self, draw: ImageDraw.ImageDraw, text: str, cx: int, y: int, fill: str = "#ffffff") -> None:
+        font = self.fonts[11]
+        left, _, right, _ = draw.textbbox((0, 0), text, font=font)
+        half = (right - left) // 2 + 3
+        draw.rectangle((cx - half, y, cx + half, y + 13), fill=fill, outline="#000000")
+        draw.text((cx - half + 3, y), text, fill="#000000", font=font)
+
+    def prop(self, draw: ImageDraw.ImageDraw, prop: Prop, dx: int, dy: int) -> None:
+        x, y, kind = prop.x + dx, prop.y + dy, prop.kind
+        label_y: int | None = None
+        if kind == "window":
+            draw.rectangle((x, y, x + 90, y + 60), fill="#bbdefb", outline="#ffffff", width=3)
+            draw.line((x + 45, y, x + 45, y + 60), fill="#ffffff", width=2)
+            label_y = y + 62
+        elif kind == "counter" or kind == "table":
+            draw.rectangle((x, y, x + 200, y + 14), fill=prop.color, outline="#4e342e")
+            label_y = y + 16
+        elif kind == "fridge":
+            draw.rectangle((x, y, x + 48, y + 115), fill="#eceff1", outline="#607d8b", width=2)
+            draw.line((x, y + 40, x + 48, y + 40), fill="#607d8b", width=2)
+            label_y = y + 117
+        elif kind == "door":
+            draw.rectangle((x, y, x + 60, y + 130), fill="#8d6e63", outline="#3e2723", width=2)
+            draw.ellipse((x + 48, y + 65, x + 54, y + 71), fill="#ffd54f")
+            label_y = y + 132
+        elif kind == "shelf":
+            draw.rectangle((x, y, x + 130, y + 8), fill=prop.color)
+            label_y = y + 10
+        elif kind == "building":
+            draw.rectangle((x, y, x + 140, y + 120), fill=prop.color, outline="#37474f")
+            for row in range(3):
+                for col in range(4):
+                    wx, wy = x + 12 + col * 32, y + 30 + row * 28
+                    draw.rectangle((wx, wy, wx + 18, wy + 16), fill="#fff9c4")
+            self.tag(draw, prop.label, x + 70, y + 6)
+        elif kind == "sign":
+            draw.rectangle((x, y, x + 4, y + 30), fill="#455a64")
+            self.tag(draw, prop.label, x + 2, y - 12, "#81c784")
+        elif kind == "board":
+            draw.rectangle((x, y, x + 160, y + 70), fill="#263238" if prop.color != "#fafafa" else "#fafafa",
+                           outline="#8d6e63", width=3)  # fmt: skip
+            ink = "#ffffff" if prop.color != "#fafafa" else "#0d47a1"
+            draw.text((x + 6, y + 4), prop.label, fill=ink, font=self.fonts[11])
+            for row, text in enumerate(prop.text):
+                draw.text((x + 6, y + 20 + row * 15), text, fill=ink, font=self.fonts[11])
+        elif kind == "phone":
+            draw.rounded_rectangle((x, y, x + 90, y + 80), radius=8, fill="#212121")
+            draw.rectangle((x + 5, y + 8, x + 85, y + 72), fill="#e3f2fd")
+            for row, text in enumerate(prop.text):
+                draw.text((x + 8, y + 12 + row * 18), text, fill="#0d47a1", font=self.fonts[11])
+        elif kind in ("mug", "cup"):
+            draw.rectangle((x, y, x + 16, y + 20), fill=prop.color, outline="#424242")
+            if kind == "mug":
+                draw.arc((x + 12, y + 4, x + 24, y + 14), -90, 90, fill="#424242", width=2)
+            label_y = y + 22
+        elif kind == "carton":
+            draw.rectangle((x, y, x + 22, y + 34), fill=prop.color, outline="#795548")
+            label_y = y + 36
+        elif kind == "keys":
+            draw.ellipse((x, y, x + 12, y + 12), outline="#fbc02d", width=2)
+            draw.line((x + 10, y + 10, x + 24, y + 16), fill="#fbc02d", width=3)
+            label_y = y + 16
+        elif kind == "notebook":
+            draw.rectangle((x, y, x + 34, y + 24), fill="#1f4e9c", outline="#0d2a5c")
+            for row, text in enumerate(prop.text):
+                draw.text((x + 38, y + row * 12), text, fill="#0d2a5c", font=self.fonts[9])
+            label_y = y + 26
+        elif kind == "laptop":
+            draw.rectangle((x, y - 30, x + 60, y), fill="#cfd8dc", outline="#455a64", width=2)
+            draw.polygon([(x - 6, y), (x + 66, y), (x + 72, y + 8), (x - 12, y + 8)], fill="#90a4ae")
+            label_y = y + 10
+        elif kind == "plant":
+            draw.rectangle((x, y + 14, x + 18, y + 28), fill="#a1887f")
+            for cx, cy in ((x + 4, y + 6), (x + 12, y + 2), (x + 9, y + 10)):
+                draw.ellipse((cx - 6, cy - 6, cx + 6, cy + 6), fill="#43a047")
+            label_y = y + 30
+        elif kind == "sink":
+            draw.rectangle((x, y, x + 50, y + 10), fill="#b0bec5", outline="#607d8b")
+            label_y = y + 12
+        elif kind == "drawer":
+            draw.rectangle((x, y, x + 70, y + 22), fill="#78909c", outline="#37474f")
+            draw.rectangle((x + 28, y + 9, x + 42, y + 13), fill="#eceff1")
+            label_y = y + 24
+        elif kind == "headphones":
+            draw.arc((x, y, x + 30, y + 30), 180, 360, fill="#212121", width=4)
+            draw.rectangle((x - 3, y + 12, x + 5, y + 24), fill="#212121")
+            draw.rectangle((x + 25, y + 12, x + 33, y + 24), fill="#212121")
+            label_y = y + 26
+        else:  # a bag or anything else: a labelled box
+            draw.rectangle((x, y, x + 40, y + 26), fill=prop.color, outline="#212121")
+            label_y = y + 28
+        if label_y is not None and prop.label:
+            self.tag(draw, prop.label, x + 12, label_y)
+
+
+def background(scene: Scene) -> str:
+    """Wall colour per place, so the place also reads from colour alone."""
+    return {"Kitchen": "#fff3e0", "Hallway": "#efebe9", "Maple Street": "#81d4fa", "Bean There Cafe": "#d7ccc8",
+            "Northwind Labs": "#e8eaf6", "Meeting room": "#e0f2f1"}.get(scene.place, "#eeeeee")  # fmt: skip
+
+
+def floor_color(scene: Scene) -> str:
+    return {"Maple Street": "#9e9e9e", "Kitchen": "#bcaaa4"}.get(scene.place, "#a1887f")
+
+
+def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """DejaVu Sans when installed (Debian's fonts-dejavu-core), else Pillow's built-in font."""
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size)
+
+
+# ---------------------------------------------------------------- session
+
+
+def write_session(scenes: Sequence[Scene], target: Path, session_id: str, short: bool) -> None:
+    """Writes metadata.json, audio.m4a, window_{n}/frame_{k:04d}.jpg and README.md under `target`."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    painter = Painter()
+    for index, scene in enumerate(scenes):
+        window_dir = target / f"window_{index}"
+        window_dir.mkdir()
+        for k in range(FRAMES_PER_WINDOW):
+            (window_dir / f"frame_{k:04d}.jpg").write_bytes(painter.frame(scene, index, k))
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = place_lines(scenes, Path(tmp))
+        write_audio(lines, len(scenes), target / "audio.m4a", Path(tmp))
+    start_ms = int(SESSION_START.timestamp() * 1000)
+    metadata = {
+        "session_id": session_id,
+        "window_count": len(scenes),
+        "video_start_ms": start_ms,
+        "audio_start_ms": start_ms,
+        "created_at": SESSION_START.isoformat().replace("+00:00", "Z"),
+        "user_hint": "A Tuesday morning: home with my roommate Katrina, Bean There cafe, "
+        "then the office (Northwind Labs) with my colleague Marco.",
+    }
+    (target / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    (target / "README.md").write_text(readme(scenes, lines, session_id, short))
+
+
+def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str, short: bool) -> str:
+    """The README of a generated session: layout, cast, the timeline and what to ask."""
+    minutes = len(scenes) * WINDOW_SECONDS / 60
+    flag = " --short" if short else ""
+    out = [
+        f"# Sample recording `{session_id}` ({len(scenes)} windows, {minutes:g} minutes)",
+        "",
+        "Generated by `python scripts/make_sample_session.py" + flag + "` (espeak-ng speech, Pillow frames,",
+        "ffmpeg AAC) — do not edit by hand; change the script and regenerate.",
+        "A scripted morning of the wearer (\"I\") on Tuesday 11 March 2025 from 08:00 UTC.",
+        "",
+        "## Layout (spec 000 `ingest_session`; mirrors S3 `sessions/{sessionId}/...`)",
+        "",
+        "- `metadata.json` — `session_id`, `window_count`, `video_start_ms`, `audio_start_ms` (epoch ms,",
+        "  equal: audio and video start together), `created_at` (ISO 8601 UTC), `user_hint`.",
+        f"- `audio.m4a` — the whole session's audio, AAC mono 16 kHz {AUDIO_BITRATE}bit/s,"
+        f" {len(scenes) * WINDOW_SECONDS} s long.",
+        "  Every line is spoken inside the 30-second window whose frames show its scene",
+        f"  (window `n` covers `[30·n, 30·(n+1))` s; each line starts ≥ {LEAD_IN_SECONDS} s after the window opens",
+        f"  and ends ≥ {TAIL_SECONDS} s before it closes).",
+        f"- `window_{{n}}/frame_{{k:04d}}.jpg` — windows numbered from 0, {FRAMES_PER_WINDOW} frames each"
+        f" (k = 0..{FRAMES_PER_WINDOW - 1}, one every {WINDOW_SECONDS / FRAMES_PER_WINDOW:g} s),",
+        f"  {FRAME_SIZE[0]}×{FRAME_SIZE[1]} JPEG: the place and clock on top, named people, labelled objects,",
+        "  on-screen text (phone, menu board, whiteboard) and a one-line description at the bottom.",
+        "",
+        "## Cast and places",
+        "",
+        "- **I** — the wearer (voice: espeak-ng `en-gb-x-rp`).",
+        "- **Katrina** — my roommate (`en-us+f3`); **Sam** — barista at Bean There café (`en-gb-x-rp+f2`);",
+        "  **Marco** — my colleague on the design team (`en-us+m3`).",
+        "- Home (kitchen, hallway) → Maple Street → Bean There café → Northwind Labs (3rd floor office).",
+        "- Objects: oat milk, coffee mug, basil plant, keys, spare key, blue notebook, phone, laptop,",
+        "  headphones.",
+        "",
+        "## Timeline",
+        "",
+        "| window | clock (UTC) | place | what is seen | what is said |",
+        "|---|---|---|---|---|",
+    ]
+    for index, scene in enumerate(scenes):
+        at = (SESSION_START + timedelta(seconds=index * WINDOW_SECONDS)).strftime("%H:%M:%S")
+        said = " ".join(
+            f"**{line.speaker}** ({line.start - index * WINDOW_SECONDS:.1f}–"
+            f"{line.end - index * WINDOW_SECONDS:.1f} s): {line.text}"
+            for line in lines
+            if line.window == index
+        )
+        out.append(f"| {index} | {at} | {scene.place} ({scene.setting}) | {scene.note} | {said} |")
+    out += ["", "## Facts the memory should hold", ""]
+    out += [f"- {fact}" for scene in scenes for fact in scene.facts]
+    out += ["", "## Questions to ask (kind — question — expected answer)", ""]
+    questions = SHORT_QUESTIONS if short else SAMPLE_QUESTIONS
+    out += [f"- {kind} — {question} — {answer}" for kind, question, answer in questions]
+    if not short:
+        out += [
+            "",
+            "Windows 0–5, 6–11, 12–17 and 18–23 close four 3-minute summaries; windows 0–17 close one",
+            "10-minute summary (3 × 3 min), from which semantic triples (habits, relationships) form.",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: regenerate the full sample, or the shortened one with --short."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--short", action="store_true", help=f"only the {len(SHORT_SCENES)} scenes for CI")
+    parser.add_argument("--out", type=Path, help="target directory (default: examples/sample-session "
+                        "or examples/short-session)")  # fmt: skip
+    args = parser.parse_args(argv)
+    for tool in ("espeak-ng", "ffmpeg"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is not installed: apt-get install -y espeak-ng ffmpeg", file=sys.stderr)
+            return 2
+    if args.short:
+        by_key = {scene.key: scene for scene in SCENES}
+        scenes: Sequence[Scene] = [by_key[key] for key in SHORT_SCENES]
+        session_id, default = "sample-morning-short", ROOT / "examples" / "short-session"
+    else:
+        scenes, session_id, default = SCENES, "sample-morning-2025-03-11", ROOT / "examples" / "sample-session"
+    target = args.out or default
+    write_session(scenes, target, session_id, args.short)
+    print(json.dumps({"target": str(target), "windows": len(scenes), "session_id": session_id}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

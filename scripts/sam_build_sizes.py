@@ -1,0 +1,108 @@
+"""Run `sam build` and print each function's unzipped size (code + layers) as JSON; fail over the limit.
+
+Usage: python scripts/sam_build_sizes.py [--limit-mb 200] [--build-dir .aws-sam/build] [--skip-build]
+Needs python3.12 for the builder: PYENV_VERSION=3.12.1 is set for the subprocess when pyenv is present.
+Exit status 1 when any function is larger than the limit (Lambda's hard limit is 250 MB unzipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """SafeLoader that reads CloudFormation short-form tags (!Ref, !Sub, ...) as plain values."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:
+    if isinstance(node, yaml.ScalarNode):
+        return {suffix: loader.construct_scalar(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return {suffix: loader.construct_sequence(node, deep=True)}
+    return {suffix: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def functions_in(template: Path) -> dict[str, dict[str, object]]:
+    """Logical id → properties of every AWS::Serverless::Function in a template."""
+    doc = yaml.load(template.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    return {
+        name: resource.get("Properties", {})
+        for name, resource in doc["Resources"].items()
+        if resource.get("Type") == "AWS::Serverless::Function"
+    }
+
+
+def tree_size(path: Path) -> int:
+    """Bytes of every regular file under `path` (symlinks not followed)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            file = Path(root) / name
+            if not file.is_symlink():
+                total += file.stat().st_size
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--limit-mb", type=float, default=200.0)
+    parser.add_argument("--build-dir", type=Path, default=ROOT / ".aws-sam" / "build")
+    parser.add_argument("--skip-build", action="store_true", help="measure an existing build")
+    args = parser.parse_args()
+
+    build_seconds = 0.0
+    if not args.skip_build:
+        env = {**os.environ, "PYENV_VERSION": "3.12.1", "SAM_CLI_TELEMETRY": "0"}
+        env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+        started = time.monotonic()
+        result = subprocess.run(
+            ["sam", "build", "--build-dir", str(args.build_dir), "--parallel"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            check=False,
+        )
+        build_seconds = time.monotonic() - started
+        if result.returncode != 0:
+            print(result.stdout[-4000:], file=sys.stderr)
+            print(json.dumps({"ok": False, "error": "sam build failed"}))
+            return 1
+
+    functions = functions_in(args.build_dir / "template.yaml")
+    limit = args.limit_mb * 1024 * 1024
+    sizes: dict[str, float] = {}
+    for name in functions:
+        sizes[name] = round(tree_size(args.build_dir / name) / 1024 / 1024, 1)
+    over = {name: mb for name, mb in sizes.items() if mb * 1024 * 1024 > limit}
+    print(
+        json.dumps(
+            {
+                "ok": not over,
+                "limit_mb": args.limit_mb,
+                "build_seconds": round(build_seconds, 1),
+                "unzipped_mb": dict(sorted(sizes.items(), key=lambda kv: -kv[1])),
+                "over_limit": over,
+            },
+            indent=2,
+        )
+    )
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

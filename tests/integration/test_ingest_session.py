@@ -1,0 +1,233 @@
+"""ingest_session on real PostgreSQL: same artefacts as the window path, resumable, bounded concurrency."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import aliased
+
+from tests.support_memory import caption_answer, script_memory_models
+from worldmm.config import Settings
+from worldmm.db.engine import Database
+from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
+from worldmm.ingest.storage import DirectoryObjectStore
+from worldmm.ingest.transcription import Transcript, TranscriptSegment
+from worldmm.llm.port import LLMRequest
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.visual.port import UnavailableVisualEncoder
+from worldmm.pipeline.events import IngestWindowEvent
+from worldmm.pipeline.ingest_session import ingest_session
+from worldmm.pipeline.multiscale import on_session_end
+from worldmm.pipeline.window import ingest_window
+from worldmm.services import Services
+
+pytestmark = pytest.mark.integration
+
+SESSION = "sess-offline"
+VIDEO_START_MS = 1_777_000_000_000
+
+
+class TimedTranscriber:
+    """Speech to text for tests: one line every 10 s of the recording, numbered by its start second."""
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+        self.calls: list[str] = []
+
+    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+        self.calls.append(filename)
+        segments = [TranscriptSegment(t, t + 10, f"words at {t}") for t in range(0, self.seconds, 10)]
+        return Transcript(" ".join(s.text for s in segments), segments)
+
+
+def _make_session(root: Path, windows: int, *, audio_start_ms: int = VIDEO_START_MS) -> Path:
+    """A recorded session directory: metadata, a full recording, four frames per window."""
+    root.mkdir(parents=True)
+    meta = {
+        "session_id": SESSION,
+        "window_count": windows,
+        "video_start_ms": VIDEO_START_MS,
+        "audio_start_ms": audio_start_ms,
+    }
+    (root / "metadata.json").write_text(json.dumps(meta))
+    (root / "audio.m4a").write_bytes(b"m4a recording")
+    for n in range(windows):
+        window = root / f"window_{n}"
+        window.mkdir()
+        for f in range(4):
+            (window / f"frame_{f:03d}.jpg").write_bytes(f"jpeg {n}-{f}".encode())
+    return root
+
+
+def _services(settings: Settings, db: Database, llm: ScriptedLLM, windows: int, **extra: Any) -> Services:
+    return Services(
+        settings,
+        db=db,
+        llm=llm,
+        embedder=HashEmbedder(settings.embedding_dim),
+        transcriber=TimedTranscriber(30 * windows),
+        visual=UnavailableVisualEncoder("no GPU worker in tests"),
+        **extra,
+    )
+
+
+def _artefacts(db: Database, user_id: str) -> dict[str, Any]:
+    """A user's memory as sets of values (no ids): segments with their parent's slot, entities, triples."""
+    with db.unit_of_work(user_id) as session:
+        parent = aliased(Segment)
+        segments = {
+            (
+                s.duration_seconds,
+                s.window_index,
+                s.caption,
+                s.transcript,
+                s.start_time,
+                s.end_time,
+                s.processing_status.value,
+                (p_d, p_i),
+            )
+            for s, p_d, p_i in session.execute(
+                select(Segment, parent.duration_seconds, parent.window_index).outerjoin(
+                    parent, parent.id == Segment.parent_segment_id
+                )
+            )
+        }
+        entities = {(e.surface_form, e.canonical_name) for e in session.scalars(select(Entity))}
+        subj, obj = aliased(Entity), aliased(Entity)
+        triples = {
+            (
+                seg.duration_seconds,
+                seg.window_index,
+                t.memory_type.value,
+                s,
+                t.predicate,
+                o or t.object_literal,
+            )
+            for t, seg, s, o in session.execute(
+                select(Triple, Segment, subj.surface_form, obj.surface_form)
+                .join(Segment, Segment.id == Triple.segment_id)
+                .join(subj, subj.id == Triple.subject_entity_id)
+                .outerjoin(obj, obj.id == Triple.object_entity_id)
+            )
+        }
+    return {"segments": segments, "entities": entities, "triples": triples}
+
+
+def test_ingest_session_produces_the_same_artefacts_as_the_window_path(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN one recorded session of 14 windows (7 minutes)
+    windows = 14
+    session_dir = _make_session(tmp_path / "session", windows)
+    # AND the same files uploaded to the object store the live window path reads
+    store = DirectoryObjectStore(tmp_path / "objects")
+    shutil.copytree(session_dir, tmp_path / "objects" / "sessions" / SESSION)
+    live = _services(settings, db, script_memory_models(ScriptedLLM()), windows, store=store)
+    offline = _services(settings, db, script_memory_models(ScriptedLLM()), windows)
+    # WHEN user A's windows go through ingest_window (shuffled) and the session ends
+    for n in [5, 0, 13, 2, 7, 1, 12, 3, 9, 4, 6, 11, 8, 10]:
+        ingest_window(
+            live, IngestWindowEvent(sessionId=SESSION, userId="user-a", windowIndex=n, frameCount=4)
+        )
+    on_session_end(live, "user-a", SESSION)
+    # AND user B's copy goes through ingest_session
+    report = ingest_session(session_dir, "user-b", services=offline, concurrency=4, progress=False)
+    # THEN both users have identical segments (captions, times, scales, parents), entities and triples
+    a, b = _artefacts(db, "user-a"), _artefacts(db, "user-b")
+    assert a["segments"] == b["segments"]
+    assert a["entities"] == b["entities"]
+    assert a["triples"] == b["triples"]
+    # AND the memory is as expected: 14 windows, 3 min summaries 0-2 (2 partial), a partial 10 min one
+    slots = sorted((d, i) for d, i, *_ in b["segments"])
+    assert slots == [(30, n) for n in range(windows)] + [(180, 0), (180, 1), (180, 2), (600, 0)]
+    assert any(t[2] == "semantic" for t in b["triples"])
+    assert report.enriched == windows and not report.failed and report.summaries == 4
+    # AND the full recording was transcribed once, each window got its own 30 s of it
+    assert offline.transcriber.calls == ["audio.m4a"]  # type: ignore[attr-defined]
+    transcripts = {i: t for d, i, _, t, *_ in b["segments"] if d == 30}
+    assert transcripts[1] == "words at 30 words at 40 words at 50"
+
+
+def test_ingest_session_aligns_transcript_with_audio_start_offset(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN audio that started 10 s before the video
+    session_dir = _make_session(tmp_path / "s", 2, audio_start_ms=VIDEO_START_MS - 10_000)
+    services = _services(settings, db, script_memory_models(ScriptedLLM()), 3)
+    # WHEN ingested
+    ingest_session(session_dir, "user-o", services=services, progress=False)
+    # THEN window 0 (video 0-30 s) holds audio 10-40 s
+    with db.unit_of_work("user-o") as session:
+        first = session.scalars(
+            select(Segment).where(Segment.window_index == 0, Segment.duration_seconds == 30)
+        ).one()
+    assert first.transcript == "words at 10 words at 20 words at 30"
+
+
+def test_ingest_session_rerun_resumes_only_unfinished_windows(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN a 6-window session whose window 3 caption fails on the first run
+    session_dir = _make_session(tmp_path / "s", 6)
+    failing = script_memory_models(ScriptedLLM())
+
+    def flaky_caption(request: LLMRequest) -> Any:
+        if "words at 90" in request.prompt_text:
+            return RuntimeError("model overloaded")
+        return caption_answer(request)
+
+    failing.script("caption", flaky_caption)
+    first = ingest_session(
+        session_dir, "user-r", services=_services(settings, db, failing, 6), concurrency=3, progress=False
+    )
+    assert list(first.failed) == [3] and first.enriched == 5
+    with db.unit_of_work("user-r") as session:  # session end closed the window with the five it had
+        [partial] = session.scalars(select(Segment).where(Segment.duration_seconds == 180)).all()
+        assert partial.caption.startswith("I went through 5 parts")
+    # WHEN it is run again with a healthy model
+    healthy = script_memory_models(ScriptedLLM())
+    second = ingest_session(
+        session_dir, "user-r", services=_services(settings, db, healthy, 6), concurrency=3, progress=False
+    )
+    # THEN only window 3 is captioned again, and the 3 min summary is re-produced from all six windows
+    assert (second.enriched, second.skipped_complete, second.failed) == (1, 5, {})
+    assert len(healthy.calls_for("caption")) == 1
+    with db.unit_of_work("user-r") as session:
+        [summary] = session.scalars(select(Segment).where(Segment.duration_seconds == 180)).all()
+        assert summary.processing_status == ProcessingStatus.COMPLETE and summary.id == partial.id
+        assert summary.caption.startswith("I went through 6 parts")
+
+
+def test_ingest_session_bounds_concurrent_model_calls(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN a session of 8 windows and a caption model that records how many calls are in flight
+    session_dir = _make_session(tmp_path / "s", 8)
+    llm = script_memory_models(ScriptedLLM())
+    lock, in_flight, peak = threading.Lock(), [0], [0]
+
+    def slow_caption(request: LLMRequest) -> Any:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.05)
+        with lock:
+            in_flight[0] -= 1
+        return caption_answer(request)
+
+    llm.script("caption", slow_caption)
+    # WHEN ingested with concurrency 3
+    report = ingest_session(
+        session_dir, "user-c", services=_services(settings, db, llm, 8), concurrency=3, progress=False
+    )
+    # THEN windows ran in parallel but never more than 3 at once
+    assert report.enriched == 8
+    assert peak[0] == 3

@@ -1,0 +1,113 @@
+"""`worldmm serve` / `worldmm token`: real HTTP on 127.0.0.1 through the JWT check into the handlers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import httpx
+import jwt
+import pytest
+
+from worldmm.cli import main as cli_main
+from worldmm.local_api import issue_token, make_server
+from worldmm.services import Services
+
+pytestmark = pytest.mark.integration
+
+ALICE = "user-alice"
+
+
+@pytest.fixture
+def api(services: Services) -> Iterator[str]:
+    """The local API serving on an ephemeral 127.0.0.1 port; yields its base URL."""
+    server = make_server("127.0.0.1", 0, services)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_serve_chat_round_trip_with_a_token(api: str, services: Services) -> None:
+    # GIVEN the agent answers at once, and Alice's development token
+    services.llm.script("reasoning_agent", {"action": "ANSWER"}).script("response", "On the hall table.")  # type: ignore[attr-defined]
+    token = issue_token(ALICE, services.settings)
+    with httpx.Client(base_url=api, headers=_auth(token), timeout=10) as client:
+        # WHEN she asks over HTTP, then lists her chats and reads the messages
+        asked = client.post("/memories/chat", json={"question": "Where are my keys?"})
+        listed = client.post("/chats/list", json={})
+        chat_id = asked.json()["chat_id"]
+        read = client.get("/chats/messages", params={"chat_id": chat_id, "limit": 1})
+    # THEN each answer is the handler's, for the token's subject
+    assert asked.status_code == 200 and asked.json()["answer"] == "On the hall table."
+    assert asked.headers["content-type"].startswith("application/json")
+    assert [c["id"] for c in listed.json()["conversations"]] == [chat_id]
+    assert read.status_code == 200 and [m["role"] for m in read.json()["messages"]] == ["assistant"]
+    assert read.json()["next_cursor"] is not None
+    assert services.chats.chat_owned_by(ALICE, chat_id)
+
+
+def test_serve_maps_handler_errors_to_their_status(api: str, services: Services) -> None:
+    token = issue_token(ALICE, services.settings)
+    with httpx.Client(base_url=api, headers=_auth(token), timeout=10) as client:
+        forbidden = client.get("/chats/messages", params={"chat_id": "not-a-chat"})
+        bad = client.post("/memories/chat", json={"question": ""})
+    assert forbidden.status_code == 403 and forbidden.json() == {"message": "Forbidden"}
+    assert bad.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "case", ["missing", "not-bearer", "wrong-key", "expired", "wrong-audience", "no-sub"]
+)
+def test_serve_rejects_requests_without_a_valid_token_with_401(
+    api: str, services: Services, case: str
+) -> None:
+    # GIVEN a request whose token API Gateway's JWT authorizer would refuse
+    settings = services.settings
+    claims = {"sub": ALICE, "iss": settings.jwt_issuer, "aud": settings.jwt_audience, "exp": 4_000_000_000}
+    secret = settings.jwt_dev_secret
+    headers: dict[str, str] = {}
+    if case == "not-bearer":
+        headers = {"Authorization": f"Basic {issue_token(ALICE, settings)}"}
+    elif case != "missing":
+        if case == "wrong-key":
+            secret = "another-key"
+        elif case == "expired":
+            claims["exp"] = 1
+        elif case == "wrong-audience":
+            claims["aud"] = "someone-else"
+        elif case == "no-sub":
+            del claims["sub"]
+        headers = _auth(jwt.encode(claims, secret, algorithm="HS256"))
+    # WHEN it reaches the server THEN 401, and the handler never ran
+    response = httpx.post(f"{api}/chats/list", json={}, headers=headers, timeout=10)
+    assert response.status_code == 401 and response.json() == {"message": "Unauthorized"}
+
+
+def test_serve_unknown_route_is_404(api: str, services: Services) -> None:
+    token = issue_token(ALICE, services.settings)
+    response = httpx.get(f"{api}/chats/list", headers=_auth(token), timeout=10)  # list is POST only
+    assert response.status_code == 404
+
+
+def test_token_command_prints_a_token_for_the_user(capsys: pytest.CaptureFixture[str]) -> None:
+    from worldmm.config import get_settings
+
+    assert cli_main(["token", "--user-id", ALICE, "--ttl", "60"]) == 0
+    token = capsys.readouterr().out.strip()
+    settings = get_settings()
+    claims = jwt.decode(
+        token,
+        settings.jwt_dev_secret,
+        algorithms=["HS256"],
+        audience=settings.jwt_audience,
+        issuer=settings.jwt_issuer,
+    )
+    assert claims["sub"] == ALICE and claims["exp"] - claims["iat"] == 60

@@ -1,0 +1,127 @@
+"""Capture test support: moto tables and bucket shaped like template.yaml, a settable clock, HTTP events."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from worldmm.capture.service import CaptureService
+from worldmm.capture.store import CaptureStore, capture_table_definitions
+from worldmm.config import Settings
+from worldmm.pipeline.invoker import InProcessInvoker
+
+
+@dataclass
+class Clock:
+    """A wall clock tests move by hand."""
+
+    now: float = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class CaptureRig:
+    settings: Settings
+    service: CaptureService
+    invoker: InProcessInvoker
+    clock: Clock
+    s3: Any
+    dynamodb: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def ingest_calls(self) -> list[dict[str, Any]]:
+        return [p for name, p in self.invoker.invocations if name == self.settings.ingest_function_name]
+
+    def retrigger_calls(self) -> list[dict[str, Any]]:
+        return [p for name, p in self.invoker.invocations if name == self.settings.retrigger_function_name]
+
+
+def create_capture_resources(settings: Settings) -> tuple[Any, Any]:
+    """The bucket, sessions table and capture-windows table (with its sparse open-window GSI)."""
+    import boto3
+    from botocore.config import Config
+
+    s3 = boto3.client("s3", region_name="us-east-1", config=Config(signature_version="s3v4"))
+    s3.create_bucket(Bucket=settings.frames_bucket)
+    dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+    for definition in capture_table_definitions(settings.sessions_table, settings.capture_windows_table):
+        dynamodb.create_table(**definition)
+    return s3, dynamodb
+
+
+def make_rig(settings: Settings) -> CaptureRig:
+    """A CaptureService on moto with a recording invoker and a hand-driven clock."""
+    s3, dynamodb = create_capture_resources(settings)
+    clock = Clock()
+    invoker = InProcessInvoker()
+    store = CaptureStore(
+        settings.sessions_table,
+        settings.capture_windows_table,
+        open_shards=settings.capture_open_shards,
+        client=dynamodb,
+    )
+    service = CaptureService(settings, store, s3, invoker, clock=clock)
+    return CaptureRig(settings, service, invoker, clock, s3, dynamodb)
+
+
+def s3_notification(bucket: str, *keys: str, event_name: str = "ObjectCreated:Put") -> dict[str, Any]:
+    """An S3 event notification as the bucket sends it to SQS."""
+    return {
+        "Records": [
+            {
+                "eventVersion": "2.1",
+                "eventSource": "aws:s3",
+                "eventName": event_name,
+                "s3": {"bucket": {"name": bucket}, "object": {"key": key, "size": 1}},
+            }
+            for key in keys
+        ]
+    }
+
+
+def http_event(
+    method: str,
+    path: str,
+    *,
+    sub: str | None,
+    body: Any = None,
+    path_parameters: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload 2.0) event behind the JWT authorizer."""
+    context: dict[str, Any] = {
+        "accountId": "123456789012",
+        "apiId": "api",
+        "domainName": "example.com",
+        "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+        "requestId": "req",
+        "routeKey": f"{method} {path}",
+        "stage": "$default",
+        "time": "01/Jan/2026:00:00:00 +0000",
+        "timeEpoch": 0,
+    }
+    if sub is not None:
+        context["authorizer"] = {"jwt": {"claims": {"sub": sub}, "scopes": None}}
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json"},
+        "requestContext": context,
+        "pathParameters": path_parameters or {},
+        "body": body if isinstance(body, str) or body is None else json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+class FakeLambdaContext:
+    function_name = "test"
+    memory_limit_in_mb = 128
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    aws_request_id = "req-1"

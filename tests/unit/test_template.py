@@ -1,0 +1,311 @@
+"""template.yaml wiring (spec 000 Deployment, spec 004 Infrastructure) and cold imports of every handler."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from worldmm.config import Settings
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY_MODULES = ("torch", "transformers", "llama_cpp", "sentence_transformers", "faster_whisper", "igraph")
+
+
+class CfnLoader(yaml.SafeLoader):
+    """SafeLoader that reads CloudFormation short-form tags: `!Ref X` → {"Ref": "X"}, `!GetAtt A.B` → {...}."""
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    name = suffix if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if suffix == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {name: value}
+
+
+CfnLoader.add_multi_constructor("!", _tag)
+
+
+@cache
+def template() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=CfnLoader)  # noqa: S506
+    return loaded
+
+
+def resources(kind: str) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in template()["Resources"].items() if r["Type"] == kind}
+
+
+def functions() -> dict[str, dict[str, Any]]:
+    return {name: r["Properties"] for name, r in resources("AWS::Serverless::Function").items()}
+
+
+def fn(name: str) -> dict[str, Any]:
+    return functions()[name]
+
+
+def statements(props: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for policy in props.get("Policies", []):
+        if isinstance(policy, dict) and "Statement" in policy:
+            found.extend(policy["Statement"])
+    return found
+
+
+def env(name: str) -> dict[str, Any]:
+    merged = dict(template()["Globals"]["Function"]["Environment"]["Variables"])
+    merged.update(fn(name).get("Environment", {}).get("Variables", {}))
+    return merged
+
+
+# --- spec 000 wiring ---------------------------------------------------------------------------
+
+
+def test_template_ingest_window_failures_go_to_ingest_dlq() -> None:
+    config = fn("IngestWindowFunction")["EventInvokeConfig"]
+    assert config["DestinationConfig"]["OnFailure"] == {
+        "Type": "SQS",
+        "Destination": {"Fn::GetAtt": ["IngestDLQ", "Arn"]},
+    }
+    assert fn("IngestWindowFunction")["Handler"] == "worldmm.pipeline.ingest_window.lambda_handler"
+
+
+def test_template_ingest_window_has_no_lambda_managed_retries() -> None:
+    assert fn("IngestWindowFunction")["EventInvokeConfig"]["MaximumRetryAttempts"] == 0
+
+
+def test_template_ingest_dlq_keeps_messages_14_days_and_outlasts_the_consumer_timeout() -> None:
+    queue = template()["Resources"]["IngestDLQ"]["Properties"]
+    assert queue["MessageRetentionPeriod"] == 1209600
+    assert queue["VisibilityTimeout"] >= fn("IngestDLQConsumer")["Timeout"]
+    assert queue["VisibilityTimeout"] >= Settings().dlq_visibility_extension_s
+
+
+def test_template_dlq_consumer_takes_one_record_and_reports_partial_failures() -> None:
+    consumer = fn("IngestDLQConsumer")
+    (event,) = consumer["Events"].values()
+    assert consumer["Handler"] == "worldmm.pipeline.ingest_window.sqs_handler"
+    assert event["Type"] == "SQS"
+    assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["IngestDLQ", "Arn"]}
+    assert event["Properties"]["BatchSize"] == 1
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert "INGEST_DLQ_URL" in env("IngestDLQConsumer")
+
+
+def test_template_dlq_depth_alarm_watches_ingest_dlq() -> None:
+    alarms = resources("AWS::CloudWatch::Alarm").values()
+    watched = [
+        a["Properties"]
+        for a in alarms
+        if a["Properties"]["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["IngestDLQ", "QueueName"]}
+    ]
+    assert watched and watched[0]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+
+
+def test_template_retrigger_and_reaper_exist_with_their_handlers() -> None:
+    assert fn("RetriggerIngestFunction")["Handler"] == "worldmm.pipeline.retrigger_ingest.lambda_handler"
+    reaper = fn("OrphanReaperFunction")
+    assert reaper["Handler"] == "worldmm.pipeline.reaper.lambda_handler"
+    assert [e["Type"] for e in reaper["Events"].values()] == ["ScheduleV2"]
+
+
+def test_template_function_names_match_the_invoked_names() -> None:
+    # Capture and retrigger invoke by INGEST_FUNCTION_NAME / RETRIGGER_FUNCTION_NAME: they must be the functions' names.
+    glob = template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert fn("IngestWindowFunction")["FunctionName"] == glob["INGEST_FUNCTION_NAME"]
+    assert fn("RetriggerIngestFunction")["FunctionName"] == glob["RETRIGGER_FUNCTION_NAME"]
+
+
+# --- API, capture, tables ------------------------------------------------------------------------
+
+
+def http_routes() -> dict[tuple[str, str], str]:
+    routes: dict[tuple[str, str], str] = {}
+    for name, props in functions().items():
+        for event in props.get("Events", {}).values():
+            if event["Type"] == "HttpApi":
+                assert event["Properties"]["ApiId"] == {"Ref": "HttpApi"}
+                routes[(event["Properties"]["Method"], event["Properties"]["Path"])] = props["Handler"]
+    return routes
+
+
+def test_template_routes_every_chat_and_capture_endpoint_to_its_handler() -> None:
+    assert http_routes() == {
+        ("POST", "/memories/chat"): "api.memories.chat.app.lambda_handler",
+        ("POST", "/memories/chat/verbose"): "api.memories.chat_verbose.app.lambda_handler",
+        ("POST", "/chats/list"): "api.chats.list.app.lambda_handler",
+        ("GET", "/chats/messages"): "api.chats.messages.app.lambda_handler",
+        ("POST", "/sessions"): "api.capture.start.app.lambda_handler",
+        ("POST", "/sessions/{id}/frames"): "api.capture.frames.app.lambda_handler",
+        ("POST", "/sessions/{id}/audio"): "api.capture.audio.app.lambda_handler",
+        ("POST", "/sessions/{id}/end"): "api.capture.end.app.lambda_handler",
+    }
+
+
+def test_template_http_api_requires_a_jwt_from_the_configured_issuer() -> None:
+    auth = template()["Resources"]["HttpApi"]["Properties"]["Auth"]
+    authorizer = auth["Authorizers"][auth["DefaultAuthorizer"]]
+    assert authorizer["JwtConfiguration"] == {
+        "issuer": {"Ref": "JwtIssuer"},
+        "audience": {"Ref": "JwtAudience"},
+    }
+    assert authorizer["IdentitySource"] == "$request.header.Authorization"
+
+
+def test_template_upload_notifications_reach_the_capture_recorder() -> None:
+    bucket = template()["Resources"]["FramesBucket"]["Properties"]
+    (notification,) = bucket["NotificationConfiguration"]["QueueConfigurations"]
+    assert notification["Queue"] == {"Fn::GetAtt": ["UploadEventsQueue", "Arn"]}
+    uploads = fn("CaptureUploadsFunction")
+    (event,) = uploads["Events"].values()
+    assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["UploadEventsQueue", "Arn"]}
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert fn("CaptureSweeperFunction")["Handler"] == "worldmm.capture.sweeper.lambda_handler"
+
+
+def _table(logical_id: str) -> dict[str, Any]:
+    props = dict(template()["Resources"][logical_id]["Properties"])
+    return {
+        key: props[key]
+        for key in ("BillingMode", "AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes")
+        if key in props
+    }
+
+
+def _definition(definition: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in definition.items() if k != "TableName"}
+
+
+def test_template_tables_match_the_library_table_definitions() -> None:
+    from worldmm.capture.store import capture_table_definitions
+    from worldmm.chat.repository import dynamo_table_definitions
+
+    settings = Settings()
+    chats, messages = dynamo_table_definitions(settings)
+    sessions, windows = capture_table_definitions(settings.sessions_table, settings.capture_windows_table)
+    assert _table("ChatsTable") == _definition(chats)
+    assert _table("MessagesTable") == _definition(messages)
+    assert _table("SessionsTable") == _definition(sessions)
+    assert _table("CaptureWindowsTable") == _definition(windows)
+
+
+def test_template_bucket_is_encrypted_private_and_never_expires_raw_sessions() -> None:
+    bucket = template()["Resources"]["FramesBucket"]["Properties"]
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    for rule in bucket["LifecycleConfiguration"]["Rules"]:
+        if "ExpirationInDays" in rule or "ExpirationDate" in rule:
+            assert rule.get("Prefix", "").startswith("buffer/"), rule["Id"]
+
+
+def test_template_gpu_instance_parameter_starts_as_none() -> None:
+    param = template()["Resources"]["GpuInstanceIdParameter"]["Properties"]
+    assert param["Value"] == "none"
+    assert template()["Parameters"]["GpuInstanceParamName"]["Default"] == "/encache/gpu/instance_id"
+
+
+# --- settings contract, secrets, IAM ---------------------------------------------------------------
+
+
+def test_template_environment_names_are_settings_fields() -> None:
+    fields = {name.upper() for name in Settings.model_fields}
+    names = set(template()["Globals"]["Function"]["Environment"]["Variables"])
+    for props in functions().values():
+        names |= set(props.get("Environment", {}).get("Variables", {}))
+    unknown = {n for n in names if not n.startswith("POWERTOOLS_") and n not in fields}
+    assert unknown == set()
+
+
+def test_template_database_credentials_come_from_secrets_manager_only() -> None:
+    for name in functions():
+        variables = env(name)
+        assert "DATABASE_URL" not in variables and not any("PASSWORD" in key for key in variables), name
+        if "VpcConfig" in fn(name):
+            assert variables["DATABASE_SECRET_ARN"] == {"Ref": "DatabaseSecretArn"}, name
+
+
+def test_template_every_function_runs_python312_with_powertools_settings() -> None:
+    glob = template()["Globals"]["Function"]
+    assert glob["Runtime"] == "python3.12"
+    assert glob["Environment"]["Variables"]["WORLDMM_PROFILE"] == "aws"
+    assert "POWERTOOLS_LOG_LEVEL" in glob["Environment"]["Variables"]
+    for name, props in functions().items():
+        assert props.get("Runtime", "python3.12") == "python3.12", name
+        assert env(name)["POWERTOOLS_SERVICE_NAME"], name
+
+
+def test_template_iam_wildcard_resources_only_where_none_can_be_named() -> None:
+    for name, props in functions().items():
+        for statement in statements(props):
+            if statement.get("Resource") == "*":
+                actions = (
+                    statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+                )
+                assert actions == ["ec2:DescribeInstances"], (name, statement)
+
+
+def test_template_function_groups_carry_no_model_runtimes() -> None:
+    # GIVEN each function's build folder (its requirements.txt decides what the package carries)
+    for name, props in functions().items():
+        folder = ROOT / props["CodeUri"]
+        requirements = (folder / "requirements.txt").read_text().lower()
+        # THEN no Lambda carries a model runtime, and the light group carries no numerical stack or SDK
+        assert not any(pkg in requirements for pkg in ("torch", "transformers", "llama", "whisper")), name
+        if props["CodeUri"].rstrip("/").endswith("core"):
+            assert not any(pkg in requirements for pkg in ("numpy", "scipy", "sqlalchemy", "openai")), name
+        assert (folder / "worldmm" / "config.py").is_file() and (folder / "api" / "__init__.py").is_file(), (
+            name
+        )
+
+
+# --- every handler imports, fast, in a cold interpreter ----------------------------------------------
+
+HANDLERS = sorted({props["Handler"] for props in functions().values()})
+
+_PROBE = """
+import json, sys, time, importlib
+started = time.perf_counter()
+module_name, _, attr = sys.argv[1].rpartition(".")
+handler = getattr(importlib.import_module(module_name), attr)
+elapsed = time.perf_counter() - started
+heavy = sorted(m for m in sys.argv[2].split(",") if m in sys.modules)
+print(json.dumps({"seconds": elapsed, "callable": callable(handler), "heavy": heavy}))
+"""
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_template_handler_imports_in_a_cold_interpreter_under_one_second(handler: str) -> None:
+    # WHEN a fresh interpreter imports the handler as Lambda would (best of two cold starts: shared CI cores)
+    runs = []
+    for _ in range(2):
+        result = subprocess.run(
+            [sys.executable, "-c", _PROBE, handler, ",".join(HEAVY_MODULES)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "WORLDMM_PROFILE": "aws"},
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr[-2000:]
+        runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
+        if runs[-1]["seconds"] < 1.0:
+            break
+    # THEN it exists, is callable, loads no model runtime and takes under a second
+    best = min(runs, key=lambda r: r["seconds"])
+    assert best["callable"] and best["heavy"] == []
+    assert best["seconds"] < 1.0, f"{handler} took {best['seconds']:.2f}s to import"

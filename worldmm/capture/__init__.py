@@ -1,0 +1,1 @@
+"""Capture: sessions, presigned uploads, 30-second window close → ingest (spec 001 Segment Buffer)."""

@@ -1,0 +1,286 @@
+"""The capture side of the pipeline: sessions, presigned uploads, and closing 30-second windows.
+
+Flow: `POST /sessions` writes the sessions row (`createdAt`). The glasses ask for presigned PUT URLs
+under `sessions/{sessionId}/window_{n}/` and upload straight to S3. Uploads are *recorded from the
+bucket's ObjectCreated notifications* (S3 → SQS → `worldmm.capture.s3_events`), not from a client's
+"uploaded" call: the bucket only reports objects that really exist, a client crash after the PUT loses
+nothing, and SQS redelivers on failure. A window closes when its expected frames and the audio chunk
+are in, when `capture_close_after_s` passed since its first upload (the scheduled sweeper), or when the
+session ends. Closing is one DynamoDB conditional write, so IngestWindowFunction is invoked exactly
+once per window; an upload that lands after the close asks RetriggerIngestFunction to redo that window.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from worldmm.capture.models import (
+    AUDIO_CONTENT_TYPES,
+    FRAME_CONTENT_TYPES,
+    CaptureSession,
+    ClosedWindow,
+    CloseReason,
+    EndSessionResult,
+    PresignAudioRequest,
+    PresignedUpload,
+    PresignFramesRequest,
+    PresignResult,
+    StartSessionResult,
+    SweepResult,
+    UploadedObject,
+    UploadKind,
+    UploadOutcome,
+    WindowState,
+)
+from worldmm.capture.store import CaptureStore
+from worldmm.config import Settings
+from worldmm.errors import BadRequest, Forbidden
+from worldmm.ingest.frames import window_audio_key, window_prefix
+
+if TYPE_CHECKING:
+    from worldmm.pipeline.invoker import FunctionInvoker
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm-capture", child=True)
+
+
+def frame_key(session_id: str, window_index: int, frame_index: int) -> str:
+    """`sessions/{sessionId}/window_{n}/frame_{i:04d}.jpg` (zero-padded so keys sort in capture order)."""
+    return f"{window_prefix(session_id, window_index)}frame_{frame_index:04d}.jpg"
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+class CaptureService:
+    """Sessions, presigned uploads and exactly-once window close → ingest invoke."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: CaptureStore,
+        s3_client: Any,
+        invoker: FunctionInvoker,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.s3 = s3_client
+        self.invoker = invoker
+        self.clock = clock
+
+    # --- sessions -------------------------------------------------------------
+    def start_session(self, user_id: str) -> StartSessionResult:
+        """Create a capture session owned by `user_id`; its `createdAt` anchors window timestamps."""
+        from ulid import ULID
+
+        session = CaptureSession(session_id=str(ULID()), user_id=user_id, created_at=_iso(self.clock()))
+        self.store.create_session(session)
+        logger.info("session_started", extra={"session_id": session.session_id})
+        return StartSessionResult(
+            sessionId=session.session_id,
+            createdAt=session.created_at,
+            windowSeconds=self.settings.window_seconds,
+            expectedFrames=self.settings.capture_expected_frames,
+        )
+
+    def owned_session(self, user_id: str, session_id: str) -> CaptureSession:
+        """The session if `user_id` owns it; Forbidden otherwise (also when it does not exist)."""
+        session = self.store.get_session(session_id) if _valid_session_id(session_id) else None
+        if session is None or session.user_id != user_id:
+            raise Forbidden("session not found")
+        return session
+
+    def end_session(self, user_id: str, session_id: str) -> EndSessionResult:
+        """Mark the session ended and close every window still buffering (each ingested once)."""
+        self.owned_session(user_id, session_id)
+        ended_at = self.store.mark_session_ended(session_id, _iso(self.clock()))
+        closed = [
+            window.windowIndex
+            for index in self.store.open_window_indices(session_id)
+            if (window := self.close_window(session_id, index, CloseReason.SESSION_END)) is not None
+        ]
+        logger.info("session_ended", extra={"session_id": session_id, "closed_windows": closed})
+        return EndSessionResult(sessionId=session_id, endedAt=ended_at, closedWindows=closed)
+
+    # --- presigned uploads ----------------------------------------------------
+    def _check_window(self, window_index: int) -> None:
+        if window_index > self.settings.capture_max_window_index:
+            raise BadRequest(f"windowIndex must be at most {self.settings.capture_max_window_index}")
+
+    def _presign(self, key: str, content_type: str) -> str:
+        url: str = self.s3.generate_presigned_url(
+            "put_object",
+            Params={"Bucket": self.settings.frames_bucket, "Key": key, "ContentType": content_type},
+            ExpiresIn=self.settings.capture_url_expiry_s,
+        )
+        return url
+
+    def presign_frames(self, user_id: str, session_id: str, request: PresignFramesRequest) -> PresignResult:
+        """PUT URLs for frames `start .. start+count-1` of one window of an owned session."""
+        self.owned_session(user_id, session_id)
+        self._check_window(request.windowIndex)
+        if request.contentType not in FRAME_CONTENT_TYPES:
+            raise BadRequest(f"contentType must be one of {', '.join(FRAME_CONTENT_TYPES)}")
+        expected = self.settings.capture_expected_frames
+        if request.start + request.count > expected:
+            raise BadRequest(f"a window holds at most {expected} frames (indices 0..{expected - 1})")
+        uploads = [
+            PresignedUpload(
+                kind=UploadKind.FRAME,
+                index=i,
+                key=(key := frame_key(session_id, request.windowIndex, i)),
+                url=self._presign(key, request.contentType),
+                headers={"Content-Type": request.contentType},
+            )
+            for i in range(request.start, request.start + request.count)
+        ]
+        return PresignResult(
+            sessionId=session_id,
+            windowIndex=request.windowIndex,
+            expiresIn=self.settings.capture_url_expiry_s,
+            uploads=uploads,
+        )
+
+    def presign_audio(self, user_id: str, session_id: str, request: PresignAudioRequest) -> PresignResult:
+        """The PUT URL of one window's audio chunk (`audio.wav`) of an owned session."""
+        self.owned_session(user_id, session_id)
+        self._check_window(request.windowIndex)
+        if request.contentType not in AUDIO_CONTENT_TYPES:
+            raise BadRequest(f"contentType must be one of {', '.join(AUDIO_CONTENT_TYPES)}")
+        key = window_audio_key(session_id, request.windowIndex)
+        upload = PresignedUpload(
+            kind=UploadKind.AUDIO,
+            key=key,
+            url=self._presign(key, request.contentType),
+            headers={"Content-Type": request.contentType},
+        )
+        return PresignResult(
+            sessionId=session_id,
+            windowIndex=request.windowIndex,
+            expiresIn=self.settings.capture_url_expiry_s,
+            uploads=[upload],
+        )
+
+    # --- uploads and closing --------------------------------------------------
+    def _is_complete(self, window: WindowState) -> bool:
+        return window.has_audio and window.frame_count >= self.settings.capture_expected_frames
+
+    def record_upload(self, upload: UploadedObject) -> UploadOutcome:
+        """Record an object that landed; close the window when complete; retrigger a late one."""
+        session = self.store.get_session(upload.session_id)
+        if session is None:
+            # Only presigned keys of known sessions can be written; anything else is not ours to ingest.
+            logger.warning("upload_unknown_session", extra={"session_id": upload.session_id})
+            return _outcome("ignored", upload)
+        expected = self.settings.capture_expected_frames
+        if upload.kind is UploadKind.FRAME and (upload.frame_index or 0) >= expected:
+            logger.warning("upload_frame_out_of_range", extra=upload.model_dump())
+        now = self.clock()
+        window = self.store.record_open_upload(
+            session.user_id, upload.session_id, upload.window_index, upload.kind, upload.frame_index, now
+        )
+        if window is None:
+            return self._late_upload(session, upload, now)
+        if self._is_complete(window):
+            closed = self.close_window(upload.session_id, upload.window_index, CloseReason.COMPLETE)
+            if closed is not None:
+                return _outcome("closed", upload, closed.frameCount)
+        return _outcome("buffered", upload, window.frame_count)
+
+    def _late_upload(self, session: CaptureSession, upload: UploadedObject, now: float) -> UploadOutcome:
+        is_new = self.store.record_late_upload(
+            upload.session_id, upload.window_index, upload.kind, upload.frame_index, now
+        )
+        if not is_new:
+            return _outcome("duplicate", upload)
+        self.invoker.invoke_async(
+            self.settings.retrigger_function_name,
+            {
+                "sessionId": upload.session_id,
+                "userId": session.user_id,
+                "windowIndices": [upload.window_index],
+                "force": True,
+            },
+        )
+        logger.info(
+            "late_upload_retriggered",
+            extra={"session_id": upload.session_id, "window_index": upload.window_index},
+        )
+        return _outcome("retriggered", upload)
+
+    def close_window(self, session_id: str, window_index: int, reason: CloseReason) -> ClosedWindow | None:
+        """Close a window and invoke ingest for it — only the caller whose conditional write wins does."""
+        window = self.store.close_window(session_id, window_index, reason.value, self.clock())
+        if window is None:
+            return None
+        payload = {
+            "sessionId": session_id,
+            "userId": window.user_id,
+            "windowIndex": window_index,
+            "frameCount": window.frame_count,
+        }
+        try:
+            self.invoker.invoke_async(self.settings.ingest_function_name, payload)
+        except Exception:
+            # Give the window back so the event's retry or the sweeper closes it again: never lose one.
+            self.store.reopen_window(window)
+            raise
+        self.store.mark_ingest_invoked(session_id, window_index, window.frame_count, self.clock())
+        logger.info("window_closed", extra={**payload, "reason": reason.value})
+        return ClosedWindow(windowIndex=window_index, frameCount=window.frame_count, reason=reason)
+
+    def sweep(self) -> SweepResult:
+        """Close every window whose first upload is older than the wall-time limit."""
+        cutoff = self.clock() - self.settings.capture_close_after_s
+        closed = [
+            window
+            for session_id, index in list(self.store.overdue_windows(cutoff))
+            if (window := self.close_window(session_id, index, CloseReason.TIMEOUT)) is not None
+        ]
+        return SweepResult(closedWindows=closed)
+
+
+def _outcome(status: str, upload: UploadedObject, frame_count: int | None = None) -> UploadOutcome:
+    return UploadOutcome(
+        status=status, sessionId=upload.session_id, windowIndex=upload.window_index, frameCount=frame_count
+    )
+
+
+def _valid_session_id(session_id: str) -> bool:
+    return 0 < len(session_id) <= 64 and all(c.isalnum() or c in "-_" for c in session_id)
+
+
+def build_capture_service(services: Services) -> CaptureService:
+    """The capture service on the deployment's tables, bucket and function invoker."""
+    import boto3
+    from botocore.config import Config
+
+    settings = services.settings
+    store = CaptureStore(
+        settings.sessions_table, settings.capture_windows_table, open_shards=settings.capture_open_shards
+    )
+    s3 = boto3.client("s3", config=Config(signature_version="s3v4"))
+    return CaptureService(settings, store, s3, services.invoker)
+
+
+_by_services: weakref.WeakKeyDictionary[Services, CaptureService] = weakref.WeakKeyDictionary()
+
+
+def capture_service() -> CaptureService:
+    """The capture service of the process-wide Services (built once per Services, reused while warm)."""
+    from worldmm.services import get_services
+
+    services = get_services()
+    service = _by_services.get(services)
+    if service is None:
+        service = _by_services[services] = build_capture_service(services)
+    return service

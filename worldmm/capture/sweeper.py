@@ -1,0 +1,20 @@
+"""The scheduled sweeper: closes windows whose wall-time limit passed since their first upload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+logger = Logger(service="worldmm-capture-sweeper")
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """EventBridge schedule → close overdue windows (each invokes ingest exactly once)."""
+    from worldmm.capture.service import capture_service
+
+    result = capture_service().sweep()
+    logger.info("sweep_complete", extra={"closed": len(result.closedWindows)})
+    return result.model_dump(mode="json")

@@ -1,0 +1,78 @@
+"""Answer a chat question in a persistent thread (spec 004 handle_chat)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from worldmm.config import LLMProvider
+from worldmm.errors import Forbidden
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm-chat", child=True)
+
+GPU_STARTING_ANSWER = (
+    "Chat is not available right now: the GPU worker is starting. Try again in a few minutes."
+)
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What the chat endpoints return: the answer, its thread, and (verbose) the agent's trace."""
+
+    answer: str
+    chat_id: str | None
+    trace: dict[str, Any] | None = None
+
+
+def answering_model_ready(services: Services) -> bool:
+    """False only when answers come from the GPU worker and it is absent or not yet ready."""
+    if services.settings.llm_provider != LLMProvider.GPU:
+        return True
+    base_url = services.gpu_url()
+    if base_url is None:
+        return False
+    from worldmm.gpu.client import worker_ready
+
+    return worker_ready(base_url, services.settings)
+
+
+def handle_chat(
+    services: Services,
+    user_id: str,
+    question: str,
+    chat_id: str | None = None,
+    *,
+    verbose: bool = False,
+    now: datetime | None = None,
+) -> ChatResult:
+    """Check ownership, answer with the reasoning agent, then save both messages to the thread.
+
+    A chat_id that is not the caller's (or does not exist) is `Forbidden` before anything runs.
+    While the GPU worker that answers is starting, the reply says so and nothing is written.
+    """
+    if chat_id is not None and not services.chats.chat_owned_by(user_id, chat_id):
+        raise Forbidden("chat not found or not yours")
+    if not answering_model_ready(services):
+        logger.info("chat unavailable: GPU worker starting", extra={"step": "chat.gpu-starting"})
+        return ChatResult(answer=GPU_STARTING_ANSWER, chat_id=None, trace=None)
+
+    from worldmm.retrieval.agent import answer_question
+
+    result = answer_question(services, user_id, question, now=now)
+
+    if chat_id is None:
+        chat_id = services.chats.create_chat(user_id)
+    services.chats.save_message(user_id, chat_id, "user", question)
+    services.chats.save_message(user_id, chat_id, "assistant", result.answer)
+    logger.info("chat answered", extra={"step": "chat.answered", "chat_id": chat_id})
+    return ChatResult(
+        answer=result.answer,
+        chat_id=chat_id,
+        trace=result.trace.model_dump(mode="json") if verbose else None,
+    )

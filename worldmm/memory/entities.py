@@ -1,0 +1,166 @@
+"""Entity resolution (spec 001): exact surface match → embedding ≥ threshold → LLM confirm → alias row.
+
+All surface forms of one window are resolved together: one embedding call, one nearest-canonical scan
+per new form, one batched confirmation call. Rows are written with INSERT ... ON CONFLICT DO NOTHING on
+the unique (user_id, lower(surface_form)) index and re-read, so concurrent windows converge on one row.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from worldmm.db.models import Entity
+from worldmm.db.queries import nearest_canonical_entities
+from worldmm.errors import ModelOutputError
+from worldmm.llm.structured import build_request, parse_model
+from worldmm.llm.usage import UsageLog
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+CONFIRM_PURPOSE = "entity_confirm"
+MAX_CONTEXT_CHARS = 1500
+
+
+class EntityDecision(BaseModel):
+    index: int
+    same: bool
+
+
+class EntityConfirmResult(BaseModel):
+    """The entity_confirm prompt's answer: one decision per numbered pair."""
+
+    decisions: list[EntityDecision]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A new surface form and the nearest canonical entity it might be another name of."""
+
+    surface_form: str
+    canonical_id: uuid.UUID
+    canonical_name: str
+    similarity: float
+
+
+def normalize_surface_form(value: str, max_chars: int = 200) -> str:
+    """Whitespace collapsed and cut; the resolution key is its lower-case form."""
+    return " ".join(value.split())[:max_chars]
+
+
+def _existing(session: Session, user_id: str, lowers: list[str]) -> dict[str, uuid.UUID]:
+    rows = session.execute(
+        select(func.lower(Entity.surface_form), Entity.id, Entity.canonical_entity_id).where(
+            Entity.user_id == user_id, func.lower(Entity.surface_form).in_(lowers)
+        )
+    )
+    return {lower: canonical or entity_id for lower, entity_id, canonical in rows}
+
+
+def confirm_candidates(
+    services: Services, candidates: list[Candidate], context: str, usage: UsageLog | None
+) -> set[str]:
+    """Ask the model, in one call, which candidates are the same entity; returns their surface forms."""
+    settings = services.settings
+    pairs = "\n".join(
+        f'{i}. new: "{c.surface_form}" | known: "{c.canonical_name}"'
+        for i, c in enumerate(candidates, start=1)
+    )
+    request = build_request(
+        CONFIRM_PURPOSE,
+        model=settings.extraction_model,
+        max_tokens=settings.extraction_max_tokens,
+        response_model=EntityConfirmResult,
+        context=context[:MAX_CONTEXT_CHARS] or "(none)",
+        pairs=pairs,
+    )
+    response = services.llm.complete(request)
+    if usage is not None:
+        usage.add(CONFIRM_PURPOSE, response)
+    try:
+        result = parse_model(response.text, EntityConfirmResult)
+    except ModelOutputError as exc:
+        # Unconfirmed means a new canonical entity: a duplicate node is recoverable, a wrong merge is not.
+        logger.warning("entity_confirm_unparsable", extra={"error": str(exc)})
+        return set()
+    return {
+        candidates[d.index - 1].surface_form
+        for d in result.decisions
+        if d.same and 1 <= d.index <= len(candidates)
+    }
+
+
+def resolve_entities(
+    services: Services,
+    user_id: str,
+    surface_forms: list[str],
+    context: str = "",
+    *,
+    usage: UsageLog | None = None,
+) -> dict[str, uuid.UUID]:
+    """Map each surface form to its canonical entity id, creating canonical or alias rows as needed.
+
+    Keys are the given strings; forms differing only in case or spacing share one entity.
+    """
+    settings = services.settings
+    forms: dict[str, str] = {}  # lower → first normalized spelling
+    for raw in surface_forms:
+        form = normalize_surface_form(raw, settings.max_field_chars)
+        if form:
+            forms.setdefault(form.lower(), form)
+    if not forms:
+        return {}
+
+    with services.db.unit_of_work(user_id) as session:
+        resolved = _existing(session, user_id, list(forms))
+    missing = [form for lower, form in forms.items() if lower not in resolved]
+
+    if missing:
+        vectors = services.embedder.embed(missing)
+        candidates: list[Candidate] = []
+        with services.db.unit_of_work(user_id) as session:
+            for form, vector in zip(missing, vectors, strict=True):
+                nearest = nearest_canonical_entities(session, user_id, vector, 1)
+                if nearest and nearest[0].similarity >= settings.entity_match_threshold:
+                    match = nearest[0]
+                    candidates.append(Candidate(form, match.id, match.canonical_name, match.similarity))
+        confirmed = confirm_candidates(services, candidates, context, usage) if candidates else set()
+        by_form = {c.surface_form: c for c in candidates if c.surface_form in confirmed}
+
+        rows = []
+        for form, vector in zip(missing, vectors, strict=True):
+            alias = by_form.get(form)
+            rows.append(
+                {
+                    "id": uuid.uuid4(),
+                    "user_id": user_id,
+                    "surface_form": form,
+                    "canonical_entity_id": alias.canonical_id if alias else None,
+                    "canonical_name": alias.canonical_name if alias else form,
+                    "embedding": vector,
+                }
+            )
+        with services.db.unit_of_work(user_id) as session:
+            session.execute(insert(Entity).values(rows).on_conflict_do_nothing())
+            resolved.update(_existing(session, user_id, [f.lower() for f in missing]))
+        logger.debug(
+            "entities_resolved",
+            extra={"new": len(missing), "aliases": len(by_form), "candidates": len(candidates)},
+        )
+
+    out: dict[str, uuid.UUID] = {}
+    for raw in surface_forms:
+        form = normalize_surface_form(raw, settings.max_field_chars)
+        if form and form.lower() in resolved:
+            out[raw] = resolved[form.lower()]
+    return out

@@ -1,0 +1,180 @@
+"""Open information extraction: named entities and episodic triples from caption or summary text.
+
+Model output is untrusted (spec 003 "Extraction Stage"): think blocks and fences are stripped, every item
+is validated on its own, counts are capped, fields truncated, empty items rejected, and whatever is
+valid is kept with a warning for the rest. A bad answer never raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from worldmm.config import Settings
+from worldmm.errors import ModelOutputError
+from worldmm.llm.port import LLM, LLMResponse
+from worldmm.llm.structured import build_request, extract_json
+
+NER_PURPOSE = "ner"
+TRIPLES_PURPOSE = "episodic_triples"
+
+
+class NerResult(BaseModel):
+    """The NER prompt's answer."""
+
+    entities: list[str]
+
+
+class TriplesResult(BaseModel):
+    """The episodic-triples prompt's answer."""
+
+    triples: list[tuple[str, str, str]]
+
+
+@dataclass(frozen=True)
+class ExtractedTriple:
+    """One validated [subject, predicate, object]."""
+
+    subject: str
+    predicate: str
+    object: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+
+@dataclass
+class Extraction:
+    """What a text yielded: entities, triples, and warnings about what was dropped or cut."""
+
+    entities: list[str] = field(default_factory=list)
+    triples: list[ExtractedTriple] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def clean_field(value: Any, max_chars: int) -> str | None:
+    """A string field collapsed to single spaces and cut to `max_chars`; None if absent or empty."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    cleaned = " ".join(value.split())
+    return cleaned[:max_chars] or None
+
+
+def _items(text: str, key: str, warnings: list[str]) -> list[Any]:
+    try:
+        value = extract_json(text)
+    except ModelOutputError as exc:
+        warnings.append(f"{key}: unparsable answer ({exc})")
+        return []
+    if isinstance(value, dict):
+        value = value.get(key)
+    if not isinstance(value, list):
+        warnings.append(f"{key}: answer has no list")
+        return []
+    return value
+
+
+def parse_entities(text: str, max_entities: int, max_chars: int) -> tuple[list[str], list[str]]:
+    """Entities from an NER answer, deduplicated case-insensitively, capped; plus warnings."""
+    warnings: list[str] = []
+    entities: list[str] = []
+    seen: set[str] = set()
+    for i, item in enumerate(_items(text, "entities", warnings)):
+        if isinstance(item, dict):
+            item = item.get("name") or item.get("entity")
+        raw_len = len(item) if isinstance(item, str) else 0
+        name = clean_field(item, max_chars)
+        if name is None:
+            warnings.append(f"entities[{i}]: empty or not a string, dropped")
+            continue
+        if raw_len > max_chars:
+            warnings.append(f"entities[{i}]: truncated to {max_chars} chars")
+        if name.lower() in seen:
+            continue
+        if len(entities) >= max_entities:
+            warnings.append(f"entities: capped at {max_entities}")
+            break
+        seen.add(name.lower())
+        entities.append(name)
+    return entities, warnings
+
+
+def _triple_parts(item: Any) -> tuple[Any, Any, Any] | None:
+    if isinstance(item, (list, tuple)) and len(item) == 3:
+        return item[0], item[1], item[2]
+    if isinstance(item, dict):
+        s = item.get("subject", item.get("source"))
+        p = item.get("predicate", item.get("relationship"))
+        o = item.get("object", item.get("target"))
+        return s, p, o
+    return None
+
+
+def parse_triples(text: str, max_triples: int, max_chars: int) -> tuple[list[ExtractedTriple], list[str]]:
+    """Triples from an answer (`[s, p, o]` lists or `{subject, predicate, object}`), validated one by one."""
+    warnings: list[str] = []
+    triples: list[ExtractedTriple] = []
+    seen: set[tuple[str, str, str]] = set()
+    for i, item in enumerate(_items(text, "triples", warnings)):
+        parts = _triple_parts(item)
+        if parts is None:
+            warnings.append(f"triples[{i}]: not a [subject, predicate, object], dropped")
+            continue
+        cleaned = [clean_field(p, max_chars) for p in parts]
+        if any(c is None for c in cleaned):
+            warnings.append(f"triples[{i}]: empty subject, predicate or object, dropped")
+            continue
+        if any(isinstance(p, str) and len(p) > max_chars for p in parts):
+            warnings.append(f"triples[{i}]: field truncated to {max_chars} chars")
+        s, p, o = (c for c in cleaned if c is not None)
+        key = (s.lower(), p.lower(), o.lower())
+        if key in seen:
+            continue
+        if len(triples) >= max_triples:
+            warnings.append(f"triples: capped at {max_triples}")
+            break
+        seen.add(key)
+        triples.append(ExtractedTriple(s, p, o))
+    return triples, warnings
+
+
+def extract_entities(llm: LLM, settings: Settings, text: str) -> tuple[list[str], list[str], LLMResponse]:
+    """NER over `text` (truncated to the input cap): entities, warnings, and the model's response."""
+    request = build_request(
+        NER_PURPOSE,
+        model=settings.extraction_model,
+        max_tokens=settings.extraction_max_tokens,
+        response_model=NerResult,
+        text=text[: settings.ingest_max_input_chars],
+        max_entities=settings.max_entities_per_window,
+    )
+    response = llm.complete(request)
+    entities, warnings = parse_entities(
+        response.text, settings.max_entities_per_window, settings.max_field_chars
+    )
+    return entities, warnings, response
+
+
+def extract_triples(
+    llm: LLM, settings: Settings, text: str, entities: list[str]
+) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
+    """Episodic triples over `text` given its entities: triples, warnings, and the model's response."""
+    request = build_request(
+        TRIPLES_PURPOSE,
+        model=settings.extraction_model,
+        max_tokens=settings.extraction_max_tokens,
+        response_model=TriplesResult,
+        text=text[: settings.ingest_max_input_chars],
+        entities=", ".join(entities) if entities else "(none)",
+        max_triples=settings.max_triples_per_window,
+    )
+    response = llm.complete(request)
+    triples, warnings = parse_triples(
+        response.text, settings.max_triples_per_window, settings.max_field_chars
+    )
+    return triples, warnings, response

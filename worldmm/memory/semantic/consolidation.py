@@ -1,0 +1,398 @@
+"""Semantic consolidation: each new semantic triple is added, merged, updated, removed or dropped.
+
+For each new triple (spec 001; audit and shadow mode from spec 003):
+
+1. candidates: the user's valid semantic triples with cosine similarity ≥ `consolidation_threshold`
+   (top `consolidation_top_k`), read in a short transaction;
+2. decision: none → ADD without a model call; else the model (`consolidation.txt`) answers ADD / MERGE /
+   UPDATE / REMOVE / NONE with target ids — no transaction is open while it thinks;
+3. apply: one transaction under the user's advisory lock re-reads the candidates; if they changed since
+   step 1 (another summary consolidated meanwhile) the decision is stale and steps 1–3 run again
+   (bounded), so two summaries never act on the same stale snapshot.
+
+Semantics: ADD inserts the triple; MERGE and UPDATE insert the merged/updated triple and invalidate the
+targets; REMOVE invalidates the targets and inserts nothing (the new fact says they stopped being true);
+NONE changes nothing. Invalidation sets `invalidated_at` and `invalidated_by_segment_id`; nothing is ever
+deleted. Every decision writes a `worldmm_memory_history` row, applied or not: in `shadow` mode
+decisions are audited with `applied=False` and no triple or entity is written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, Field
+from sqlalchemy import select, text, update
+from sqlalchemy.orm import Session
+
+from worldmm.config import ConsolidationMode
+from worldmm.db.models import ConsolidationEvent, MemoryHistory, MemoryType, Segment, Triple
+from worldmm.db.queries import vector_literal
+from worldmm.errors import ModelOutputError, WorldMMError
+from worldmm.llm.port import LLM, LLMResponse
+from worldmm.llm.structured import build_request, parse_model
+from worldmm.llm.usage import record_usage
+from worldmm.memory.episodic.openie import ExtractedTriple, clean_field
+
+if TYPE_CHECKING:
+    from worldmm.config import Settings
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+CONSOLIDATION_PURPOSE = "consolidation"
+MAX_SNAPSHOT_ATTEMPTS = 5
+
+CANDIDATES_SQL = """
+SELECT t.id,
+       coalesce(s.canonical_name, s.surface_form) AS subject,
+       t.predicate,
+       coalesce(o.canonical_name, o.surface_form, t.object_literal) AS object,
+       1 - (t.embedding <=> CAST(:embedding AS vector)) AS similarity
+FROM worldmm_triples t
+JOIN worldmm_entities s ON s.id = t.subject_entity_id
+LEFT JOIN worldmm_entities o ON o.id = t.object_entity_id
+WHERE t.user_id = :user_id
+  AND t.memory_type = 'semantic'
+  AND t.invalidated_at IS NULL
+  AND t.embedding IS NOT NULL
+  AND 1 - (t.embedding <=> CAST(:embedding AS vector)) >= :threshold
+ORDER BY t.embedding <=> CAST(:embedding AS vector), t.id
+LIMIT :k
+"""
+
+
+class ConsolidationConflictError(WorldMMError):
+    """Other consolidations kept changing the candidates; the caller should retry later."""
+
+
+class ConsolidationAnswer(BaseModel):
+    """The consolidation prompt's answer."""
+
+    event: ConsolidationEvent
+    target_ids: list[str] = Field(default_factory=list)
+    triple: tuple[str, str, str] | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class CandidateTriple:
+    """An existing valid semantic triple similar to a new one."""
+
+    id: uuid.UUID
+    subject: str
+    predicate: str
+    object: str
+    similarity: float
+
+    @property
+    def text(self) -> str:
+        return f"{self.subject} {self.predicate} {self.object}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one new triple, and the snapshot of candidates it was decided on."""
+
+    event: ConsolidationEvent
+    targets: tuple[uuid.UUID, ...]
+    stored: ExtractedTriple | None
+    reason: str
+    model: str | None
+    candidates: tuple[CandidateTriple, ...]
+    proposed: ConsolidationEvent | None = None  # the model's event when it had to be corrected
+
+
+@dataclass
+class ConsolidationReport:
+    """What consolidating one summary's semantic triples did."""
+
+    extracted: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+    applied: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+
+def find_candidates(
+    session: Session, user_id: str, embedding: list[float], *, threshold: float, k: int
+) -> list[CandidateTriple]:
+    """The user's valid semantic triples at cosine similarity ≥ `threshold` to `embedding`, nearest first."""
+    rows = session.execute(
+        text(CANDIDATES_SQL),
+        {"embedding": vector_literal(embedding), "user_id": user_id, "threshold": threshold, "k": k},
+    )
+    return [CandidateTriple(r.id, r.subject, r.predicate, r.object, float(r.similarity)) for r in rows]
+
+
+def decide(
+    llm: LLM, settings: Settings, new: ExtractedTriple, candidates: list[CandidateTriple]
+) -> tuple[Decision, LLMResponse | None]:
+    """Decide what `new` does to memory given its `candidates` (no candidates: ADD, no model call)."""
+    snapshot = tuple(candidates)
+    if not candidates:
+        return Decision(ConsolidationEvent.ADD, (), new, "no similar fact in memory", None, snapshot), None
+    listing = "\n".join(
+        f'- id={c.id} similarity={c.similarity:.2f}: ["{c.subject}", "{c.predicate}", "{c.object}"]'
+        for c in candidates
+    )
+    request = build_request(
+        CONSOLIDATION_PURPOSE,
+        model=settings.extraction_model,
+        max_tokens=settings.extraction_max_tokens,
+        response_model=ConsolidationAnswer,
+        new_triple=f'["{new.subject}", "{new.predicate}", "{new.object}"]',
+        candidates=listing,
+    )
+    response = llm.complete(request)
+    try:
+        answer = parse_model(response.text, ConsolidationAnswer)
+    except ModelOutputError as exc:
+        # A duplicate fact is recoverable (a later consolidation merges it); a lost one is not.
+        reason = f"unparsable consolidation answer, kept as a new fact ({exc})"
+        return Decision(ConsolidationEvent.ADD, (), new, reason, response.model, snapshot), response
+    return _validated(answer, new, snapshot, settings, response.model), response
+
+
+def _validated(
+    answer: ConsolidationAnswer,
+    new: ExtractedTriple,
+    snapshot: tuple[CandidateTriple, ...],
+    settings: Settings,
+    model: str,
+) -> Decision:
+    """The model's answer checked against the snapshot: unknown targets dropped, event corrected if empty."""
+    known = {str(c.id): c.id for c in snapshot}
+    targets = tuple(dict.fromkeys(known[t.strip()] for t in answer.target_ids if t.strip() in known))
+    stored = new
+    if answer.triple is not None:
+        parts = [clean_field(p, settings.max_field_chars) for p in answer.triple]
+        if all(parts):
+            s, p, o = (x for x in parts if x is not None)
+            stored = ExtractedTriple(s, p, o)
+    event = answer.event
+    proposed = None
+    if event in (ConsolidationEvent.MERGE, ConsolidationEvent.UPDATE) and not targets:
+        event, proposed = ConsolidationEvent.ADD, answer.event
+    elif event == ConsolidationEvent.REMOVE and not targets:
+        event, proposed = ConsolidationEvent.NONE, answer.event
+    keeps = event in (ConsolidationEvent.ADD, ConsolidationEvent.MERGE, ConsolidationEvent.UPDATE)
+    return Decision(
+        event,
+        targets if event != ConsolidationEvent.ADD else (),
+        stored if keeps else None,
+        answer.reason.strip()[:1000],
+        model,
+        snapshot,
+        proposed,
+    )
+
+
+def consolidate_summary(
+    services: Services, user_id: str, segment_id: uuid.UUID, summary: str
+) -> ConsolidationReport:
+    """Extract semantic triples from a 10 min summary and consolidate them into the user's memory."""
+    from worldmm.memory.semantic.extraction import SEMANTIC_PURPOSE, extract_semantic_triples
+
+    triples, warnings, response = extract_semantic_triples(services.llm, services.settings, summary)
+    with services.db.unit_of_work(user_id) as session:
+        record_usage(session, user_id, segment_id, SEMANTIC_PURPOSE, response)
+    report = consolidate_triples(services, user_id, segment_id, triples, context=summary)
+    report.warnings[:0] = warnings
+    logger.info(
+        "semantic_consolidated",
+        extra={"segment_id": str(segment_id), "triple_count": len(triples), "events": dict(report.events)},
+    )
+    return report
+
+
+def consolidate_triples(
+    services: Services,
+    user_id: str,
+    segment_id: uuid.UUID,
+    triples: list[ExtractedTriple],
+    *,
+    context: str = "",
+) -> ConsolidationReport:
+    """Consolidate `triples` (learned from segment `segment_id`) one by one, in order."""
+    settings = services.settings
+    mode = settings.consolidation_mode
+    report = ConsolidationReport(extracted=len(triples), applied=mode == ConsolidationMode.APPLY)
+    if not triples:
+        return report
+    with services.db.unit_of_work(user_id) as session:
+        valid_at = session.scalar(select(Segment.start_time).where(Segment.id == segment_id))
+    embeddings = services.embedder.embed([t.text for t in triples])
+    for new, embedding in zip(triples, embeddings, strict=True):
+        event = _consolidate_one(services, user_id, segment_id, new, embedding, valid_at, context)
+        report.events[event.value] += 1
+    return report
+
+
+def _snapshot(services: Services, user_id: str, embedding: list[float]) -> list[CandidateTriple]:
+    settings = services.settings
+    with services.db.unit_of_work(user_id) as session:
+        return find_candidates(
+            session,
+            user_id,
+            embedding,
+            threshold=settings.consolidation_threshold,
+            k=settings.consolidation_top_k,
+        )
+
+
+def _lock_user(session: Session, user_id: str) -> None:
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": f"consolidate:{user_id}"}
+    )
+
+
+def _consolidate_one(
+    services: Services,
+    user_id: str,
+    segment_id: uuid.UUID,
+    new: ExtractedTriple,
+    embedding: list[float],
+    valid_at: datetime | None,
+    context: str,
+) -> ConsolidationEvent:
+    settings = services.settings
+    apply = settings.consolidation_mode == ConsolidationMode.APPLY
+    for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
+        candidates = _snapshot(services, user_id, embedding)
+        decision, response = decide(services.llm, settings, new, candidates)
+        prepared = _prepare(services, user_id, new, embedding, decision, context) if apply else None
+        with services.db.unit_of_work(user_id) as session:
+            _lock_user(session, user_id)
+            current = find_candidates(
+                session,
+                user_id,
+                embedding,
+                threshold=settings.consolidation_threshold,
+                k=settings.consolidation_top_k,
+            )
+            if {c.id for c in current} != {c.id for c in decision.candidates}:
+                logger.info(
+                    "consolidation_snapshot_stale", extra={"attempt": attempt, "segment_id": str(segment_id)}
+                )
+                continue
+            if response is not None:
+                record_usage(session, user_id, segment_id, CONSOLIDATION_PURPOSE, response)
+            triple_id = _apply(session, user_id, segment_id, decision, prepared, valid_at) if apply else None
+            session.add(
+                MemoryHistory(
+                    user_id=user_id,
+                    segment_id=segment_id,
+                    triple_id=triple_id or (decision.targets[0] if decision.targets else None),
+                    event=decision.event,
+                    mode=settings.consolidation_mode.value,
+                    applied=apply,
+                    inputs=_inputs(new, decision, attempt),
+                    model=decision.model,
+                    reason=decision.reason or None,
+                )
+            )
+            return decision.event
+    raise ConsolidationConflictError(
+        f"candidates kept changing for {new.text!r} after {MAX_SNAPSHOT_ATTEMPTS} tries"
+    )
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The stored triple's entity ids and embedding, computed before the write transaction."""
+
+    subject_id: uuid.UUID
+    object_id: uuid.UUID | None
+    object_literal: str | None
+    embedding: list[float]
+
+
+def _prepare(
+    services: Services,
+    user_id: str,
+    new: ExtractedTriple,
+    embedding: list[float],
+    decision: Decision,
+    context: str,
+) -> _Prepared | None:
+    """Resolve the stored triple's entities and embed it (model calls, so outside any transaction)."""
+    from worldmm.memory.entities import resolve_entities
+
+    stored = decision.stored
+    if stored is None:
+        return None
+    ids = resolve_entities(services, user_id, [stored.subject, stored.object], context=context)
+    subject_id = ids.get(stored.subject)
+    if subject_id is None:
+        raise ModelOutputError(f"subject {stored.subject!r} could not be resolved to an entity")
+    object_id = ids.get(stored.object)
+    vector = embedding if stored == new else services.embedder.embed([stored.text])[0]
+    return _Prepared(subject_id, object_id, None if object_id else stored.object, vector)
+
+
+def _apply(
+    session: Session,
+    user_id: str,
+    segment_id: uuid.UUID,
+    decision: Decision,
+    prepared: _Prepared | None,
+    valid_at: datetime | None,
+) -> uuid.UUID | None:
+    """Write the decision; returns the inserted triple's id, if any."""
+    now = datetime.now(UTC)
+    if decision.targets and decision.event in (
+        ConsolidationEvent.MERGE,
+        ConsolidationEvent.UPDATE,
+        ConsolidationEvent.REMOVE,
+    ):
+        session.execute(
+            update(Triple)
+            .where(
+                Triple.user_id == user_id,
+                Triple.id.in_(decision.targets),
+                Triple.memory_type == MemoryType.SEMANTIC,
+                Triple.invalidated_at.is_(None),
+            )
+            .values(invalidated_at=now, invalidated_by_segment_id=segment_id)
+        )
+    if prepared is None or decision.stored is None:
+        return None
+    triple = Triple(
+        segment_id=segment_id,
+        user_id=user_id,
+        memory_type=MemoryType.SEMANTIC,
+        subject_entity_id=prepared.subject_id,
+        predicate=decision.stored.predicate,
+        object_entity_id=prepared.object_id,
+        object_literal=prepared.object_literal,
+        embedding=prepared.embedding,
+        valid_at=valid_at or now,
+    )
+    session.add(triple)
+    session.flush()
+    return triple.id
+
+
+def _inputs(new: ExtractedTriple, decision: Decision, attempt: int) -> dict[str, Any]:
+    return {
+        "new": [new.subject, new.predicate, new.object],
+        "candidates": [
+            {
+                "id": str(c.id),
+                "triple": [c.subject, c.predicate, c.object],
+                "similarity": round(c.similarity, 4),
+            }
+            for c in decision.candidates
+        ],
+        "targets": [str(t) for t in decision.targets],
+        "stored": None
+        if decision.stored is None
+        else [decision.stored.subject, decision.stored.predicate, decision.stored.object],
+        "proposed_event": decision.proposed.value if decision.proposed else None,
+        "attempt": attempt,
+    }

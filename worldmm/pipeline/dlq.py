@@ -1,0 +1,71 @@
+"""IngestDLQConsumer's per-message policy: wait out GPU outages, otherwise retry the window.
+
+No receive-count cap (spec 000, PR #409): a poison pill ages out with the queue's 14-day retention.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from worldmm.errors import GpuUnavailableError
+from worldmm.pipeline.events import IngestWindowEvent
+from worldmm.pipeline.steplog import log_step
+from worldmm.pipeline.window import find_window_segment, gpu_required, ingest_window
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+
+def window_event_from_body(body: str) -> IngestWindowEvent:
+    """The IngestWindowEvent in a DLQ message: an OnFailure record (`requestPayload`) or the bare event."""
+    value: Any = json.loads(body)
+    if isinstance(value, dict) and isinstance(value.get("requestPayload"), dict):
+        value = value["requestPayload"]
+    return IngestWindowEvent.model_validate(value)
+
+
+def extend_visibility(services: Services, record: SQSRecord, reason: str) -> None:
+    """Hide the message for DLQ_VISIBILITY_EXTENSION_S so a GPU outage does not spin the consumer."""
+    import boto3
+
+    seconds = services.settings.dlq_visibility_extension_s
+    queue_url = services.settings.ingest_dlq_url
+    if not queue_url:
+        raise RuntimeError("INGEST_DLQ_URL is not set")
+    boto3.client("sqs").change_message_visibility(
+        QueueUrl=queue_url, ReceiptHandle=record.receipt_handle, VisibilityTimeout=seconds
+    )
+    log_step(
+        logger,
+        "dlq_visibility_extended",
+        message_id=record.message_id,
+        extended_seconds=seconds,
+        reason=reason,
+    )
+
+
+def handle_dlq_record(services: Services, record: SQSRecord) -> dict[str, Any]:
+    """Process one DLQ message; raising marks it failed (it returns to the queue)."""
+    event = window_event_from_body(record.body)
+    existing = find_window_segment(services, event.userId, event.sessionId, event.windowIndex)
+    log_step(
+        logger,
+        "dlq_received",
+        message_id=record.message_id,
+        receive_count=int(record.attributes.approximate_receive_count or 0),
+        segment_id=str(existing[0]) if existing else None,
+    )
+    if gpu_required(services.settings) and services.gpu_url() is None:
+        extend_visibility(services, record, reason="gpu_unavailable")
+        raise GpuUnavailableError("GPU worker unavailable; message deferred")
+    try:
+        return ingest_window(services, event).model_dump()
+    except GpuUnavailableError:  # it went away between the check and the window's own gate
+        extend_visibility(services, record, reason="gpu_unavailable")
+        raise

@@ -1,0 +1,357 @@
+"""Per-window enrichment shared by the live window handler and the offline ingest_session path.
+
+`claim_segment` writes (or takes over) a window's `pending` row before any model call; `enrich_segment`
+runs the model calls with no transaction open, then writes every derived row and marks the segment
+complete in one short transaction that first checks the claim is still ours, so concurrent or retried
+invocations leave exactly one set of triples.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from worldmm.db.models import ProcessingStatus, Segment, VisualEmbedding
+from worldmm.errors import UnavailableError, WorldMMError
+from worldmm.ingest.captioner import caption_window
+from worldmm.llm.usage import UsageLog
+from worldmm.memory.entities import resolve_entities
+from worldmm.memory.episodic.openie import extract_entities, extract_triples
+from worldmm.memory.episodic.store import (
+    PreparedTriple,
+    delete_segment_derivatives,
+    insert_triples,
+    prepare_triples,
+    triple_entity_forms,
+)
+from worldmm.pipeline.steplog import log_step
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+MAX_ERROR_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class WindowMaterial:
+    """What a window brings: the sampled frames (may be empty), their keys, and its transcript."""
+
+    frames: list[bytes]
+    frame_keys: list[str]
+    transcript: str
+
+
+@dataclass(frozen=True)
+class EnrichmentResult:
+    caption: str
+    entity_count: int
+    triple_count: int
+    visual_stored: bool
+
+
+class ClaimStatus(StrEnum):
+    CLAIMED = "claimed"  # this invocation owns the row until it completes or releases it
+    COMPLETE = "complete"  # already enriched; nothing to do
+    BUSY = "busy"  # another invocation holds a live claim
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """The outcome of step 5 for one window's segment row."""
+
+    status: ClaimStatus
+    segment_id: uuid.UUID
+    start_time: datetime
+    end_time: datetime
+    created: bool = False
+    retrying: bool = False
+    claim_token: uuid.UUID | None = None
+
+    @property
+    def claimed(self) -> bool:
+        return self.status == ClaimStatus.CLAIMED
+
+
+class ClaimLostError(WorldMMError):
+    """Another invocation took over this segment (our claim expired); our results were not written."""
+
+    status_code = 409
+
+
+@dataclass
+class EpisodicExtraction:
+    """Entities resolved and triples prepared from one text, ready to store."""
+
+    entity_ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    triples: list[PreparedTriple] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def claim_segment(
+    services: Services,
+    *,
+    user_id: str,
+    session_id: str,
+    window_index: int,
+    duration_seconds: int,
+    start_time: datetime,
+    end_time: datetime,
+    **columns: Any,
+) -> ClaimResult:
+    """Write the `pending` row (or take over a pending/failed one, clearing its triples and embedding).
+
+    A complete row is left alone (COMPLETE); a row claimed by a live invocation is left to it (BUSY).
+    `columns` are further Segment columns to set (transcript, frame_count, s3_frames_key, ...).
+    """
+    token = uuid.uuid4()
+    lease = timedelta(seconds=services.settings.ingest_claim_lease_s)
+    with services.db.unit_of_work(user_id) as session:
+        new_id = session.execute(
+            insert(Segment)
+            .values(
+                id=uuid.uuid4(),
+                user_id=user_id,
+                session_id=session_id,
+                window_index=window_index,
+                duration_seconds=duration_seconds,
+                start_time=start_time,
+                end_time=end_time,
+                processing_status=ProcessingStatus.PENDING,
+                claim_token=token,
+                claimed_at=func.now(),
+                **columns,
+            )
+            .on_conflict_do_nothing(constraint="uq_segment_window")
+            .returning(Segment.id)
+        ).scalar_one_or_none()
+        if new_id is not None:
+            log_step(logger, "segment_created", segment_id=str(new_id))
+            return ClaimResult(
+                ClaimStatus.CLAIMED, new_id, start_time, end_time, created=True, claim_token=token
+            )
+
+        row, live = session.execute(
+            select(Segment, (Segment.claimed_at > func.now() - lease).label("live"))
+            .where(
+                Segment.user_id == user_id,
+                Segment.session_id == session_id,
+                Segment.window_index == window_index,
+                Segment.duration_seconds == duration_seconds,
+            )
+            .with_for_update(of=Segment)
+        ).one()
+        if row.processing_status == ProcessingStatus.COMPLETE:
+            return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
+        if row.claim_token is not None and live:
+            return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
+        delete_segment_derivatives(session, row.id)
+        session.execute(
+            update(Segment)
+            .where(Segment.id == row.id)
+            .values(
+                processing_status=ProcessingStatus.PENDING,
+                claim_token=token,
+                claimed_at=func.now(),
+                error=None,
+                updated_at=func.now(),
+                **columns,
+            )
+        )
+        log_step(
+            logger, "segment_retrying", segment_id=str(row.id), previous_status=str(row.processing_status)
+        )
+        return ClaimResult(
+            ClaimStatus.CLAIMED, row.id, row.start_time, row.end_time, retrying=True, claim_token=token
+        )
+
+
+def release_claim(
+    services: Services,
+    user_id: str,
+    segment_id: uuid.UUID,
+    claim_token: uuid.UUID | None,
+    *,
+    error: str | None = None,
+    usage: UsageLog | None = None,
+) -> None:
+    """Give up a claim: the row stays `pending` (retry later) or, with `error`, becomes `failed`."""
+    values: dict[str, Any] = {"claim_token": None, "claimed_at": None, "updated_at": func.now()}
+    if error is not None:
+        values.update(processing_status=ProcessingStatus.FAILED, error=error[:MAX_ERROR_CHARS])
+    with services.db.unit_of_work(user_id) as session:
+        stmt = update(Segment).where(Segment.id == segment_id)
+        if claim_token is not None:
+            stmt = stmt.where(Segment.claim_token == claim_token)
+        session.execute(stmt.values(**values))
+        if usage is not None:
+            usage.flush(session, user_id, segment_id)
+
+
+def complete_without_enrichment(
+    services: Services, user_id: str, segment_id: uuid.UUID, claim_token: uuid.UUID | None, transcript: str
+) -> None:
+    """Mark a window complete with only its transcript (spec 000 audio-only: enriched=false)."""
+    with services.db.unit_of_work(user_id) as session:
+        _check_claim(session, segment_id, claim_token)
+        session.execute(
+            update(Segment)
+            .where(Segment.id == segment_id)
+            .values(
+                processing_status=ProcessingStatus.COMPLETE,
+                transcript=transcript or None,
+                enriched=False,
+                visual_stored=False,
+                error=None,
+                claim_token=None,
+                claimed_at=None,
+                updated_at=func.now(),
+            )
+        )
+
+
+def _check_claim(session: Any, segment_id: uuid.UUID, claim_token: uuid.UUID | None) -> None:
+    if claim_token is None:
+        return
+    holder = session.execute(
+        select(Segment.claim_token).where(Segment.id == segment_id).with_for_update()
+    ).scalar_one_or_none()
+    if holder != claim_token:
+        raise ClaimLostError(f"segment {segment_id} was claimed by another invocation")
+
+
+def extract_episodic(
+    services: Services, user_id: str, text: str, usage: UsageLog, *, context: str | None = None
+) -> EpisodicExtraction:
+    """NER, episodic triples and entity resolution over `text` (only entity rows are written here)."""
+    settings = services.settings
+    entities, ner_warnings, ner_response = extract_entities(services.llm, settings, text)
+    usage.add("ner", ner_response)
+    log_step(logger, "ner_complete", entity_count=len(entities))
+    triples, triple_warnings, triple_response = extract_triples(services.llm, settings, text, entities)
+    usage.add("episodic_triples", triple_response)
+    log_step(logger, "triples_extracted", triple_count=len(triples))
+    warnings = ner_warnings + triple_warnings
+    if warnings:
+        logger.warning("extraction_warnings", extra={"flow": "ingest_window", "warnings": warnings[:20]})
+    forms = triple_entity_forms(triples, entities)
+    entity_ids = resolve_entities(services, user_id, forms, context or text, usage=usage)
+    prepared = prepare_triples(triples, entity_ids, services.embedder)
+    return EpisodicExtraction(entity_ids=entity_ids, triples=prepared, warnings=warnings)
+
+
+def extract_and_store_episodic(
+    services: Services, user_id: str, segment_id: uuid.UUID, text: str
+) -> tuple[int, int]:
+    """NER + episodic triples from any caption or summary text, stored on `segment_id`.
+
+    Returns (entity_count, triple_count). Used for 3 min / 10 min / 1 h summaries as well.
+    """
+    usage = UsageLog()
+    extraction = extract_episodic(services, user_id, text, usage)
+    with services.db.unit_of_work(user_id) as session:
+        stored = insert_triples(session, user_id, segment_id, extraction.triples)
+        usage.flush(session, user_id, segment_id)
+    return len(extraction.entity_ids), stored
+
+
+def _encode_visual(services: Services, segment_id: uuid.UUID, frames: list[bytes]) -> list[float] | None:
+    """The clip's visual embedding, or None: failures are logged, never fatal (step 10)."""
+    if not frames:
+        return None
+    try:
+        encoder = services.visual
+        vector = encoder.encode_video(frames)
+        expected = services.settings.visual_embedding_dim
+        if len(vector) != expected:
+            raise ValueError(f"visual embedding has {len(vector)} dims, expected {expected}")
+        return vector
+    except UnavailableError as exc:
+        log_step(logger, "embedding_skipped", segment_id=str(segment_id), reason=str(exc))
+    except Exception as exc:
+        log_step(logger, "embedding_failed", level="warning", segment_id=str(segment_id), error=str(exc))
+    return None
+
+
+def enrich_segment(
+    services: Services,
+    user_id: str,
+    segment_id: uuid.UUID,
+    material: WindowMaterial,
+    *,
+    claim_token: uuid.UUID | None = None,
+) -> EnrichmentResult:
+    """Caption → NER → entity resolution → episodic triples → visual embedding → segment complete.
+
+    With no frames the caption comes from the transcript alone. With `claim_token`, results are written
+    only while that claim is still held (ClaimLostError otherwise). Usage of every model call is recorded,
+    also when a later step fails.
+    """
+    settings = services.settings
+    usage = UsageLog()
+    try:
+        caption, caption_response = caption_window(
+            services.llm, settings, material.frames, material.transcript
+        )
+        usage.add("caption", caption_response)
+        log_step(logger, "caption_generated", segment_id=str(segment_id), caption_preview=caption[:80])
+        extraction = extract_episodic(services, user_id, caption, usage)
+        visual = _encode_visual(services, segment_id, material.frames)
+        caption_vector = services.embedder.embed([caption])[0]
+
+        with services.db.unit_of_work(user_id) as session:
+            _check_claim(session, segment_id, claim_token)
+            delete_segment_derivatives(session, segment_id)
+            stored = insert_triples(session, user_id, segment_id, extraction.triples)
+            if visual is not None:
+                timestamp = session.execute(
+                    select(Segment.start_time).where(Segment.id == segment_id)
+                ).scalar_one()
+                session.execute(
+                    insert(VisualEmbedding).values(
+                        id=uuid.uuid4(),
+                        segment_id=segment_id,
+                        user_id=user_id,
+                        embedding=visual,
+                        model=services.visual.model_id,
+                        timestamp=timestamp,
+                    )
+                )
+            session.execute(
+                update(Segment)
+                .where(Segment.id == segment_id)
+                .values(
+                    processing_status=ProcessingStatus.COMPLETE,
+                    caption=caption,
+                    caption_embedding=caption_vector,
+                    transcript=material.transcript or None,
+                    enriched=True,
+                    visual_stored=visual is not None,
+                    error=None,
+                    claim_token=None,
+                    claimed_at=None,
+                    updated_at=func.now(),
+                )
+            )
+            usage.flush(session, user_id, segment_id)
+    except Exception:
+        if usage.entries:  # the calls were paid for even though the window failed
+            with services.db.unit_of_work(user_id) as session:
+                usage.flush(session, user_id, segment_id)
+        raise
+    if visual is not None:
+        log_step(logger, "embedding_stored", segment_id=str(segment_id))
+    return EnrichmentResult(
+        caption=caption,
+        entity_count=len(extraction.entity_ids),
+        triple_count=stored,
+        visual_stored=visual is not None,
+    )

@@ -1,0 +1,43 @@
+"""IngestWindowFunction (async invoke) and IngestDLQConsumer (SQS, ReportBatchItemFailures): thin doors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
+
+from worldmm.pipeline.dlq import handle_dlq_record
+from worldmm.pipeline.events import IngestWindowEvent
+from worldmm.pipeline.window import ingest_window
+from worldmm.services import get_services
+
+logger = Logger(service="worldmm")
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Ingest one window. GpuUnavailableError and step failures propagate: OnFailure routes to the DLQ."""
+    try:
+        parsed = IngestWindowEvent.model_validate(event)
+    except ValidationError as exc:  # retrying a malformed event can never succeed
+        logger.error("invalid_event", extra={"errors": exc.errors(include_url=False)})
+        return {"status": "skipped", "reason": "invalid_event"}
+    return ingest_window(get_services(), parsed).model_dump()
+
+
+def _record_handler(record: SQSRecord) -> dict[str, Any]:
+    return handle_dlq_record(get_services(), record)
+
+
+@logger.inject_lambda_context
+def sqs_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Retry DLQ'd windows; a failed item stays on the queue (visibility extended while the GPU is down)."""
+    response = process_partial_response(
+        event=event, record_handler=_record_handler, processor=processor, context=context
+    )
+    return dict(response)

@@ -1,0 +1,69 @@
+"""The orphan reaper: re-invokes windows left `pending`/`failed` too long (spec 000 leaves them ownerless).
+
+It reads across users only through the SECURITY DEFINER function `worldmm_stale_pending_windows`, which
+returns the windows' keys and nothing else of theirs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from sqlalchemy import text
+
+from worldmm.pipeline.events import IngestWindowEvent
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm")
+
+STALE_SQL = "SELECT * FROM worldmm_stale_pending_windows(make_interval(secs => :secs), :max_rows)"
+
+
+@dataclass(frozen=True)
+class ReapedWindow:
+    user_id: str
+    session_id: str
+    window_index: int
+    frame_count: int
+
+
+def stale_windows(services: Services, older_than_s: int, max_rows: int) -> list[ReapedWindow]:
+    """Non-complete 30 s windows not touched for `older_than_s` seconds, oldest first, of every user."""
+    with services.db.unit_of_work(None) as session:
+        rows = session.execute(text(STALE_SQL), {"secs": older_than_s, "max_rows": max_rows})
+        return [ReapedWindow(r.user_id, r.session_id, r.window_index, r.frame_count) for r in rows]
+
+
+def reap_orphans(services: Services, older_than_s: int | None = None) -> list[ReapedWindow]:
+    """Re-invoke IngestWindowFunction for every stale window; returns the windows invoked."""
+    settings = services.settings
+    age = settings.reaper_pending_after_s if older_than_s is None else older_than_s
+    reaped: list[ReapedWindow] = []
+    for window in stale_windows(services, age, settings.reaper_max_windows):
+        payload = IngestWindowEvent(
+            sessionId=window.session_id,
+            userId=window.user_id,
+            windowIndex=window.window_index,
+            frameCount=window.frame_count,
+        ).model_dump()
+        try:
+            services.invoker.invoke_async(settings.ingest_function_name, payload)
+        except Exception as exc:
+            logger.warning("reaper_invoke_failed", extra={"session_id": window.session_id, "error": str(exc)})
+            continue
+        reaped.append(window)
+    logger.info("reaper_completed", extra={"reaped": len(reaped), "older_than_s": age})
+    return reaped
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Scheduled entry point (EventBridge rate)."""
+    from worldmm.services import get_services
+
+    reaped = reap_orphans(get_services())
+    return {"reaped": len(reaped)}

@@ -1,0 +1,105 @@
+"""RetriggerIngestFunction's core: choose a session's windows and invoke the window ingest for each."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+from sqlalchemy import func, select, update
+
+from worldmm.db.models import ProcessingStatus, Segment
+from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent, RetriggerResponse
+from worldmm.pipeline.sessions import SessionInfo, session_info
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+
+def _db_windows(services: Services, user_id: str, session_id: str) -> dict[int, ProcessingStatus]:
+    """Window index → status of the session's 30 s segments."""
+    with services.db.unit_of_work(user_id) as session:
+        rows = session.execute(
+            select(Segment.window_index, Segment.processing_status).where(
+                Segment.user_id == user_id,
+                Segment.session_id == session_id,
+                Segment.duration_seconds == services.settings.window_seconds,
+            )
+        )
+        return {index: status for index, status in rows}
+
+
+def reset_segments_to_pending(services: Services, user_id: str, session_id: str, windows: list[int]) -> int:
+    """Force: complete → pending, so the ingest's idempotency guard lets the windows through again."""
+    with services.db.unit_of_work(user_id) as session:
+        result = session.execute(
+            update(Segment)
+            .where(
+                Segment.user_id == user_id,
+                Segment.session_id == session_id,
+                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.window_index.in_(windows),
+                Segment.processing_status == ProcessingStatus.COMPLETE,
+            )
+            .values(processing_status=ProcessingStatus.PENDING, updated_at=func.now())
+            .returning(Segment.id)
+        )
+        return len(result.all())
+
+
+def resolve_windows(
+    services: Services, event: RetriggerEvent, info: SessionInfo | None
+) -> tuple[list[int], list[int]]:
+    """(to trigger, skipped): explicit indices; else every window (force) or every non-complete one.
+
+    Windows come from PostgreSQL joined with the session catalog (a window whose first invocation was
+    lost has no row yet); when the database query fails, from the catalog alone.
+    """
+    if event.windowIndices is not None:
+        return sorted(set(event.windowIndices)), []
+    catalog = set(info.windows()) if info else set()
+    try:
+        statuses = _db_windows(services, event.userId, event.sessionId)
+    except Exception as exc:
+        logger.warning("retrigger_db_failed", extra={"session_id": event.sessionId, "error": str(exc)})
+        return sorted(catalog), []
+    every = sorted(catalog | set(statuses))
+    if event.force:
+        return every, []
+    done = {i for i, s in statuses.items() if s == ProcessingStatus.COMPLETE}
+    return [i for i in every if i not in done], sorted(done)
+
+
+def retrigger(services: Services, event: RetriggerEvent) -> RetriggerResponse:
+    """Resolve the windows, reset them when forced, and async-invoke IngestWindowFunction for each."""
+    settings = services.settings
+    info = session_info(services, event.sessionId)
+    windows, skipped = resolve_windows(services, event, info)
+    if event.force and windows:
+        try:
+            reset = reset_segments_to_pending(services, event.userId, event.sessionId, windows)
+            logger.info("segments_reset_to_pending", extra={"session_id": event.sessionId, "count": reset})
+        except Exception as exc:
+            logger.warning("retrigger_reset_failed", extra={"session_id": event.sessionId, "error": str(exc)})
+    triggered: list[int] = []
+    frame_counts = info.frame_counts if info else {}
+    for index in windows:
+        payload = IngestWindowEvent(
+            sessionId=event.sessionId,
+            userId=event.userId,
+            windowIndex=index,
+            frameCount=frame_counts.get(index, 0),  # 0: the ingest lists the window's frames itself
+        ).model_dump()
+        try:
+            services.invoker.invoke_async(settings.ingest_function_name, payload)
+        except Exception as exc:
+            logger.warning("retrigger_invoke_failed", extra={"window_index": index, "error": str(exc)})
+            skipped.append(index)
+            continue
+        triggered.append(index)
+    logger.info(
+        "retriggered",
+        extra={"session_id": event.sessionId, "triggered": triggered, "skipped": sorted(skipped)},
+    )
+    return RetriggerResponse(triggered=triggered, skipped=sorted(skipped))

@@ -1,0 +1,163 @@
+"""A recording session's metadata: its start time (segment timestamps) and its windows (retrigger).
+
+aws: the DynamoDB sessions table item `{sessionId, createdAt, windowCount?, frameCounts?}`.
+local: `sessions/{sessionId}/metadata.json` in the object store (createdAt or video_start_ms), and the
+window prefixes present there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aws_lambda_powertools import Logger
+
+from worldmm.config import Profile
+from worldmm.ingest.frames import list_window_indices, session_prefix
+from worldmm.ingest.storage import ObjectNotFound, ObjectStore
+from worldmm.pipeline.steplog import log_step
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What the session catalog knows; every field may be missing."""
+
+    session_id: str
+    created_at: datetime | None = None
+    window_count: int | None = None
+    frame_counts: dict[int, int] = field(default_factory=dict)
+
+    def windows(self) -> dict[int, int]:
+        """Window index → frame count (0 when unknown: the ingest lists the window's prefix)."""
+        indices = set(self.frame_counts)
+        if self.window_count is not None:
+            indices.update(range(self.window_count))
+        return {i: self.frame_counts.get(i, 0) for i in sorted(indices)}
+
+
+class SessionCatalog(Protocol):
+    def get(self, session_id: str) -> SessionInfo | None: ...
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO 8601 text, or epoch seconds / milliseconds (a number or numeric text), as an aware datetime."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float, Decimal)):
+        number = float(value)
+        return datetime.fromtimestamp(number / 1000 if number > 1e11 else number, tz=UTC)
+    if isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            return parse_timestamp(float(text))
+        except ValueError:
+            pass
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def info_from_item(session_id: str, item: dict[str, Any]) -> SessionInfo:
+    """SessionInfo from a DynamoDB item or a metadata.json document (camelCase or snake_case)."""
+    created = parse_timestamp(item.get("createdAt", item.get("created_at")))
+    if created is None:
+        created = parse_timestamp(item.get("video_start_ms", item.get("videoStartMs")))
+    counts: dict[int, int] = {}
+    raw_counts = item.get("frameCounts", item.get("frame_counts")) or {}
+    if isinstance(raw_counts, dict):
+        for k, v in raw_counts.items():
+            index, count = _as_int(k), _as_int(v)
+            if index is not None and count is not None:
+                counts[index] = count
+    window_count = _as_int(item.get("windowCount", item.get("window_count")))
+    return SessionInfo(session_id, created, window_count, counts)
+
+
+class DynamoSessionCatalog:
+    """The sessions table (key `sessionId`)."""
+
+    def __init__(self, table_name: str, resource: Any | None = None) -> None:
+        import boto3
+        from botocore.config import Config
+
+        self._table = (
+            resource or boto3.resource("dynamodb", config=Config(connect_timeout=5, read_timeout=10))
+        ).Table(table_name)
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        item = self._table.get_item(Key={"sessionId": session_id}).get("Item")
+        return info_from_item(session_id, item) if item else None
+
+
+class StoreSessionCatalog:
+    """metadata.json and window prefixes in the object store (local profile)."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self._store = store
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        try:
+            doc = json.loads(self._store.get(f"{session_prefix(session_id)}metadata.json"))
+        except ObjectNotFound:
+            doc = None
+        info = info_from_item(session_id, doc) if isinstance(doc, dict) else SessionInfo(session_id)
+        if info.window_count is None and not info.frame_counts:
+            indices = list_window_indices(self._store, session_id)
+            if indices:
+                info = SessionInfo(session_id, info.created_at, max(indices) + 1, {})
+        if doc is None and info.window_count is None:
+            return None
+        return info
+
+
+def session_catalog(services: Services) -> SessionCatalog:
+    """The catalog for this deployment: DynamoDB in aws, the object store locally."""
+    if services.settings.worldmm_profile == Profile.AWS:
+        return DynamoSessionCatalog(services.settings.sessions_table)
+    return StoreSessionCatalog(services.store)
+
+
+def session_info(
+    services: Services, session_id: str, catalog: SessionCatalog | None = None
+) -> SessionInfo | None:
+    """The session's catalog entry, or None (missing or the lookup failed: logged)."""
+    try:
+        return (catalog or session_catalog(services)).get(session_id)
+    except Exception as exc:
+        logger.warning("session_lookup_failed", extra={"session_id": session_id, "error": str(exc)})
+        return None
+
+
+def session_created_at(
+    services: Services, session_id: str, catalog: SessionCatalog | None = None
+) -> datetime:
+    """When the session started; `datetime.now()` with a logged fallback when it cannot be read."""
+    info = session_info(services, session_id, catalog)
+    if info is not None and info.created_at is not None:
+        return info.created_at
+    log_step(logger, "session_created_at_fallback", level="warning", session_id=session_id)
+    return datetime.now(UTC)
+
+
+def window_span(created_at: datetime, window_index: int, window_seconds: int) -> tuple[datetime, datetime]:
+    """A window's [start, end): createdAt + index × window length."""
+    start = created_at + timedelta(seconds=window_index * window_seconds)
+    return start, start + timedelta(seconds=window_seconds)

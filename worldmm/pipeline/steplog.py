@@ -1,0 +1,15 @@
+"""Spec 000's structured log steps: one Powertools logger record per step key, with its fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+FLOW = "ingest_window"
+
+
+def log_step(logger: Logger, step: str, *, level: str = "info", **fields: Any) -> None:
+    """Emit step `step` (the message and the `step` key) with `fields`, tagged with the ingest flow."""
+    extra = {"flow": FLOW, "step": step, **fields}
+    getattr(logger, level)(step, extra=extra)

@@ -1,0 +1,191 @@
+"""IngestWindowFunction's core (spec 000 lambda_handler steps 1–11) for one 30-second window."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+from sqlalchemy import select
+
+from worldmm.config import Profile, Settings
+from worldmm.db.models import ProcessingStatus, Segment
+from worldmm.errors import GpuUnavailableError
+from worldmm.ingest.frames import (
+    find_window_audio,
+    list_frame_keys,
+    load_frames,
+    transcribe_window,
+    window_prefix,
+)
+from worldmm.pipeline.enrichment import (
+    ClaimLostError,
+    ClaimStatus,
+    WindowMaterial,
+    claim_segment,
+    complete_without_enrichment,
+    enrich_segment,
+    release_claim,
+)
+from worldmm.pipeline.events import (
+    IngestWindowAlreadyProcessed,
+    IngestWindowAudioOnly,
+    IngestWindowEnriched,
+    IngestWindowEvent,
+    IngestWindowSkipped,
+    IngestWindowSuccess,
+)
+from worldmm.pipeline.sessions import session_created_at, window_span
+from worldmm.pipeline.steplog import log_step
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm", child=True)
+
+UNAVAILABLE_HOSTS = ("0.0.0.0",)
+
+
+def gpu_required(settings: Settings) -> bool:
+    """Whether a window with frames needs the GPU worker up (INGEST_REQUIRES_GPU; default: aws profile)."""
+    if settings.ingest_requires_gpu is not None:
+        return settings.ingest_requires_gpu
+    return settings.worldmm_profile == Profile.AWS
+
+
+def require_gpu(services: Services, segment_id: uuid.UUID) -> str:
+    """The GPU worker URL (steps 7–8), or GpuUnavailableError when there is none."""
+    url = services.gpu_url()
+    if url is None or any(host in url for host in UNAVAILABLE_HOSTS):
+        sentinel = "none" if url is None else url
+        log_step(
+            logger,
+            "gpu_unavailable_raised",
+            level="warning",
+            segment_id=str(segment_id),
+            gpu_sentinel=sentinel,
+        )
+        raise GpuUnavailableError("GPU worker unavailable", sentinel=sentinel)
+    return url
+
+
+def find_window_segment(
+    services: Services, user_id: str, session_id: str, window_index: int
+) -> tuple[uuid.UUID, ProcessingStatus] | None:
+    """The window's 30 s segment id and status, if a row exists."""
+    with services.db.unit_of_work(user_id) as session:
+        row = session.execute(
+            select(Segment.id, Segment.processing_status).where(
+                Segment.user_id == user_id,
+                Segment.session_id == session_id,
+                Segment.window_index == window_index,
+                Segment.duration_seconds == services.settings.window_seconds,
+            )
+        ).first()
+    return (row[0], row[1]) if row else None
+
+
+def _window_complete(services: Services, user_id: str, session_id: str, window_index: int) -> None:
+    """Multiscale hook: the window's summaries may be ready. The window itself is already durable."""
+    from worldmm.pipeline.multiscale import on_window_complete
+
+    try:
+        on_window_complete(services, user_id, session_id, window_index)
+    except Exception as exc:  # a summary left pending is redone at the next window or session end
+        logger.exception("multiscale_failed", extra={"session_id": session_id, "window_index": window_index})
+        logger.debug("multiscale_error", extra={"error": str(exc)})
+
+
+def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowSuccess:
+    """Ingest one window: raw material → pending row → caption, entities, triples, visual → complete.
+
+    Raises GpuUnavailableError (row left pending) or the failing step's error (row marked failed); both
+    route the event to the DLQ. Safe to run any number of times, concurrently.
+    """
+    settings = services.settings
+    user_id, session_id, index = event.userId, event.sessionId, event.windowIndex
+    log_step(logger, "invoked", session_id=session_id, window_index=index, frame_count=event.frameCount)
+
+    existing = find_window_segment(services, user_id, session_id, index)
+    if existing is not None and existing[1] == ProcessingStatus.COMPLETE:
+        log_step(logger, "already_processed", segment_id=str(existing[0]))
+        return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
+
+    keys = list_frame_keys(services.store, session_id, index)
+    if event.frameCount > 0 and not keys:
+        log_step(logger, "no_frames", session_id=session_id, window_index=index)
+        return IngestWindowSkipped(reason="no_frames")
+    audio_only = not keys
+
+    start, end = window_span(session_created_at(services, session_id), index, settings.window_seconds)
+    claim = claim_segment(
+        services,
+        user_id=user_id,
+        session_id=session_id,
+        window_index=index,
+        duration_seconds=settings.window_seconds,
+        start_time=start,
+        end_time=end,
+        frame_count=len(keys),
+        s3_frames_key=window_prefix(session_id, index) if keys else None,
+    )
+    if claim.status == ClaimStatus.COMPLETE:
+        log_step(logger, "already_processed", segment_id=str(claim.segment_id))
+        return IngestWindowAlreadyProcessed(segment_id=str(claim.segment_id))
+    if claim.status == ClaimStatus.BUSY:
+        log_step(logger, "window_in_progress", segment_id=str(claim.segment_id))
+        return IngestWindowSkipped(reason="in_progress")
+    segment_id, token = claim.segment_id, claim.claim_token
+
+    try:
+        if not audio_only and gpu_required(settings):
+            require_gpu(services, segment_id)  # before transcription: a GPU outage costs no Whisper calls
+        frames, frame_keys = load_frames(services.store, keys, settings.sample_frames)
+        log_step(logger, "frames_loaded", frame_count=len(frames))
+        audio = find_window_audio(services.store, session_id, index)
+        log_step(logger, "audio_loaded", has_audio=audio is not None)
+        transcript = ""
+        if audio is not None:
+            transcript = transcribe_window(services.transcriber, audio, index, settings.window_seconds)
+            log_step(logger, "transcription_complete", transcript_length=len(transcript))
+
+        if audio_only and not (settings.enrich_audio_only and transcript.strip()):
+            complete_without_enrichment(services, user_id, segment_id, token, transcript)
+            log_step(
+                logger,
+                "completed",
+                segment_id=str(segment_id),
+                entity_count=0,
+                triple_count=0,
+                visual_stored=False,
+            )
+            _window_complete(services, user_id, session_id, index)
+            return IngestWindowAudioOnly(segmentId=str(segment_id))
+
+        material = WindowMaterial(frames=frames, frame_keys=frame_keys, transcript=transcript)
+        result = enrich_segment(services, user_id, segment_id, material, claim_token=token)
+    except GpuUnavailableError:
+        release_claim(services, user_id, segment_id, token)  # stays pending for the DLQ consumer
+        raise
+    except ClaimLostError:
+        log_step(logger, "claim_lost", level="warning", segment_id=str(segment_id))
+        return IngestWindowSkipped(reason="claim_lost")
+    except Exception as exc:
+        release_claim(services, user_id, segment_id, token, error=f"{type(exc).__name__}: {exc}")
+        raise
+
+    log_step(
+        logger,
+        "completed",
+        segment_id=str(segment_id),
+        entity_count=result.entity_count,
+        triple_count=result.triple_count,
+        visual_stored=result.visual_stored,
+    )
+    _window_complete(services, user_id, session_id, index)
+    return IngestWindowEnriched(
+        segmentId=str(segment_id),
+        entityCount=result.entity_count,
+        tripleCount=result.triple_count,
+        visualStored=result.visual_stored,
+    )

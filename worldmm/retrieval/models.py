@@ -1,0 +1,105 @@
+"""Typed values of retrieval and the reasoning agent: memories, results, trace, answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, Field, computed_field, model_validator
+
+
+class MemoryKind(StrEnum):
+    """The three memories the agent can search (spec 001)."""
+
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    VISUAL = "visual"
+
+
+class RetrievedMemory(BaseModel):
+    """One retrieved memory: a segment's caption, a semantic fact, or a visual match (with frames)."""
+
+    id: str
+    memory_type: MemoryKind
+    text: str
+    score: float
+    source: str = Field(description="which path ranked it: ppr, rerank, hybrid, cosine")
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    duration_seconds: int | None = None
+    segment_id: str | None = None
+    frame_keys: list[str] = Field(default_factory=list)
+
+
+class RetrievalResult(BaseModel):
+    """What one search returned; `reason` says why it is empty or degraded."""
+
+    memory_type: MemoryKind
+    query: str
+    items: list[RetrievedMemory] = Field(default_factory=list)
+    reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class AgentAction(BaseModel):
+    """The agent's JSON action each round (spec 001 "Reasoning Agent Action Format")."""
+
+    action: str
+    memory_type: MemoryKind | None = None
+    query: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> AgentAction:
+        self.action = self.action.strip().upper()
+        if self.action not in ("SEARCH", "ANSWER"):
+            raise ValueError("action must be SEARCH or ANSWER")
+        if self.action == "SEARCH":
+            if self.memory_type is None:
+                raise ValueError("SEARCH needs memory_type")
+            if not self.query or not self.query.strip():
+                raise ValueError("SEARCH needs a query")
+            self.query = self.query.strip()
+        return self
+
+
+class TraceRound(BaseModel):
+    """One round of the agent loop, as the verbose endpoint shows it."""
+
+    round: int
+    action: str = Field(description="SEARCH, ANSWER, INVALID (unparseable action) or FORCED")
+    memory_type: MemoryKind | None = None
+    query: str | None = None
+    retrieved_ids: list[str] = Field(default_factory=list)
+    elapsed_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    note: str | None = None
+
+
+class Trace(BaseModel):
+    """Every round of one answer, the final answer step, and totals."""
+
+    rounds: list[TraceRound] = Field(default_factory=list)
+    forced_answer: bool = False
+    answer_prompt_tokens: int = 0
+    answer_completion_tokens: int = 0
+    total_ms: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total_prompt_tokens(self) -> int:
+        return self.answer_prompt_tokens + sum(r.prompt_tokens for r in self.rounds)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total_completion_tokens(self) -> int:
+        return self.answer_completion_tokens + sum(r.completion_tokens for r in self.rounds)
+
+
+class AgentAnswer(BaseModel):
+    """The agent's answer, the memories it used, and how it got there."""
+
+    answer: str
+    memories: list[RetrievedMemory] = Field(default_factory=list)
+    trace: Trace

@@ -1,0 +1,98 @@
+"""Memory text is data (spec 002 ARCH-8): sanitised and wrapped before it enters any prompt.
+
+What a camera or microphone picked up — a poster, a video playing nearby, someone speaking — can
+carry text that reads like an instruction to the model. Before memory text reaches a prompt it is
+stripped of control characters, of anything that could close or open our delimiters, and of
+instruction-like phrases, then capped in length and wrapped in `<memory>` tags that the prompts
+declare to be data.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from datetime import datetime
+
+from worldmm.retrieval.models import RetrievedMemory
+
+# Tags a memory could use to break out of its wrapper or impersonate prompt structure.
+_TAG = re.compile(r"</?\s*(memory|memories|system|assistant|user|instructions?|context|question)\b[^>]*>", re.I)
+_ROLE_PREFIX = re.compile(r"(?im)^\s*(system|assistant|user|developer)\s*:")
+_FENCE = re.compile(r"```+|~~~+")
+_INSTRUCTION = re.compile(
+    r"\b("
+    r"(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|these\s+|those\s+)?"
+    r"(previous|prior|above|earlier|preceding|system|safety)?\s*"
+    r"(instructions?|prompts?|rules|directions|messages|context|guidelines)"
+    r"|you\s+are\s+now\b|new\s+instructions?\b|act\s+as\s+(an?\s+)?(different|new)\b"
+    r"|(reveal|print|show|repeat)\s+(your|the)\s+(system\s+)?prompt"
+    r")",
+    re.I,
+)
+_WHITESPACE = re.compile(r"[ \t\f\v]+")
+REDACTED = "[instruction removed]"
+
+
+def _strip_controls(text: str) -> str:
+    """Drop control and format characters (zero-width, bidi overrides); newlines become spaces."""
+    out = []
+    for ch in text:
+        if ch in "\n\r\t":
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            continue
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def sanitize_memory_text(text: str, max_chars: int) -> str:
+    """Memory text made safe to quote inside a prompt, at most `max_chars` characters."""
+    cleaned = unicodedata.normalize("NFKC", text)
+    cleaned = _strip_controls(cleaned)
+    cleaned = _TAG.sub(" ", cleaned)
+    cleaned = _FENCE.sub(" ", cleaned)
+    cleaned = _ROLE_PREFIX.sub(" ", cleaned)
+    cleaned = _INSTRUCTION.sub(REDACTED, cleaned)
+    cleaned = cleaned.replace("<", "‹").replace(">", "›")  # no markup survives inside a memory
+    cleaned = _WHITESPACE.sub(" ", cleaned).strip()
+    if len(cleaned) > max_chars:
+        cleaned = cleaned[: max(0, max_chars - 1)].rstrip() + "…"
+    return cleaned
+
+
+def _attr(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_:.+\- ]", "", value)[:64]
+
+
+def _when(memory: RetrievedMemory) -> str:
+    def fmt(t: datetime | None) -> str:
+        return t.isoformat(timespec="minutes") if t else ""
+
+    if memory.start_time and memory.end_time:
+        return f"{fmt(memory.start_time)} to {fmt(memory.end_time)}"
+    return fmt(memory.start_time or memory.end_time)
+
+
+def format_memory(memory: RetrievedMemory, max_chars: int) -> str:
+    """One memory as a delimited, sanitised block with its id, type and time."""
+    attrs = [f'id="{_attr(memory.id)}"', f'type="{memory.memory_type.value}"']
+    when = _when(memory)
+    if when:
+        attrs.append(f'time="{_attr(when)}"')
+    if memory.frame_keys:
+        attrs.append(f'frames="{len(memory.frame_keys)}"')
+    return f"<memory {' '.join(attrs)}>{sanitize_memory_text(memory.text, max_chars)}</memory>"
+
+
+def format_memories(memories: Iterable[RetrievedMemory], max_chars: int) -> str:
+    """A list of memories for a prompt, or a note that there are none."""
+    blocks = [format_memory(m, max_chars) for m in memories]
+    return "\n".join(blocks) if blocks else "(no memories)"
+
+
+def sanitize_question(text: str, max_chars: int = 2000) -> str:
+    """The user's own question: control characters and delimiter tags removed, length capped."""
+    cleaned = _TAG.sub(" ", _strip_controls(unicodedata.normalize("NFKC", text)))
+    return _WHITESPACE.sub(" ", cleaned).strip()[:max_chars]

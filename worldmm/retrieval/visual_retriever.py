@@ -1,0 +1,88 @@
+"""Visual retrieval (spec 001 "Visual Query Path"): query text → visual encoder → cosine top-k → frames.
+
+With no visual encoder (GPU worker stopped, starting, or not configured) the result is empty with a
+reason, and the agent carries on with episodic and semantic memory (graceful degradation).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import text
+
+from worldmm.db.queries import vector_literal
+from worldmm.errors import GpuRequestError, GpuUnavailableError, UnavailableError
+from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = logging.getLogger(__name__)
+
+# Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
+_NEAREST_SQL = """
+WITH candidates AS MATERIALIZED (
+    SELECT v.segment_id, v.embedding <=> CAST(:embedding AS vector) AS distance
+    FROM worldmm_visual_embeddings v
+    WHERE v.user_id = :user_id
+), nearest AS (
+    SELECT * FROM candidates ORDER BY distance, segment_id LIMIT :k
+)
+SELECT s.id, s.session_id, s.window_index, s.caption, s.transcript, s.start_time, s.end_time,
+       s.duration_seconds, s.s3_frames_key, n.distance
+FROM nearest n JOIN worldmm_segments s ON s.id = n.segment_id
+ORDER BY n.distance, s.id
+"""
+
+
+def _frame_keys(services: Services, session_id: str, window_index: int) -> list[str]:
+    from worldmm.ingest.frames import list_frame_keys, uniform_sample
+
+    try:
+        keys = list_frame_keys(services.store, session_id, window_index)
+    except Exception as exc:  # frames are a bonus to the caption; a storage hiccup must not fail the search
+        logger.warning("could not list frames of %s/%s: %s", session_id, window_index, exc)
+        return []
+    return uniform_sample(keys, services.settings.sample_frames)
+
+
+def retrieve_visual(
+    services: Services, user_id: str, query: str, *, now: datetime | None = None
+) -> RetrievalResult:
+    """Windows whose clips look most like `query`, with their frame keys."""
+    settings = services.settings
+    try:
+        embedding = services.visual.encode_text(query)
+    except (UnavailableError, GpuUnavailableError, GpuRequestError) as exc:
+        logger.info("visual retrieval unavailable: %s", exc)
+        return RetrievalResult(
+            memory_type=MemoryKind.VISUAL, query=query, reason=f"visual encoder unavailable: {exc}"
+        )
+    with services.db.unit_of_work(user_id) as session:
+        rows = session.execute(
+            text(_NEAREST_SQL),
+            {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.visual_top_k},
+        ).all()
+    items = [
+        RetrievedMemory(
+            id=str(row.id),
+            memory_type=MemoryKind.VISUAL,
+            text=row.caption or row.transcript or "(no caption)",
+            score=1.0 - float(row.distance),
+            source="cosine",
+            start_time=row.start_time,
+            end_time=row.end_time,
+            duration_seconds=row.duration_seconds,
+            segment_id=str(row.id),
+            frame_keys=_frame_keys(services, row.session_id, row.window_index) if row.s3_frames_key else [],
+        )
+        for row in rows
+    ]
+    return RetrievalResult(
+        memory_type=MemoryKind.VISUAL,
+        query=query,
+        items=items,
+        reason=None if items else "no visual memories yet",
+    )
