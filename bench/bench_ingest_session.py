@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="worldmm-bench-"))
     work.chmod(0o755)
     try:
-        base = Settings(worldmm_home=work, embedding_dim=64, llm_provider="scripted")  # type: ignore[arg-type]
+        base = Settings(worldmm_home=work, embedding_dim=64, llm_provider="scripted")
         local = start_local_database(work / "pgdata", app_role=base.database_app_role)
         try:
             migrate.upgrade(base, admin_url=local.admin_url)

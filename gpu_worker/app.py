@@ -186,7 +186,7 @@ class BodySizeLimit:
     async def _reject(self, send: Send) -> None:
         response = JSONResponse(
             {"detail": f"request body over {self.max_bytes} bytes"},
-            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status_code=status.HTTP_413_CONTENT_TOO_LARGE,
         )
         await response({"type": "http"}, _empty_receive, send)
 

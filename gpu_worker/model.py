@@ -153,7 +153,7 @@ def _load_vlm(path: Path, settings: WorkerSettings) -> tuple[Any, Any, Any, str]
     kwargs: dict[str, Any] = {"dtype": resolve_dtype(settings.dtype, device)}
     if settings.attn_implementation:
         kwargs["attn_implementation"] = settings.attn_implementation
-    model = AutoModelForImageTextToText.from_pretrained(str(path), local_files_only=True, **kwargs)
+    model: Any = AutoModelForImageTextToText.from_pretrained(str(path), local_files_only=True, **kwargs)
     model.eval()
     model.to(device)
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
@@ -325,13 +325,13 @@ class Generator:
             model, tokenizer, image_processor, device = _load_vlm(path, settings)
             return cls(model, tokenizer, image_processor, device, model_id, settings)
         device = resolve_device(settings.device)
-        model = AutoModelForCausalLM.from_pretrained(
+        causal: Any = AutoModelForCausalLM.from_pretrained(
             str(path), local_files_only=True, dtype=resolve_dtype(settings.dtype, device)
         )
-        model.eval()
-        model.to(device)
+        causal.eval()
+        causal.to(device)
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        return cls(model, tokenizer, None, device, model_id, settings)
+        return cls(causal, tokenizer, None, device, model_id, settings)
 
     def generate(
         self,
@@ -343,11 +343,11 @@ class Generator:
         """Answer a chat. `messages` use template parts ({"type": "text"|"image"}); `images` in order."""
         import torch
 
-        if images and not self.accepts_images:
+        if images and self.image_processor is None:
             raise ValueError("this generation model does not accept images")
         prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         inputs: dict[str, Any] = {}
-        if images:
+        if images and self.image_processor is not None:
             processed = self.image_processor(images=images, return_tensors="pt", **self._image_size_kwargs())
             grid = processed["image_grid_thw"]
             merge = int(getattr(self.image_processor, "merge_size", 2)) ** 2

@@ -1,7 +1,7 @@
 """Regenerates the sample recording in `examples/` (spec 000's session layout) from a script.
 
 A scripted Tuesday morning of the wearer ("I"): breakfast with the roommate Katrina, the
-keys and a blue notebook in the hallway, an oat-milk latte at Bean There café (where the
+keys and a blue notebook in the hallway, a cappuccino at the Corner Café (where the
 notebook is forgotten), and the office with the colleague Marco. Speech is synthesised by
 espeak-ng (one voice per speaker), mixed on a 30-second-window timeline so that every line
 falls inside the window whose frames show its scene, and encoded by ffmpeg as AAC mono
@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WINDOW_SECONDS = 30
 FRAMES_PER_WINDOW = 16
 FRAME_SIZE = (320, 240)
-JPEG_QUALITY = 60
-AUDIO_BITRATE = "24k"
+JPEG_QUALITY = 50
+AUDIO_BITRATE = "16k"
 SESSION_START = datetime(2025, 3, 11, 8, 0, 0, tzinfo=UTC)  # a Tuesday
 LEAD_IN_SECONDS = 0.8  # silence at the start of a window before its first line
 LINE_GAP_SECONDS = 1.0  # pause between two lines
@@ -49,12 +49,14 @@ TAIL_SECONDS = 0.6  # a line must end this long before its window closes
 
 # One espeak-ng voice per speaker: clear, slow (Whisper tiny.en transcribes these well).
 VOICES: dict[str, tuple[str, int]] = {
-    "Me": ("en-gb-x-rp", 135),
-    "Katrina": ("en-us+f3", 135),
-    "Sam": ("en-gb-x-rp+f2", 135),
-    "Marco": ("en-us+m3", 135),
+    "Me": ("en-gb-x-rp", 140),
+    "Katrina": ("en-gb-x-rp+f2", 140),
+    "Emma": ("en-us+f3", 140),
+    "Marco": ("en-us+m7", 140),
 }
-WORD_GAP = 4  # espeak-ng -g: pause between words, in 10 ms units
+WORD_GAP = 2  # espeak-ng -g: pause between words, in 10 ms units
+# Where a prop's label is centred, from its left edge (wide furniture is labelled in its middle).
+LABEL_CENTRE = {"window": 45, "counter": 100, "table": 100, "fridge": 24, "door": 30, "shelf": 65}
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Scene:
 
 KATRINA = Person("Katrina", 200, "#c0392b")
 MARCO = Person("Marco", 215, "#2e86c1")
-SAM = Person("Sam", 150, "#8e5b3a")
+EMMA = Person("Emma", 215, "#8e5b3a")
 
 KITCHEN = (
     Prop("window", 30, 40, "window"),
@@ -103,16 +105,16 @@ KITCHEN = (
     Prop("fridge", 268, 60, "fridge"),
 )
 HALLWAY = (
-    Prop("door", 230, 45, "front door"),
+    Prop("door", 240, 45, "front door"),
     Prop("shelf", 40, 120, "hallway shelf", color="#8b5a2b"),
 )
 STREET = (
-    Prop("building", 10, 50, "Bean There Cafe", color="#6d4c41"),
+    Prop("building", 10, 50, "Corner Cafe", color="#6d4c41"),
     Prop("building", 170, 35, "Maple St. 12", color="#90a4ae"),
     Prop("sign", 120, 150, "Maple Street"),
 )
 CAFE = (
-    Prop("board", 20, 38, "MENU", text=("Oat milk latte $4.50", "Espresso $3.00", "Croissant $3.20")),
+    Prop("board", 8, 38, "MENU", text=("Cappuccino $4.50", "Espresso $3.00", "Croissant $3.20")),
     Prop("counter", 0, 155, "counter", color="#6d4c41"),
 )
 CAFE_TABLE = (
@@ -129,7 +131,7 @@ WHITEBOARD = (
         20,
         38,
         "WHITEBOARD",
-        text=("Marco: presentation", "Friday 2 pm, design team", "client: Helios Energy"),
+        text=("Marco: presentation", "Friday 2 pm, whole team", "client from Boston"),
         color="#fafafa",
     ),
     Prop("table", 30, 170, "meeting table", color="#90a4ae"),
@@ -145,70 +147,70 @@ SCENES: tuple[Scene, ...] = (
             ("Me", "Good morning. It is Tuesday, and I am making breakfast in the kitchen."),
             ("Katrina", "Good morning! Did you sleep well?"),
             ("Me", "Yes, thanks, Katrina. You are up early today."),
-            ("Katrina", "I have a shift at the bakery at ten."),
+            ("Katrina", "I start work at the bakery at ten."),
         ),
         people=(KATRINA,),
         props=(*KITCHEN, Prop("mug", 120, 132, "coffee mug", color="#ecf0f1")),
-        facts=("Katrina is my roommate; she works at a bakery (shift at ten).",),
+        facts=("Katrina is my roommate; she works at a bakery (starts at ten today).",),
     ),
     Scene(
         "kitchen-latte-habit",
         "Kitchen",
         "home",
-        "Making an oat milk latte",
+        "Making my morning cappuccino",
         (
-            ("Me", "I always make an oat milk latte every morning."),
-            ("Katrina", "You and your oat milk. We are almost out of it."),
-            ("Me", "Then I will buy more oat milk on the way home tonight."),
+            ("Me", "I always have a cappuccino every morning."),
+            ("Katrina", "We are almost out of milk."),
+            ("Me", "Then I will buy more milk on the way home tonight."),
         ),
         people=(KATRINA,),
         props=(
             *KITCHEN,
-            Prop("carton", 95, 118, "OAT MILK", color="#f5deb3"),
-            Prop("mug", 140, 132, "latte", color="#ecf0f1"),
+            Prop("carton", 95, 118, "MILK", color="#f5deb3"),
+            Prop("mug", 140, 132, "cappuccino", color="#ecf0f1"),
         ),
-        facts=("Habit: I make an oat milk latte every morning.", "To do: buy oat milk on the way home."),
+        facts=("Habit: I have a cappuccino every morning.", "To do: buy milk on the way home."),
     ),
     Scene(
-        "kitchen-dentist",
+        "kitchen-doctor",
         "Kitchen",
         "home",
-        "Katrina reminds me of the dentist",
+        "Katrina reminds me of the doctor",
         (
-            ("Katrina", "Do not forget, your dentist appointment is tomorrow at nine o'clock."),
-            ("Me", "Right, the dentist tomorrow at nine in the morning."),
+            ("Katrina", "Do not forget your doctor's appointment. It is tomorrow morning at nine o'clock."),
+            ("Me", "Right. The doctor, tomorrow morning at nine o'clock."),
             ("Me", "I will put it in my calendar now."),
         ),
         people=(KATRINA,),
-        props=(*KITCHEN, Prop("mug", 140, 132, "latte", color="#ecf0f1")),
-        facts=("Plan: dentist appointment tomorrow (Wednesday 12 March) at 9:00.",),
+        props=(*KITCHEN, Prop("mug", 140, 132, "cappuccino", color="#ecf0f1")),
+        facts=("Plan: doctor's appointment tomorrow (Wednesday 12 March) at 9:00; Katrina reminded me.",),
     ),
     Scene(
         "kitchen-calendar",
         "Kitchen",
         "home",
-        "Adding the dentist to my phone calendar",
+        "Adding the doctor to my phone calendar",
         (
-            ("Me", "Calendar. Dentist, Wednesday, nine a.m. Done."),
+            ("Me", "Okay. The doctor is in my calendar now."),
             ("Katrina", "I am going to my pottery class tonight, so I will be home late."),
             ("Me", "Okay, have fun at pottery."),
         ),
         people=(KATRINA,),
         props=(
             *KITCHEN,
-            Prop("phone", 110, 60, "my phone", text=("CALENDAR", "Wed 12 March", "9:00 Dentist")),
+            Prop("phone", 110, 60, "my phone", text=("CALENDAR", "Wed 12 March", "9:00 Doctor")),
         ),
         facts=("Katrina goes to a pottery class on Tuesday evenings.",),
     ),
     Scene(
-        "kitchen-basil",
+        "kitchen-plants",
         "Kitchen",
         "home",
-        "Mug in the sink, watering the basil",
+        "Mug in the sink, watering the plants",
         (
             ("Me", "I am putting my coffee mug in the sink."),
-            ("Katrina", "Can you water the basil plant on the window sill?"),
-            ("Me", "Sure. I am watering the basil now."),
+            ("Katrina", "Can you water the plants by the window?"),
+            ("Me", "Sure. I am watering the plants now."),
         ),
         people=(KATRINA,),
         props=(
@@ -216,9 +218,9 @@ SCENES: tuple[Scene, ...] = (
             Prop("sink", 110, 140, "sink"),
             Prop("mug", 125, 132, "mug", color="#ecf0f1", frames=(6, 16)),
             Prop("mug", 250, 195, "mug", color="#ecf0f1", frames=(0, 6)),
-            Prop("plant", 45, 88, "basil"),
+            Prop("plant", 45, 88, "plants"),
         ),
-        facts=("The basil plant is on the kitchen window sill.",),
+        facts=("The plants are by the kitchen window.",),
     ),
     Scene(
         "hallway-keys",
@@ -228,9 +230,9 @@ SCENES: tuple[Scene, ...] = (
         (
             ("Me", "I am taking my keys and my blue notebook from the hallway shelf."),
             ("Me", "I am leaving the spare key on the hallway shelf for the plumber."),
-            ("Katrina", "Okay, the plumber comes at eleven. Have a good day!"),
+            ("Katrina", "Okay, the plumber comes at eleven o'clock. Have a good day!"),
         ),
-        people=(Person("Katrina", 160, "#c0392b"),),
+        people=(Person("Katrina", 195, "#c0392b"),),
         props=(
             *HALLWAY,
             Prop("keys", 60, 108, "keys", frames=(0, 6)),
@@ -248,65 +250,65 @@ SCENES: tuple[Scene, ...] = (
         "street-walk",
         "Maple Street",
         "outside",
-        "Walking to Bean There cafe",
+        "Walking to Corner Cafe",
         (
-            ("Me", "I am walking to the Bean There cafe on Maple Street, like every morning."),
-            ("Me", "It is cold but sunny today."),
+            ("Me", "I am walking to the Corner Cafe on Maple Street, like every morning."),
+            ("Me", "It is cold and sunny today."),
         ),
         props=STREET,
-        facts=("Habit: I walk to Bean There café on Maple Street every morning.",),
+        facts=("Habit: I walk to Corner Café on Maple Street every morning.",),
     ),
     Scene(
         "cafe-order",
-        "Bean There Cafe",
+        "Corner Cafe",
         "counter",
-        "Ordering from Sam the barista",
+        "Ordering from Emma the barista",
         (
-            ("Sam", "Good morning! The usual?"),
-            ("Me", "Yes please, Sam. A large oat milk latte."),
-            ("Sam", "You order the same thing every day."),
+            ("Emma", "Good morning! The usual?"),
+            ("Me", "Yes please, Emma. A large cappuccino."),
+            ("Emma", "You order the same thing every day."),
         ),
-        people=(SAM,),
-        props=(*CAFE, Prop("cup", 230, 138, "oat latte", color="#ffffff", frames=(8, 16))),
-        facts=("Sam is the barista at Bean There café.", "My usual order is a large oat milk latte."),
+        people=(EMMA,),
+        props=(*CAFE, Prop("cup", 265, 138, "cappuccino", color="#ffffff", frames=(8, 16))),
+        facts=("Emma is the barista at the Corner Café.", "My usual order is a large cappuccino."),
     ),
     Scene(
         "cafe-pay",
-        "Bean There Cafe",
+        "Corner Cafe",
         "counter",
-        "Paying for the latte",
+        "Paying for the cappuccino",
         (
-            ("Me", "I always get an oat milk latte here before work."),
-            ("Sam", "That is four dollars fifty."),
-            ("Me", "I am paying with my phone. Thank you, Sam."),
+            ("Me", "I always get a cappuccino here before work."),
+            ("Emma", "That is four dollars fifty."),
+            ("Me", "I am paying with my phone. Thank you, Emma."),
         ),
-        people=(SAM,),
+        people=(Person("Emma", 195, "#8e5b3a"),),
         props=(
             *CAFE,
-            Prop("cup", 230, 138, "oat latte", color="#ffffff"),
-            Prop("phone", 250, 150, "pay", text=("PAID", "$4.50"), frames=(8, 16)),
+            Prop("cup", 160, 138, "cappuccino", color="#ffffff"),
+            Prop("phone", 228, 60, "pay", text=("PAID", "$4.50"), frames=(8, 16)),
         ),
-        facts=("The oat milk latte costs $4.50.",),
+        facts=("A cappuccino at the Corner Café costs $4.50.",),
     ),
     Scene(
         "cafe-todo",
-        "Bean There Cafe",
+        "Corner Cafe",
         "window table",
-        "Writing my to-do list in the blue notebook",
+        "Writing my plan for today in the blue notebook",
         (
-            ("Me", "I am sitting at the window table, writing my to do list in my blue notebook."),
+            ("Me", "I am sitting at the window table, writing my plan for today in my blue notebook."),
             ("Me", "First, finish the budget report. Second, help Marco with his slides."),
         ),
         props=(
             *CAFE_TABLE,
             Prop("notebook", 120, 150, "blue notebook", text=("1. budget report", "2. Marco slides")),
-            Prop("cup", 215, 140, "latte", color="#ffffff"),
+            Prop("cup", 215, 140, "cappuccino", color="#ffffff"),
         ),
         facts=("To do today: finish the budget report; help Marco with his slides.",),
     ),
     Scene(
         "cafe-message",
-        "Bean There Cafe",
+        "Corner Cafe",
         "window table",
         "Notebook on the table, reading a message from Marco",
         (
@@ -322,14 +324,14 @@ SCENES: tuple[Scene, ...] = (
     ),
     Scene(
         "cafe-leave",
-        "Bean There Cafe",
+        "Corner Cafe",
         "door",
         "Leaving the cafe (the notebook is still on the table)",
         (
             ("Me", "Time to go. I am leaving the cafe now."),
-            ("Sam", "Bye, see you tomorrow!"),
+            ("Emma", "Bye, see you tomorrow!"),
         ),
-        people=(Person("Sam", 250, "#8e5b3a"),),
+        people=(Person("Emma", 250, "#8e5b3a"),),
         props=(
             *CAFE_TABLE,
             Prop("notebook", 90, 152, "blue notebook", color="#1f4e9c"),
@@ -344,16 +346,16 @@ SCENES: tuple[Scene, ...] = (
         "Arriving at the office, keys into the desk drawer",
         (
             ("Me", "I am at the office. Northwind Labs, third floor."),
-            ("Me", "I am putting my keys in the top drawer of my desk."),
+            ("Me", "I am putting my keys in the drawer of my desk."),
             ("Me", "Now I am opening my laptop."),
         ),
         props=(
             *OFFICE,
-            Prop("drawer", 40, 185, "top drawer"),
+            Prop("drawer", 40, 185, "desk drawer"),
             Prop("keys", 60, 178, "keys", frames=(0, 8)),
             Prop("laptop", 150, 140, "laptop", frames=(10, 16)),
         ),
-        facts=("I work at Northwind Labs (third floor).", "My keys are in the top drawer of my office desk."),
+        facts=("I work at Northwind Labs (third floor).", "My keys are in the drawer of my office desk."),
     ),
     Scene(
         "office-marco-slides",
@@ -363,12 +365,12 @@ SCENES: tuple[Scene, ...] = (
         (
             ("Marco", "Hey! Thanks for helping with my slides."),
             ("Me", "Sure, Marco. When is your presentation?"),
-            ("Marco", "On Friday at two o'clock, to the whole design team."),
+            ("Marco", "My presentation is on Friday at two in the afternoon, to the whole team."),
         ),
         people=(MARCO,),
         props=(*OFFICE, Prop("laptop", 120, 140, "laptop")),
         facts=(
-            "Marco is my colleague on the design team.",
+            "Marco is my colleague.",
             "Plan: Marco's presentation is on Friday (14 March) at 2 pm.",
         ),
     ),
@@ -378,12 +380,15 @@ SCENES: tuple[Scene, ...] = (
         "my desk",
         "Marco is nervous about the client",
         (
-            ("Marco", "I am nervous. The client from Helios Energy will be there."),
+            ("Marco", "I am nervous. The client from Boston will be there."),
             ("Me", "You will be fine. Let us practise on Thursday afternoon."),
         ),
         people=(MARCO,),
         props=(*OFFICE, Prop("laptop", 120, 140, "laptop")),
-        facts=("Helios Energy is the client at Marco's presentation.", "Plan: practise with Marco on Thursday."),
+        facts=(
+            "A client from Boston will attend Marco's presentation.",
+            "Plan: practise with Marco on Thursday.",
+        ),
     ),
     Scene(
         "office-one-coffee",
@@ -392,8 +397,8 @@ SCENES: tuple[Scene, ...] = (
         "Saying no to a second coffee",
         (
             ("Marco", "Do you want a coffee from the machine?"),
-            ("Me", "No thanks. I already had my oat milk latte. I only drink one coffee a day."),
-            ("Marco", "You are so disciplined."),
+            ("Me", "No thanks. I already had my cappuccino. I only drink one coffee a day."),
+            ("Marco", "Only one coffee? Good for you."),
         ),
         people=(MARCO,),
         props=(*OFFICE, Prop("laptop", 120, 140, "laptop"), Prop("cup", 230, 140, "Marco's coffee")),
@@ -405,7 +410,7 @@ SCENES: tuple[Scene, ...] = (
         "my desk",
         "Looking for the blue notebook",
         (
-            ("Me", "Let me check my to do list. Wait, where is my blue notebook?"),
+            ("Me", "Let me check my plan for today. Wait, where is my blue notebook?"),
             ("Me", "Oh no. I think I left my blue notebook on the table at the cafe."),
         ),
         props=(*OFFICE, Prop("laptop", 120, 140, "laptop"), Prop("bag", 210, 150, "my bag (no notebook)")),
@@ -415,14 +420,14 @@ SCENES: tuple[Scene, ...] = (
         "office-call-cafe",
         "Northwind Labs",
         "phone call",
-        "Calling Bean There cafe about the notebook",
+        "Calling Corner Cafe about the notebook",
         (
-            ("Me", "Hi Sam, did I leave a blue notebook on the window table?"),
-            ("Sam", "Yes, we found it. We will keep it behind the counter."),
+            ("Me", "Hi Emma, did I leave a blue notebook on the window table?"),
+            ("Emma", "Yes, we found it. We will keep it behind the counter."),
             ("Me", "Thank you. I will pick it up at lunch."),
         ),
-        props=(*OFFICE, Prop("phone", 120, 50, "call", text=("Calling", "Bean There Cafe", "00:42"))),
-        facts=("The blue notebook is kept behind the counter at Bean There café.",),
+        props=(*OFFICE, Prop("phone", 120, 50, "call", text=("Calling", "Corner Cafe", "00:42"))),
+        facts=("The blue notebook is kept behind the counter at Corner Café.",),
     ),
     Scene(
         "office-slide-review",
@@ -431,7 +436,7 @@ SCENES: tuple[Scene, ...] = (
         "Reviewing Marco's slides at the whiteboard",
         (
             ("Marco", "Let us review the slides. Slide three shows the budget."),
-            ("Me", "The budget numbers on slide three are from last year. We should update them."),
+            ("Me", "The budget numbers on slide three are from last year. Let us change them."),
         ),
         people=(Person("Marco", 230, "#2e86c1"),),
         props=WHITEBOARD,
@@ -443,12 +448,12 @@ SCENES: tuple[Scene, ...] = (
         "Northwind Labs",
         "Telling Marco I'll be late tomorrow",
         (
-            ("Marco", "I will update slide three tonight."),
-            ("Me", "Great. And remember, I am at the dentist tomorrow morning, so I will be in late."),
+            ("Marco", "I will fix slide three this evening."),
+            ("Me", "Great. And remember, I am at the doctor tomorrow morning, so I will come in late."),
         ),
         people=(Person("Marco", 230, "#2e86c1"),),
         props=WHITEBOARD,
-        facts=("Marco will update slide three tonight.",),
+        facts=("Marco will fix slide three this evening.",),
     ),
     Scene(
         "office-see-you",
@@ -469,14 +474,15 @@ SCENES: tuple[Scene, ...] = (
         "my desk",
         "Reminders for later today",
         (
-            ("Me", "Reminder to myself. Pick up the blue notebook at the cafe at lunch."),
-            ("Me", "And buy oat milk on the way home."),
+            ("Me", "Note to self. Pick up the blue notebook at the cafe at lunch."),
+            ("Me", "And buy milk on the way home."),
+            ("Me", "My keys are in my desk drawer. Do not forget them tonight."),
         ),
         props=(
             *OFFICE,
-            Prop("phone", 120, 50, "reminders", text=("REMINDERS", "notebook @ cafe", "buy oat milk")),
+            Prop("phone", 120, 50, "reminders", text=("REMINDERS", "notebook @ cafe", "buy milk")),
         ),
-        facts=("Reminders: pick up the notebook at lunch; buy oat milk on the way home.",),
+        facts=("Reminders: pick up the notebook at lunch; buy milk on the way home.",),
     ),
     Scene(
         "office-headphones",
@@ -512,17 +518,17 @@ SCENES: tuple[Scene, ...] = (
 SHORT_SCENES = ("kitchen-latte-habit", "hallway-keys", "cafe-order", "office-marco-slides")
 
 SAMPLE_QUESTIONS = (
-    ("episodic", "Where did I leave my blue notebook?", "At Bean There café, on the window table."),
+    ("episodic", "Where did I leave my blue notebook?", "At Corner Café, on the window table."),
     ("episodic", "Where are my keys?", "In the top drawer of my desk at Northwind Labs."),
-    ("episodic", "Who reminded me about the dentist?", "Katrina, my roommate."),
-    ("semantic", "What do I drink every morning?", "An oat milk latte."),
-    ("semantic", "Who is Marco?", "A colleague on the design team."),
-    ("time", "What do I have tomorrow morning?", "The dentist at 9:00 (Wednesday 12 March)."),
+    ("episodic", "Who reminded me about the doctor's appointment?", "Katrina, my roommate."),
+    ("semantic", "What do I drink every morning?", "A cappuccino (one coffee a day)."),
+    ("semantic", "Who is Marco?", "My colleague at Northwind Labs."),
+    ("time", "What do I have tomorrow morning?", "A doctor's appointment at 9:00 (Wednesday 12 March)."),
     ("time", "When is Marco's presentation?", "Friday (14 March) at 2 pm."),
 )
 SHORT_QUESTIONS = (
     ("episodic", "Who did I talk to in the kitchen?", "Katrina, my roommate."),
-    ("semantic", "What do I drink every morning?", "An oat milk latte."),
+    ("semantic", "What do I drink every morning?", "A cappuccino."),
     ("time", "When is Marco's presentation?", "Friday at 2 pm."),
 )
 
@@ -631,7 +637,9 @@ class Painter:
 
     def banner(self, draw: ImageDraw.ImageDraw, scene: Scene, window: int, k: int) -> None:
         width, height = FRAME_SIZE
-        at = SESSION_START + timedelta(seconds=window * WINDOW_SECONDS + k * WINDOW_SECONDS / FRAMES_PER_WINDOW)
+        at = SESSION_START + timedelta(
+            seconds=window * WINDOW_SECONDS + k * WINDOW_SECONDS / FRAMES_PER_WINDOW
+        )
         draw.rectangle((0, 0, width, 20), fill="#212121")
         draw.text((5, 3), f"{scene.place.upper()} · {scene.setting}", fill="#ffffff", font=self.fonts[13])
         draw.text((width - 58, 5), at.strftime("%H:%M:%S"), fill="#ffeb3b", font=self.fonts[11])
@@ -647,7 +655,8 @@ class Painter:
     def tag(self, draw: ImageDraw.ImageDraw, text: str, cx: int, y: int, fill: str = "#ffffff") -> None:
         font = self.fonts[11]
         left, _, right, _ = draw.textbbox((0, 0), text, font=font)
-        half = (right - left) // 2 + 3
+        half = int(right - left) // 2 + 3
+        cx = min(max(cx, half + 2), FRAME_SIZE[0] - half - 2)  # keep the whole label in the frame
         draw.rectangle((cx - half, y, cx + half, y + 13), fill=fill, outline="#000000")
         draw.text((cx - half + 3, y), text, fill="#000000", font=font)
 
@@ -736,12 +745,12 @@ class Painter:
             draw.rectangle((x, y, x + 40, y + 26), fill=prop.color, outline="#212121")
             label_y = y + 28
         if label_y is not None and prop.label:
-            self.tag(draw, prop.label, x + 12, label_y)
+            self.tag(draw, prop.label, x + LABEL_CENTRE.get(kind, 12), label_y)
 
 
 def background(scene: Scene) -> str:
     """Wall colour per place, so the place also reads from colour alone."""
-    return {"Kitchen": "#fff3e0", "Hallway": "#efebe9", "Maple Street": "#81d4fa", "Bean There Cafe": "#d7ccc8",
+    return {"Kitchen": "#fff3e0", "Hallway": "#efebe9", "Maple Street": "#81d4fa", "Corner Cafe": "#d7ccc8",
             "Northwind Labs": "#e8eaf6", "Meeting room": "#e0f2f1"}.get(scene.place, "#eeeeee")  # fmt: skip
 
 
@@ -783,7 +792,7 @@ def write_session(scenes: Sequence[Scene], target: Path, session_id: str, short:
         "video_start_ms": start_ms,
         "audio_start_ms": start_ms,
         "created_at": SESSION_START.isoformat().replace("+00:00", "Z"),
-        "user_hint": "A Tuesday morning: home with my roommate Katrina, Bean There cafe, "
+        "user_hint": "A Tuesday morning: home with my roommate Katrina, Corner Cafe, "
         "then the office (Northwind Labs) with my colleague Marco.",
     }
     (target / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
@@ -799,7 +808,7 @@ def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str
         "",
         "Generated by `python scripts/make_sample_session.py" + flag + "` (espeak-ng speech, Pillow frames,",
         "ffmpeg AAC) — do not edit by hand; change the script and regenerate.",
-        "A scripted morning of the wearer (\"I\") on Tuesday 11 March 2025 from 08:00 UTC.",
+        'A scripted morning of the wearer ("I") on Tuesday 11 March 2025 from 08:00 UTC.',
         "",
         "## Layout (spec 000 `ingest_session`; mirrors S3 `sessions/{sessionId}/...`)",
         "",
@@ -808,20 +817,23 @@ def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str
         f"- `audio.m4a` — the whole session's audio, AAC mono 16 kHz {AUDIO_BITRATE}bit/s,"
         f" {len(scenes) * WINDOW_SECONDS} s long.",
         "  Every line is spoken inside the 30-second window whose frames show its scene",
-        f"  (window `n` covers `[30·n, 30·(n+1))` s; each line starts ≥ {LEAD_IN_SECONDS} s after the window opens",
+        "  (window `n` covers `[30·n, 30·(n+1))` s;"
+        f" each line starts ≥ {LEAD_IN_SECONDS} s after the window opens",
         f"  and ends ≥ {TAIL_SECONDS} s before it closes).",
         f"- `window_{{n}}/frame_{{k:04d}}.jpg` — windows numbered from 0, {FRAMES_PER_WINDOW} frames each"
         f" (k = 0..{FRAMES_PER_WINDOW - 1}, one every {WINDOW_SECONDS / FRAMES_PER_WINDOW:g} s),",
-        f"  {FRAME_SIZE[0]}×{FRAME_SIZE[1]} JPEG: the place and clock on top, named people, labelled objects,",
+        f"  {FRAME_SIZE[0]}×{FRAME_SIZE[1]} JPEG: the place and clock on top, named people,"
+        " labelled objects,",
         "  on-screen text (phone, menu board, whiteboard) and a one-line description at the bottom.",
         "",
         "## Cast and places",
         "",
-        "- **I** — the wearer (voice: espeak-ng `en-gb-x-rp`).",
-        "- **Katrina** — my roommate (`en-us+f3`); **Sam** — barista at Bean There café (`en-gb-x-rp+f2`);",
-        "  **Marco** — my colleague on the design team (`en-us+m3`).",
-        "- Home (kitchen, hallway) → Maple Street → Bean There café → Northwind Labs (3rd floor office).",
-        "- Objects: oat milk, coffee mug, basil plant, keys, spare key, blue notebook, phone, laptop,",
+        f"- **I** — the wearer (voice: espeak-ng `{VOICES['Me'][0]}`).",
+        f"- **Katrina** — my roommate (`{VOICES['Katrina'][0]}`); **Emma** — barista at the Corner Café"
+        f" (`{VOICES['Emma'][0]}`);",
+        f"  **Marco** — my colleague at Northwind Labs (`{VOICES['Marco'][0]}`).",
+        "- Home (kitchen, hallway) → Maple Street → Corner Café → Northwind Labs (3rd floor office).",
+        "- Objects: milk, coffee mug, plants, keys, spare key, blue notebook, phone, laptop,",
         "  headphones.",
         "",
         "## Timeline",
@@ -868,7 +880,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenes: Sequence[Scene] = [by_key[key] for key in SHORT_SCENES]
         session_id, default = "sample-morning-short", ROOT / "examples" / "short-session"
     else:
-        scenes, session_id, default = SCENES, "sample-morning-2025-03-11", ROOT / "examples" / "sample-session"
+        scenes, session_id, default = (
+            SCENES,
+            "sample-morning-2025-03-11",
+            ROOT / "examples" / "sample-session",
+        )
     target = args.out or default
     write_session(scenes, target, session_id, args.short)
     print(json.dumps({"target": str(target), "windows": len(scenes), "session_id": session_id}))

@@ -2,7 +2,10 @@
 
 Usage: python scripts/sam_build_sizes.py [--limit-mb 200] [--build-dir .aws-sam/build] [--skip-build]
 Needs python3.12 for the builder: PYENV_VERSION=3.12.1 is set for the subprocess when pyenv is present.
-Exit status 1 when any function is larger than the limit (Lambda's hard limit is 250 MB unzipped).
+Each handler is also imported from its built package alone (python3.12 -S: no site-packages), which proves
+the function's requirements.txt covers what it imports; boto3 is the one module the Lambda runtime provides.
+Exit status 1 when any function is larger than the limit (Lambda's hard limit is 250 MB unzipped) or a
+handler does not import from its package.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:
         return {suffix: loader.construct_scalar(node)}
     if isinstance(node, yaml.SequenceNode):
         return {suffix: loader.construct_sequence(node, deep=True)}
-    return {suffix: loader.construct_mapping(node, deep=True)}  # type: ignore[arg-type]
+    return {suffix: loader.construct_mapping(node, deep=True)}
 
 
 _CfnLoader.add_multi_constructor("!", _cfn_tag)
@@ -37,7 +40,7 @@ _CfnLoader.add_multi_constructor("!", _cfn_tag)
 
 def functions_in(template: Path) -> dict[str, dict[str, object]]:
     """Logical id → properties of every AWS::Serverless::Function in a template."""
-    doc = yaml.load(template.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    doc = yaml.load(template.read_text(), Loader=_CfnLoader)
     return {
         name: resource.get("Properties", {})
         for name, resource in doc["Resources"].items()
@@ -56,6 +59,35 @@ def tree_size(path: Path) -> int:
     return total
 
 
+_IMPORT_PROBE = """
+import importlib, sys
+sys.path.insert(0, sys.argv[1])
+module_name, _, attr = sys.argv[2].rpartition(".")
+getattr(importlib.import_module(module_name), attr)
+"""
+
+RUNTIME_PROVIDED = ("boto3", "botocore")
+
+
+def import_error(artifact: Path, handler: str, env: dict[str, str]) -> str | None:
+    """None when `handler` imports from `artifact` alone, else the error's last line."""
+    result = subprocess.run(
+        ["python3.12", "-S", "-c", _IMPORT_PROBE, str(artifact), handler],
+        cwd=artifact,
+        env={**env, "WORLDMM_PROFILE": "aws", "AWS_DEFAULT_REGION": "us-east-1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if result.returncode == 0:
+        return None
+    last = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+    if any(f"No module named '{name}" in last for name in RUNTIME_PROVIDED):
+        return None
+    return last
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit-mb", type=float, default=200.0)
@@ -64,9 +96,9 @@ def main() -> int:
     args = parser.parse_args()
 
     build_seconds = 0.0
+    env = {**os.environ, "PYENV_VERSION": "3.12.1", "SAM_CLI_TELEMETRY": "0"}
+    env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     if not args.skip_build:
-        env = {**os.environ, "PYENV_VERSION": "3.12.1", "SAM_CLI_TELEMETRY": "0"}
-        env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
         started = time.monotonic()
         result = subprocess.run(
             ["sam", "build", "--build-dir", str(args.build_dir), "--parallel"],
@@ -86,22 +118,27 @@ def main() -> int:
     functions = functions_in(args.build_dir / "template.yaml")
     limit = args.limit_mb * 1024 * 1024
     sizes: dict[str, float] = {}
-    for name in functions:
+    broken: dict[str, str] = {}
+    for name, props in functions.items():
         sizes[name] = round(tree_size(args.build_dir / name) / 1024 / 1024, 1)
+        error = import_error(args.build_dir / name, str(props["Handler"]), env)
+        if error:
+            broken[name] = error
     over = {name: mb for name, mb in sizes.items() if mb * 1024 * 1024 > limit}
     print(
         json.dumps(
             {
-                "ok": not over,
+                "ok": not over and not broken,
                 "limit_mb": args.limit_mb,
                 "build_seconds": round(build_seconds, 1),
                 "unzipped_mb": dict(sorted(sizes.items(), key=lambda kv: -kv[1])),
                 "over_limit": over,
+                "handler_import_errors": broken,
             },
             indent=2,
         )
     )
-    return 1 if over else 0
+    return 1 if over or broken else 0
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, bytes]:
     fields: dict[str, bytes] = {}
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        fields[str(name)] = part.get_payload(decode=True)
+        payload = part.get_payload(decode=True)
+        fields[str(name)] = payload if isinstance(payload, bytes) else b""
     return fields
 
 
@@ -45,6 +46,8 @@ def instance_of(schema: dict[str, Any], root: dict[str, Any] | None = None) -> A
         return instance_of(root["$defs"][name], root)
     if "anyOf" in schema:
         return instance_of(schema["anyOf"][0], root)
+    if "const" in schema:
+        return schema["const"]
     if "enum" in schema:
         return schema["enum"][0]
     kind = schema.get("type")
@@ -88,7 +91,7 @@ class FakeModelServer:
         self._polls: dict[str, int] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:
@@ -103,7 +106,9 @@ class FakeModelServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def fail_next(self, path: str, status: int, times: int = 1, headers: dict[str, str] | None = None) -> None:
+    def fail_next(
+        self, path: str, status: int, times: int = 1, headers: dict[str, str] | None = None
+    ) -> None:
         """The next `times` requests to `path` answer `status` (retry-after 10 ms by default)."""
         with self._lock:
             for _ in range(times):
@@ -158,8 +163,9 @@ class FakeModelServer:
     ) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("content-type", "application/octet-stream" if isinstance(payload, bytes)
-                            else "application/json")
+        handler.send_header(
+            "content-type", "application/octet-stream" if isinstance(payload, bytes) else "application/json"
+        )
         handler.send_header("content-length", str(len(data)))
         for key, value in (headers or {}).items():
             handler.send_header(key, value)
@@ -202,15 +208,26 @@ class FakeModelServer:
         vectors = HashEmbedder(dim).embed([str(t) for t in inputs])
         # Reversed, so a client that ignores `index` returns vectors in the wrong order.
         data = [{"object": "embedding", "index": i, "embedding": vectors[i]} for i in range(len(vectors))]
-        return {"object": "list", "model": body["model"], "data": data[::-1],
-                "usage": {"prompt_tokens": 3, "total_tokens": 3}}
+        return {
+            "object": "list",
+            "model": body["model"],
+            "data": data[::-1],
+            "usage": {"prompt_tokens": 3, "total_tokens": 3},
+        }
 
     def _create_file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
         with self._lock:
             file_id = f"file-{len(self._files) + 1}"
             self._files[file_id] = data
-        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-                "filename": filename, "purpose": purpose, "status": "processed"}
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
 
     def batch_input(self, batch_id: str) -> list[dict[str, Any]]:
         """The JSONL lines the client uploaded for `batch_id`."""
@@ -221,10 +238,17 @@ class FakeModelServer:
         with self._lock:
             batch_id = f"batch_{len(self._batches) + 1}"
             self._batches[batch_id] = {
-                "id": batch_id, "object": "batch", "endpoint": body["endpoint"],
-                "input_file_id": body["input_file_id"], "completion_window": body["completion_window"],
-                "status": "validating", "created_at": int(time.time()), "metadata": body.get("metadata"),
-                "output_file_id": None, "error_file_id": None, "errors": None,
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body["endpoint"],
+                "input_file_id": body["input_file_id"],
+                "completion_window": body["completion_window"],
+                "status": "validating",
+                "created_at": int(time.time()),
+                "metadata": body.get("metadata"),
+                "output_file_id": None,
+                "error_file_id": None,
+                "errors": None,
             }
             self._polls[batch_id] = 0
         return self._batches[batch_id]
@@ -247,12 +271,33 @@ class FakeModelServer:
             if self.batch_drop_ids(cid, index):
                 continue
             if self.batch_fail_ids(cid, index):
-                errors.append({"id": f"r{index}", "custom_id": cid, "error": None, "response": {
-                    "status_code": 400, "request_id": f"q{index}",
-                    "body": {"error": {"message": "context too long", "type": "invalid_request_error"}}}})
+                errors.append(
+                    {
+                        "id": f"r{index}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {
+                            "status_code": 400,
+                            "request_id": f"q{index}",
+                            "body": {
+                                "error": {"message": "context too long", "type": "invalid_request_error"}
+                            },
+                        },
+                    }
+                )
             else:
-                outputs.append({"id": f"r{index}", "custom_id": cid, "error": None, "response": {
-                    "status_code": 200, "request_id": f"q{index}", "body": self.completion(line["body"])}})
+                outputs.append(
+                    {
+                        "id": f"r{index}",
+                        "custom_id": cid,
+                        "error": None,
+                        "response": {
+                            "status_code": 200,
+                            "request_id": f"q{index}",
+                            "body": self.completion(line["body"]),
+                        },
+                    }
+                )
         outputs.reverse()  # the Batch API does not keep input order
         if outputs:
             batch["output_file_id"] = self._create_file(_jsonl(outputs), "out.jsonl", "batch_output")["id"]

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from worldmm.capture.service import CaptureService
 from worldmm.capture.store import CaptureStore, capture_table_definitions
 from worldmm.config import Settings
@@ -40,6 +42,29 @@ class CaptureRig:
 
     def retrigger_calls(self) -> list[dict[str, Any]]:
         return [p for name, p in self.invoker.invocations if name == self.settings.retrigger_function_name]
+
+
+def make_moto_dynamodb_atomic(monkeypatch: Any) -> None:
+    """Make each moto DynamoDB request atomic, as every DynamoDB item write is.
+
+    moto applies an UpdateItem as read-check-write without a lock, so racing threads can lose an ADD or pass
+    a condition twice — failures DynamoDB cannot have. Serialising single requests keeps the test about the
+    races between *requests* (ours to handle), not inside one.
+    """
+    import functools
+    import threading
+
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    for name in ("get_item", "put_item", "update_item", "delete_item", "query"):
+        original = getattr(DynamoDBBackend, name)
+
+        def locked(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
+            with lock:
+                return __original(*args, **kwargs)
+
+        monkeypatch.setattr(DynamoDBBackend, name, functools.wraps(original)(locked))
 
 
 def create_capture_resources(settings: Settings) -> tuple[Any, Any]:
@@ -120,8 +145,11 @@ def http_event(
     }
 
 
-class FakeLambdaContext:
-    function_name = "test"
-    memory_limit_in_mb = 128
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
-    aws_request_id = "req-1"
+def lambda_context() -> LambdaContext:
+    """A Lambda context with the fields Powertools' logger reads."""
+    context = LambdaContext()
+    context._function_name = "test"
+    context._memory_limit_in_mb = 128
+    context._invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    context._aws_request_id = "req-1"
+    return context

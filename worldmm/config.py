@@ -87,16 +87,8 @@ class Settings(BaseSettings):
     batch_completion_window: str = "24h"
     llm_concurrency: int = 8
     # Purposes answered directly even when LLM_MODE=batch (the interactive agent loop, spec 001).
-    llm_direct_purposes: tuple[str, ...] = (
-        "agent",
-        "agent_answer",
-        "answer",
-        "forced_answer",
-        "rerank",
-        "query_entities",
-        "query_ner",
-        "chat_title",
-    )
+    # Query-time callers of shared prompts (ner, entity_confirm) add metadata {"dispatch": "direct"}.
+    llm_direct_purposes: tuple[str, ...] = ("reasoning_agent", "response", "cross_scale_rerank")
     embedding_batch_size: int = 256
     embedding_provider: str = "local"
     embedding_model: str = "text-embedding-3-large"
@@ -163,7 +155,7 @@ class Settings(BaseSettings):
     chat_title_chars: int = 64
     chat_preview_chars: int = 200
     cursor_secret: str = "worldmm-local-cursor-secret"
-    jwt_dev_secret: str = "worldmm-local-development-key"
+    jwt_dev_secret: str = "worldmm-local-development-signing-key"  # HS256 wants >= 32 bytes
     jwt_issuer: str = "worldmm-local"
     jwt_audience: str = "worldmm"
 

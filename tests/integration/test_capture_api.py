@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.harness import make_settings
-from tests.support_capture import FakeLambdaContext, create_capture_resources, http_event, s3_notification
+from tests.support_capture import create_capture_resources, http_event, lambda_context, s3_notification
 from worldmm.config import Settings
 from worldmm.pipeline.invoker import InProcessInvoker
 from worldmm.services import Services, set_services
@@ -32,7 +32,7 @@ def call(
     module: Any, method: str, path: str, *, sub: str | None = "alice", body: Any = None, **params: str
 ) -> tuple[int, dict[str, Any]]:
     response = module.lambda_handler(
-        http_event(method, path, sub=sub, body=body, path_parameters=params), FakeLambdaContext()
+        http_event(method, path, sub=sub, body=body, path_parameters=params), lambda_context()
     )
     return response["statusCode"], json.loads(response["body"])
 
@@ -183,7 +183,7 @@ def test_upload_notifications_consumer_reports_only_failed_records(
         ]
     }
     # WHEN the consumer runs
-    response = s3_events.lambda_handler(event, FakeLambdaContext())
+    response = s3_events.lambda_handler(event, lambda_context())
     # THEN the window closed once and only the corrupt record goes back to the queue
     assert response == {"batchItemFailures": [{"itemIdentifier": "m2"}]}
     assert [name for name, _ in invoker.invocations] == [settings.ingest_function_name]
@@ -201,6 +201,6 @@ def test_sweeper_handler_closes_overdue_windows(
     record_notification(s3_notification(settings.frames_bucket, f"sessions/{sid}/window_3/audio.wav"))
     service = capture_service()
     monkeypatch.setattr(service, "clock", lambda: 4_000_000_000.0)
-    result = sweeper.lambda_handler({"source": "aws.events"}, FakeLambdaContext())
+    result = sweeper.lambda_handler({"source": "aws.events"}, lambda_context())
     assert result["closedWindows"] == [{"windowIndex": 3, "frameCount": 0, "reason": "timeout"}]
     assert invoker.invocations[0][1]["frameCount"] == 0

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.harness import make_settings
-from tests.support_capture import CaptureRig, make_rig, s3_notification
+from tests.support_capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, s3_notification
 from worldmm.capture.models import PresignAudioRequest, PresignFramesRequest, UploadedObject, UploadKind
 from worldmm.capture.service import frame_key
 from worldmm.errors import BadRequest, Forbidden
@@ -184,8 +184,11 @@ def test_end_session_closes_every_open_window_and_leaves_closed_ones(rig: Captur
     assert len(rig.ingest_calls()) == 3
 
 
-def test_concurrent_uploads_invoke_ingest_exactly_once(rig: CaptureRig) -> None:
+def test_concurrent_uploads_invoke_ingest_exactly_once(
+    rig: CaptureRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # GIVEN a session and many workers recording the same window's objects at once (with redeliveries)
+    make_moto_dynamodb_atomic(monkeypatch)
     rig.settings.capture_expected_frames = 12
     sid = rig.service.start_session("alice").sessionId
     uploads = [frame(sid, 0, i) for i in range(12)] * 2 + [audio(sid, 0)] * 2
@@ -211,7 +214,7 @@ def test_concurrent_uploads_invoke_ingest_exactly_once(rig: CaptureRig) -> None:
         t.join()
     # THEN ingest was invoked exactly once for the window
     assert errors == []
-    assert len(rig.ingest_calls()) == 1
+    assert len(rig.ingest_calls()) == 1, (rig.ingest_calls(), rig.service.store.get_window(sid, 0))
     assert rig.ingest_calls()[0]["windowIndex"] == 0
 
 

@@ -25,6 +25,8 @@ from tests.harness import make_settings
 from worldmm.chat.service import GPU_STARTING_ANSWER
 from worldmm.config import Settings
 from worldmm.db.engine import Database
+from worldmm.errors import GpuUnavailableError
+from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.local_api import LocalLambdaContext, build_event
 from worldmm.memory.hash_embedder import HashEmbedder
@@ -174,6 +176,22 @@ def test_chat_with_a_ready_gpu_worker_answers_and_saves(
     # THEN the agent answered and the chat was saved
     assert status == 200 and body["answer"] == ANSWER and body["chat_id"]
     assert _chat_count(services, ALICE) == 1
+
+
+def test_chat_gpu_starting_when_the_worker_drops_mid_answer_writes_nothing(
+    gpu_services: Callable[[str | None], Services], llm: ScriptedLLM
+) -> None:
+    # GIVEN a worker that reports ready but fails the answering call
+    def worker_gone(request: LLMRequest) -> str:
+        raise GpuUnavailableError("GPU worker unavailable after 1 attempts")
+
+    llm.script("reasoning_agent", worker_gone)
+    with _health_server("ready") as url:
+        services = gpu_services(url)
+        status, body = chat(ALICE, {"question": "Where are my keys?"})
+    # THEN the same "not available" reply, and no chat or message was saved
+    assert status == 200 and body == {"answer": GPU_STARTING_ANSWER, "chat_id": None}
+    assert _chat_count(services, ALICE) == 0
 
 
 @pytest.mark.parametrize(
@@ -366,8 +384,8 @@ def _gpu_services(
         llm_provider="gpu",
         gpu_worker_url=gpu_worker_url,
         gpu_retries=0,
-        gpu_connect_timeout_s=1.0,
-        gpu_read_timeout_s=1.0,
+        gpu_connect_timeout_s=5.0,
+        gpu_read_timeout_s=5.0,
     )
     services = Services(gpu_settings, db=db, llm=llm, embedder=HashEmbedder(gpu_settings.embedding_dim))
     set_services(services)

@@ -25,8 +25,10 @@ def test_moto_serves_every_aws_service_we_use(aws) -> None:
     assert boto3.client("ssm").get_parameter(Name="/encache/gpu/instance_id")["Parameter"]["Value"] == "none"
     assert boto3.client("sqs").create_queue(QueueName="q")["QueueUrl"]
     boto3.client("dynamodb").create_table(
-        TableName="t", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST",
+        TableName="t",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
     )
     assert boto3.client("ec2").describe_instances()["Reservations"] == []
     assert boto3.client("lambda").list_functions()["Functions"] == []

@@ -10,6 +10,7 @@ import jwt
 import pytest
 
 from worldmm.cli import main as cli_main
+from worldmm.llm.scripted import ScriptedLLM
 from worldmm.local_api import issue_token, make_server
 from worldmm.services import Services
 
@@ -35,9 +36,9 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def test_serve_chat_round_trip_with_a_token(api: str, services: Services) -> None:
+def test_serve_chat_round_trip_with_a_token(api: str, services: Services, scripted_llm: ScriptedLLM) -> None:
     # GIVEN the agent answers at once, and Alice's development token
-    services.llm.script("reasoning_agent", {"action": "ANSWER"}).script("response", "On the hall table.")  # type: ignore[attr-defined]
+    scripted_llm.script("reasoning_agent", {"action": "ANSWER"}).script("response", "On the hall table.")
     token = issue_token(ALICE, services.settings)
     with httpx.Client(base_url=api, headers=_auth(token), timeout=10) as client:
         # WHEN she asks over HTTP, then lists her chats and reads the messages
@@ -78,7 +79,7 @@ def test_serve_rejects_requests_without_a_valid_token_with_401(
         headers = {"Authorization": f"Basic {issue_token(ALICE, settings)}"}
     elif case != "missing":
         if case == "wrong-key":
-            secret = "another-key"
+            secret = "another-key-of-the-same-length-or-more"
         elif case == "expired":
             claims["exp"] = 1
         elif case == "wrong-audience":

@@ -1,4 +1,4 @@
-"""Live multiscale closure on the real PostgreSQL: exactly once, all children complete, re-produced when stale."""
+"""Live multiscale closure on real PostgreSQL: exactly once, all children complete, re-produced when stale."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ def test_multiscale_3min_summary_produced_when_sixth_window_completes(
     [summary] = summaries(services, USER, SESSION)
     assert (summary.duration_seconds, summary.window_index) == (180, 0)
     assert summary.processing_status == ProcessingStatus.COMPLETE
-    assert summary.source_session_id == SESSION and summary.caption.startswith("I went through 6 parts")
+    assert summary.source_session_id == SESSION
+    assert (summary.caption or "").startswith("I went through 6 parts")
     with services.db.unit_of_work(USER) as session:
         windows = session.scalars(select(Segment).where(Segment.duration_seconds == 30)).all()
         assert {w.parent_segment_id for w in windows} == {summary.id}
@@ -148,7 +149,7 @@ def test_multiscale_session_end_closes_partial_windows(services: Services, llm: 
         (600, 0),
     ]
     partial = rows[3]
-    assert partial.caption.startswith("I went through 2 parts")
+    assert (partial.caption or "").startswith("I went through 2 parts")
     # AND ending the session again produces nothing new
     calls = len(llm.calls_for("merge_captions"))
     on_session_end(services, USER, SESSION)
@@ -163,12 +164,12 @@ def test_multiscale_partial_summary_reproduced_when_a_late_window_lands(
         _complete(services, n)
     on_session_end(services, USER, SESSION)
     [partial] = summaries(services, USER, SESSION)
-    assert partial.caption.startswith("I went through 4 parts")
+    assert (partial.caption or "").startswith("I went through 4 parts")
     # WHEN a late window (delivered from the DLQ) completes
     _complete(services, 4)
     # THEN the summary is re-produced with five parts
     [updated] = summaries(services, USER, SESSION)
-    assert updated.id == partial.id and updated.caption.startswith("I went through 5 parts")
+    assert updated.id == partial.id and (updated.caption or "").startswith("I went through 5 parts")
 
 
 def test_multiscale_10min_summary_runs_semantic_extraction_and_consolidation(
@@ -187,7 +188,7 @@ def test_multiscale_10min_summary_runs_semantic_extraction_and_consolidation(
     assert [(h.event.value, h.applied) for h in history] == [("ADD", True)]
     # AND semantic extraction ran on the 10 min summary only, never on 3 min ones
     [call] = llm.calls_for("semantic_triples")
-    assert ten[0].caption in call.prompt_text
+    assert (ten[0].caption or "-") in call.prompt_text
 
 
 def test_multiscale_hour_closes_after_its_sixth_10min_summary(services: Services, llm: ScriptedLLM) -> None:

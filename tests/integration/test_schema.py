@@ -47,7 +47,9 @@ def _segment(user: str, window: int = 0, caption: str = "a caption", duration: i
     )
 
 
-def _entity(user: str, name: str, vec: list[float] | None = None, canonical: uuid.UUID | None = None) -> Entity:
+def _entity(
+    user: str, name: str, vec: list[float] | None = None, canonical: uuid.UUID | None = None
+) -> Entity:
     return Entity(
         user_id=user,
         surface_form=name,
@@ -65,7 +67,9 @@ def test_migrations_create_every_table_and_index(pg: LocalDatabase) -> None:
     with engine.connect() as conn:
         indexes = {
             row[0]: row[1]
-            for row in conn.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname='public'"))
+            for row in conn.execute(
+                text("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname='public'")
+            )
         }
         versions = conn.execute(text("SELECT extversion FROM pg_extension WHERE extname='vector'")).scalar()
         server = conn.execute(text("SHOW server_version_num")).scalar()
@@ -88,7 +92,9 @@ def test_downgrade_then_upgrade_restores_the_schema(pg: LocalDatabase) -> None:
     assert set(MEMORY_TABLES) <= set(inspect(engine).get_table_names())
     with engine.connect() as conn:
         dim = conn.execute(
-            text("SELECT atttypmod FROM pg_attribute WHERE attrelid='worldmm_entities'::regclass AND attname='embedding'")
+            text(
+                "SELECT atttypmod FROM pg_attribute WHERE attrelid='worldmm_entities'::regclass AND attname='embedding'"
+            )
         ).scalar()
     engine.dispose()
     assert dim == TEST_EMBEDDING_DIM
@@ -100,7 +106,10 @@ def test_triple_check_rejects_both_or_neither_object(db: Database) -> None:
         subj, obj = _entity("alice", "Kate"), _entity("alice", "kitchen")
         s.add_all([seg, subj, obj])
     for object_entity, literal in ((obj.id, "both"), (None, None)):
-        with pytest.raises(IntegrityError, match="ck_triple_exactly_one_object"), db.unit_of_work("alice") as s:
+        with (
+            pytest.raises(IntegrityError, match="ck_triple_exactly_one_object"),
+            db.unit_of_work("alice") as s,
+        ):
             s.add(
                 Triple(
                     segment_id=seg.id,
@@ -160,7 +169,9 @@ def test_full_text_search_finds_a_segment_by_a_caption_word(db: Database) -> Non
         s.add(_segment("alice", 0, "Katrina pours coffee in the kitchen"))
         s.add(_segment("alice", 1, "Walking the dog in the park"))
         hits = s.scalars(
-            select(Segment.caption).where(Segment.search_tsv.op("@@")(text("plainto_tsquery('english', 'dogs')")))
+            select(Segment.caption).where(
+                Segment.search_tsv.op("@@")(text("plainto_tsquery('english', 'dogs')"))
+            )
         ).all()
     assert hits == ["Walking the dog in the park"]
 
@@ -185,17 +196,29 @@ def test_every_orm_model_round_trips(db: Database) -> None:
         s.flush()
         s.add_all(
             [
-                VisualEmbedding(segment_id=seg.id, user_id="alice", embedding=[0.2] * 8, timestamp=NOW, model="m"),
+                VisualEmbedding(
+                    segment_id=seg.id, user_id="alice", embedding=[0.2] * 8, timestamp=NOW, model="m"
+                ),
                 MemoryHistory(
-                    user_id="alice", triple_id=triple.id, event="ADD", mode="apply", applied=True,
-                    inputs={"new": ["Kate", "drinks", "coffee"]}, model="m", reason="new fact",
+                    user_id="alice",
+                    triple_id=triple.id,
+                    event="ADD",
+                    mode="apply",
+                    applied=True,
+                    inputs={"new": ["Kate", "drinks", "coffee"]},
+                    model="m",
+                    reason="new fact",
                 ),
                 LLMUsage(user_id="alice", segment_id=seg.id, purpose="caption", model="m", prompt_tokens=10),
                 Chat(chat_id="c1", user_id="alice", title="t", created_at=NOW, last_activity=NOW),
             ]
         )
         s.flush()
-        s.add(ChatMessage(chat_id="c1", message_id="01J", user_id="alice", role="user", content="hi", created_at=NOW))
+        s.add(
+            ChatMessage(
+                chat_id="c1", message_id="01J", user_id="alice", role="user", content="hi", created_at=NOW
+            )
+        )
     with db.unit_of_work("alice") as s:
         assert s.scalars(select(Segment)).one().caption == "round trip"
         assert np.allclose(s.scalars(select(Segment)).one().caption_embedding, 0.5)
@@ -216,8 +239,14 @@ def test_a_unit_of_work_sees_only_its_users_rows(db: Database) -> None:
             s.add_all([seg, ent])
             s.flush()
             s.add(
-                Triple(segment_id=seg.id, user_id=user, memory_type=MemoryType.EPISODIC,
-                       subject_entity_id=ent.id, predicate="is", object_literal="here")
+                Triple(
+                    segment_id=seg.id,
+                    user_id=user,
+                    memory_type=MemoryType.EPISODIC,
+                    subject_entity_id=ent.id,
+                    predicate="is",
+                    object_literal="here",
+                )
             )
             s.add(Chat(chat_id=f"chat-{user}", user_id=user, created_at=NOW, last_activity=NOW))
     with db.unit_of_work("alice") as s:

@@ -41,7 +41,10 @@ def test_multiscale_10min_summary_is_three_3min_plus_remaining_minute() -> None:
     # GIVEN 10 min summary 1 (windows 20..39)
     children = children_of(SlotKey(TEN_MIN, 1))
     # THEN it merges 3 min summaries 3, 4, 5 and the remaining minute: windows 38 and 39
-    assert children == [SlotKey(THREE_MIN, 3), SlotKey(THREE_MIN, 4), SlotKey(THREE_MIN, 5)] + [
+    assert children == [
+        SlotKey(THREE_MIN, 3),
+        SlotKey(THREE_MIN, 4),
+        SlotKey(THREE_MIN, 5),
         SlotKey(WINDOW, 38),
         SlotKey(WINDOW, 39),
     ]
@@ -97,6 +100,6 @@ def test_multiscale_merge_prompt_rejects_an_unparsable_answer() -> None:
 
 def test_multiscale_fingerprint_changes_when_a_child_caption_changes() -> None:
     children = [_child(n, f"c{n}") for n in range(6)]
-    changed = children[:5] + [_child(5, "re-enriched caption")]
+    changed = [*children[:5], _child(5, "re-enriched caption")]
     assert fingerprint(children) == fingerprint(list(reversed(children)))
     assert fingerprint(children) != fingerprint(changed)

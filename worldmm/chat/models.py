@@ -57,7 +57,7 @@ class ChatRequest(_Request):
     """Body of POST /memories/chat and /memories/chat/verbose."""
 
     question: str = Field(min_length=1)
-    chat_id: str | None = Field(default=None, min_length=1, max_length=64)
+    chat_id: str | None = Field(default=None, min_length=1, max_length=256)
 
 
 class ListChatsRequest(_Request):
@@ -75,7 +75,7 @@ class ListChatsRequest(_Request):
 class MessagesQuery(ListChatsRequest):
     """Query string of GET /chats/messages."""
 
-    chat_id: str = Field(min_length=1, max_length=64)
+    chat_id: str = Field(min_length=1, max_length=256)
 
 
 class ChatResponse(BaseModel):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 
 from worldmm.config import LLMProvider
-from worldmm.errors import Forbidden
+from worldmm.errors import Forbidden, GpuUnavailableError
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -42,6 +42,13 @@ def answering_model_ready(services: Services) -> bool:
     return worker_ready(base_url, services.settings)
 
 
+def _gpu_starting(reason: str) -> ChatResult:
+    logger.info(
+        "chat unavailable: GPU worker starting", extra={"step": "chat.gpu-starting", "reason": reason}
+    )
+    return ChatResult(answer=GPU_STARTING_ANSWER, chat_id=None, trace=None)
+
+
 def handle_chat(
     services: Services,
     user_id: str,
@@ -59,12 +66,17 @@ def handle_chat(
     if chat_id is not None and not services.chats.chat_owned_by(user_id, chat_id):
         raise Forbidden("chat not found or not yours")
     if not answering_model_ready(services):
-        logger.info("chat unavailable: GPU worker starting", extra={"step": "chat.gpu-starting"})
-        return ChatResult(answer=GPU_STARTING_ANSWER, chat_id=None, trace=None)
+        return _gpu_starting("worker not ready")
 
     from worldmm.retrieval.agent import answer_question
 
-    result = answer_question(services, user_id, question, now=now)
+    try:
+        result = answer_question(services, user_id, question, now=now)
+    except GpuUnavailableError as exc:
+        if services.settings.llm_provider != LLMProvider.GPU:
+            raise
+        # The worker went away between its health check and the answer: nothing is written yet.
+        return _gpu_starting(str(exc))
 
     if chat_id is None:
         chat_id = services.chats.create_chat(user_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,8 @@ _EDGES_SQL = f"""
 SELECT uuid_send(t.id) AS triple_key,
        uuid_send(t.segment_id) AS segment_key,
        {ENTITY_KEY_SQL.format(ent="se")} AS subject_key,
-       coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="t.object_literal")}) AS object_key
+       coalesce({ENTITY_KEY_SQL.format(ent="oe")},
+                {LITERAL_KEY_SQL.format(col="t.object_literal")}) AS object_key
 FROM worldmm_triples t
 JOIN worldmm_entities se ON se.id = t.subject_entity_id
 LEFT JOIN worldmm_entities oe ON oe.id = t.object_entity_id
@@ -119,6 +121,8 @@ class UserGraph:
 
     def edge_scores(self, node_scores: np.ndarray) -> np.ndarray:
         """Score per triple edge: score(subject) + score(object) (spec 001 semantic scoring)."""
+        import numpy as np
+
         return np.asarray(node_scores[self.edge_src] + node_scores[self.edge_dst])
 
     # --- serialisation ---------------------------------------------------------------------------
@@ -163,12 +167,12 @@ def literal_key(literal: str) -> bytes:
 
 
 def graph_from_edges(
-    subject_keys: list[bytes],
-    object_keys: list[bytes],
-    triple_keys: list[bytes],
-    segment_keys: list[bytes],
+    subject_keys: Sequence[bytes] | np.ndarray,
+    object_keys: Sequence[bytes] | np.ndarray,
+    triple_keys: Sequence[bytes] | np.ndarray,
+    segment_keys: Sequence[bytes] | np.ndarray,
 ) -> UserGraph:
-    """Build the compact graph from parallel edge lists of 16-byte keys."""
+    """Build the compact graph from parallel edge lists (or S16 arrays) of 16-byte keys."""
     import numpy as np
     from scipy.sparse import coo_matrix
 
@@ -235,7 +239,11 @@ def build_graph(db: Database, key: GraphKey) -> UserGraph:
         )
     else:
         sql = _EDGES_SQL.format(join="", where="AND t.invalidated_at IS NULL")
-    params: dict[str, Any] = {"user_id": key.user_id, "memory_type": key.memory_type.value, "scale": key.scale}
+    params: dict[str, Any] = {
+        "user_id": key.user_id,
+        "memory_type": key.memory_type.value,
+        "scale": key.scale,
+    }
     with db.unit_of_work(key.user_id) as session:
         rows = session.execute(text(sql), params).all()
     if not rows:

@@ -57,6 +57,13 @@ def personalized_pagerank(
     return np.asarray(z / z.sum())
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Inner product without BLAS: threaded BLAS dot products stall on a busy or 1-vCPU host."""
+    import numpy as np
+
+    return float(np.einsum("i,i->", a, b))
+
+
 def _conjugate_gradient(
     graph: UserGraph, rhs: np.ndarray, damping: float, tolerance: float, max_iterations: int
 ) -> np.ndarray:
@@ -70,7 +77,7 @@ def _conjugate_gradient(
     r *= damping  # r = rhs - (I - dS) y with y = rhs
     p = r.copy()
     tmp = np.empty_like(y)
-    rs = float(r @ r)
+    rs = _dot(r, r)
     stop = (tolerance * float(np.linalg.norm(rhs))) ** 2
     for _ in range(max_iterations):
         if rs <= stop:
@@ -78,12 +85,12 @@ def _conjugate_gradient(
         ap = s @ p
         ap *= -damping
         ap += p
-        alpha = rs / float(p @ ap)
+        alpha = rs / _dot(p, ap)
         np.multiply(p, alpha, out=tmp)
         y += tmp
         np.multiply(ap, alpha, out=tmp)
         r -= tmp
-        rs_next = float(r @ r)
+        rs_next = _dot(r, r)
         p *= rs_next / rs
         p += r
         rs = rs_next

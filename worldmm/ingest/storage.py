@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,11 +28,12 @@ class ObjectStore(Protocol):
 class S3ObjectStore:
     """ObjectStore on one S3 bucket (honours AWS_ENDPOINT_URL through boto3)."""
 
-    def __init__(self, bucket: str, client: Any | None = None) -> None:
+    def __init__(self, bucket: str, client: Any | None = None, *, page_size: int = 1000) -> None:
         import boto3
 
         self.bucket = bucket
         self.client = client or boto3.client("s3")
+        self.page_size = page_size
 
     def get(self, key: str) -> bytes:
         try:
@@ -47,7 +49,10 @@ class S3ObjectStore:
     def list(self, prefix: str) -> list[str]:
         keys: list[str] = []
         paginator = self.client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+        pages = paginator.paginate(
+            Bucket=self.bucket, Prefix=prefix, PaginationConfig={"PageSize": self.page_size}
+        )
+        for page in pages:
             keys.extend(obj["Key"] for obj in page.get("Contents", []))
         return sorted(keys)
 
@@ -84,16 +89,23 @@ class DirectoryObjectStore:
     def put(self, key: str, data: bytes) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".part")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        # A writer-unique temporary name: concurrent puts of one key must not share a temp file.
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def list(self, prefix: str) -> list[str]:
-        if not self.root.exists():
+        # Walk only the deepest directory the prefix names, not the whole store.
+        folder = prefix.rpartition("/")[0]
+        start = self._path(folder) if folder else self.root
+        if not start.is_dir():
             return []
         keys = (
             p.relative_to(self.root).as_posix()
-            for p in self.root.rglob("*")
+            for p in start.rglob("*")
             if p.is_file() and not p.name.endswith(".part")
         )
         return sorted(k for k in keys if k.startswith(prefix))

@@ -47,6 +47,9 @@ _STRICT_UNSUPPORTED = frozenset(
     }
 )
 
+# Keywords strict mode rejects but pydantic still checks on the answer: dropped from the strict schema.
+_STRICT_DROPPED = ("default", "minLength", "maxLength")
+
 
 class LLMConfigurationError(WorldMMError):
     """The settings name an LLM set-up that cannot work (no adapter, batch on a provider without it)."""
@@ -94,7 +97,8 @@ def strict_json_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
                 return False
             node["additionalProperties"] = False
             node["required"] = list(properties)
-        node.pop("default", None)
+        for keyword in _STRICT_DROPPED:
+            node.pop(keyword, None)
         children: list[Any] = [node[key] for key in ("items", "anyOf", "prefixItems") if key in node]
         for key in ("properties", "$defs", "definitions"):
             children.extend(node.get(key, {}).values())

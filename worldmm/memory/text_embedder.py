@@ -137,7 +137,11 @@ class MiniLMEmbedder:
                 from sentence_transformers import SentenceTransformer
 
                 model = SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
-                actual = model.get_embedding_dimension()
+                # sentence-transformers 6 renamed the accessor; 3.x–5.x only have the older name.
+                dimension = (
+                    getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+                )
+                actual = dimension()
                 if actual != self._dim:
                     raise EmbedderConfigurationError(
                         f"{self.model_dir.name} embeds in {actual} dimensions but EMBEDDING_DIM={self._dim}"

@@ -308,27 +308,12 @@ def enrich_segment(
         caption_vector = services.embedder.embed([caption])[0]
 
         with services.db.unit_of_work(user_id) as session:
-            _check_claim(session, segment_id, claim_token)
-            delete_segment_derivatives(session, segment_id)
-            stored = insert_triples(session, user_id, segment_id, extraction.triples)
-            if visual is not None:
-                timestamp = session.execute(
-                    select(Segment.start_time).where(Segment.id == segment_id)
-                ).scalar_one()
-                session.execute(
-                    insert(VisualEmbedding).values(
-                        id=uuid.uuid4(),
-                        segment_id=segment_id,
-                        user_id=user_id,
-                        embedding=visual,
-                        model=services.visual.model_id,
-                        timestamp=timestamp,
-                    )
-                )
-            session.execute(
-                update(Segment)
-                .where(Segment.id == segment_id)
-                .values(
+            # Completing first locks the row and proves the claim is still ours (else nothing is kept).
+            complete = update(Segment).where(Segment.id == segment_id)
+            if claim_token is not None:
+                complete = complete.where(Segment.claim_token == claim_token)
+            start_time = session.execute(
+                complete.values(
                     processing_status=ProcessingStatus.COMPLETE,
                     caption=caption,
                     caption_embedding=caption_vector,
@@ -339,8 +324,21 @@ def enrich_segment(
                     claim_token=None,
                     claimed_at=None,
                     updated_at=func.now(),
+                ).returning(Segment.start_time)
+            ).scalar_one_or_none()
+            if start_time is None:
+                raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
+            if claim_token is None:  # unclaimed callers replace what an earlier run stored
+                delete_segment_derivatives(session, segment_id)
+            # (a claimed row starts clean: claim_segment removed any earlier derivatives on takeover)
+            stored = insert_triples(session, user_id, segment_id, extraction.triples)
+            if visual is not None:
+                row = {"embedding": visual, "model": services.visual.model_id, "timestamp": start_time}
+                session.execute(
+                    insert(VisualEmbedding)
+                    .values(id=uuid.uuid4(), segment_id=segment_id, user_id=user_id, **row)
+                    .on_conflict_do_update(constraint="uq_visual_segment", set_=row)
                 )
-            )
             usage.flush(session, user_id, segment_id)
     except Exception:
         if usage.entries:  # the calls were paid for even though the window failed

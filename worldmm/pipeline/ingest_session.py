@@ -210,13 +210,16 @@ def _count_summaries(services: Services, user_id: str, session_id: str) -> int:
     from worldmm.db.models import ProcessingStatus, Segment
 
     with services.db.unit_of_work(user_id) as session:
-        return session.scalar(
-            select(func.count()).where(
-                Segment.session_id == session_id,
-                Segment.duration_seconds > services.settings.window_seconds,
-                Segment.processing_status == ProcessingStatus.COMPLETE,
+        return (
+            session.scalar(
+                select(func.count()).where(
+                    Segment.session_id == session_id,
+                    Segment.duration_seconds > services.settings.window_seconds,
+                    Segment.processing_status == ProcessingStatus.COMPLETE,
+                )
             )
-        ) or 0
+            or 0
+        )
 
 
 def _transcribe_full(services: Services, root: Path) -> Transcript | None:

@@ -16,7 +16,8 @@ from worldmm.pipeline.window import ingest_window
 from worldmm.services import get_services
 
 logger = Logger(service="worldmm")
-processor = BatchProcessor(event_type=EventType.SQS)
+# BatchSize is 1: a failed item must come back as a batchItemFailure, not as a function error.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 @logger.inject_lambda_context

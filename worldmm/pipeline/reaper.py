@@ -6,8 +6,7 @@ returns the windows' keys and nothing else of theirs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -23,8 +22,9 @@ logger = Logger(service="worldmm")
 STALE_SQL = "SELECT * FROM worldmm_stale_pending_windows(make_interval(secs => :secs), :max_rows)"
 
 
-@dataclass(frozen=True)
-class ReapedWindow:
+class ReapedWindow(TypedDict):
+    """A window the reaper re-invoked (a plain dict: the CLI prints it as JSON)."""
+
     user_id: str
     session_id: str
     window_index: int
@@ -35,7 +35,15 @@ def stale_windows(services: Services, older_than_s: int, max_rows: int) -> list[
     """Non-complete 30 s windows not touched for `older_than_s` seconds, oldest first, of every user."""
     with services.db.unit_of_work(None) as session:
         rows = session.execute(text(STALE_SQL), {"secs": older_than_s, "max_rows": max_rows})
-        return [ReapedWindow(r.user_id, r.session_id, r.window_index, r.frame_count) for r in rows]
+        return [
+            ReapedWindow(
+                user_id=r.user_id,
+                session_id=r.session_id,
+                window_index=r.window_index,
+                frame_count=r.frame_count,
+            )
+            for r in rows
+        ]
 
 
 def reap_orphans(services: Services, older_than_s: int | None = None) -> list[ReapedWindow]:
@@ -45,15 +53,17 @@ def reap_orphans(services: Services, older_than_s: int | None = None) -> list[Re
     reaped: list[ReapedWindow] = []
     for window in stale_windows(services, age, settings.reaper_max_windows):
         payload = IngestWindowEvent(
-            sessionId=window.session_id,
-            userId=window.user_id,
-            windowIndex=window.window_index,
-            frameCount=window.frame_count,
+            sessionId=window["session_id"],
+            userId=window["user_id"],
+            windowIndex=window["window_index"],
+            frameCount=window["frame_count"],
         ).model_dump()
         try:
             services.invoker.invoke_async(settings.ingest_function_name, payload)
         except Exception as exc:
-            logger.warning("reaper_invoke_failed", extra={"session_id": window.session_id, "error": str(exc)})
+            logger.warning(
+                "reaper_invoke_failed", extra={"session_id": window["session_id"], "error": str(exc)}
+            )
             continue
         reaped.append(window)
     logger.info("reaper_completed", extra={"reaped": len(reaped), "older_than_s": age})

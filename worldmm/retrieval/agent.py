@@ -99,7 +99,7 @@ def _quote(text: str) -> str:
 def _next_action(
     services: Services, question: str, now: datetime, round_no: int, context: _Context
 ) -> tuple[AgentAction | None, list[LLMResponse], str | None]:
-    """Ask the agent model for its action; one retry on unparseable output. Returns action, responses, note."""
+    """The agent model's next action (one retry on unparseable output), its responses, and a note."""
     settings = services.settings
     request = build_request(
         AGENT_PURPOSE,
@@ -120,8 +120,10 @@ def _next_action(
         response = services.llm.complete(request)
         responses.append(response)
         try:
-            return parse_model(response.text, AgentAction), responses, (
-                f"retried after unparseable action: {errors[0]}" if errors else None
+            return (
+                parse_model(response.text, AgentAction),
+                responses,
+                (f"retried after unparseable action: {errors[0]}" if errors else None),
             )
         except ModelOutputError as exc:
             errors.append(str(exc))
@@ -225,11 +227,15 @@ def _search(
 
     retriever = retrievers.get(memory_type)
     if retriever is None:
-        return RetrievalResult(memory_type=memory_type, query=query, reason=f"{memory_type.value} memory unavailable")
+        return RetrievalResult(
+            memory_type=memory_type, query=query, reason=f"{memory_type.value} memory unavailable"
+        )
     try:
         return retriever(services, user_id, query, now=now)
     except GpuUnavailableError:
         raise
     except Exception as exc:
         logger.exception("%s retrieval failed", memory_type.value)
-        return RetrievalResult(memory_type=memory_type, query=query, reason=f"search failed: {type(exc).__name__}")
+        return RetrievalResult(
+            memory_type=memory_type, query=query, reason=f"search failed: {type(exc).__name__}"
+        )

@@ -66,7 +66,9 @@ class _Usage:
         self.completion_tokens += completion
 
 
-def query_seed_entities(services: Services, user_id: str, query: str, usage: _Usage | None = None) -> list[bytes]:
+def query_seed_entities(
+    services: Services, user_id: str, query: str, usage: _Usage | None = None
+) -> list[bytes]:
     """16-byte keys of the canonical entities the query mentions (NER + embedding match ≥ threshold)."""
     from worldmm.memory.episodic.openie import extract_entities
 
@@ -112,14 +114,17 @@ def ppr_candidates(services: Services, user_id: str, seeds: list[bytes]) -> list
         )
         segment_scores = graph.segment_scores(scores)
         for index in top_k(segment_scores, k):
-            candidates.append(Candidate(key_to_uuid(graph.segment_keys[index]), scale, float(segment_scores[index])))
+            candidates.append(
+                Candidate(key_to_uuid(graph.segment_keys[index]), scale, float(segment_scores[index]))
+            )
     return candidates
 
 
 def _describe(memory: RetrievedMemory, number: int, max_chars: int) -> str:
     when = memory.start_time.isoformat(timespec="minutes") if memory.start_time else "unknown time"
     scale = f"{memory.duration_seconds}s" if memory.duration_seconds else "?"
-    return f"[{number}] ({scale} segment, {when}) <memory>{sanitize_memory_text(memory.text, max_chars)}</memory>"
+    body = sanitize_memory_text(memory.text, max_chars)
+    return f"[{number}] ({scale} segment, {when}) <memory>{body}</memory>"
 
 
 def rerank(
@@ -156,10 +161,18 @@ def retrieve_episodic(
     usage = _Usage()
     seeds = query_seed_entities(services, user_id, query, usage)
     candidates = ppr_candidates(services, user_id, seeds) if seeds else []
+    reason: str | None = None
     if not candidates:
-        reason = "no known entities in the query" if not seeds else "no episodic memories near the query entities"
+        reason = (
+            "no known entities in the query" if not seeds else "no episodic memories near the query entities"
+        )
         result = hybrid_search(
-            services, user_id, query, now=now, limit=settings.episodic_final_k, reason=f"hybrid fallback: {reason}"
+            services,
+            user_id,
+            query,
+            now=now,
+            limit=settings.episodic_final_k,
+            reason=f"hybrid fallback: {reason}",
         )
         return result.model_copy(
             update={"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
@@ -168,7 +181,11 @@ def retrieve_episodic(
     memories = _load_segments(services, user_id, candidates)
     if not memories:
         result = hybrid_search(
-            services, user_id, query, now=now, limit=settings.episodic_final_k,
+            services,
+            user_id,
+            query,
+            now=now,
+            limit=settings.episodic_final_k,
             reason="hybrid fallback: graph candidates have no captions",
         )
         return result.model_copy(

@@ -115,8 +115,10 @@ def mmr_select(
     while remaining and len(chosen) < k:
         best = max(
             remaining,
-            key=lambda item: lam * relevance[item] / top
-            - (1 - lam) * max((similarity(item, c) for c in chosen), default=0.0),
+            key=lambda item: (
+                lam * relevance[item] / top
+                - (1 - lam) * max((similarity(item, c) for c in chosen), default=0.0)
+            ),
         )
         chosen.append(best)
         remaining.remove(best)

@@ -32,7 +32,8 @@ WITH candidates AS MATERIALIZED (
     SELECT * FROM candidates ORDER BY distance, id LIMIT :k
 )
 SELECT {ENTITY_KEY_SQL.format(ent="se")} AS subject_key,
-       coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="n.object_literal")}) AS object_key
+       coalesce({ENTITY_KEY_SQL.format(ent="oe")},
+                {LITERAL_KEY_SQL.format(col="n.object_literal")}) AS object_key
 FROM nearest n
 JOIN worldmm_entities se ON se.id = n.subject_entity_id
 LEFT JOIN worldmm_entities oe ON oe.id = n.object_entity_id
@@ -62,7 +63,9 @@ def retrieve_semantic(
             {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.semantic_seed_k},
         ).all()
     if not seed_rows:
-        return RetrievalResult(memory_type=MemoryKind.SEMANTIC, query=query, reason="no semantic memories yet")
+        return RetrievalResult(
+            memory_type=MemoryKind.SEMANTIC, query=query, reason="no semantic memories yet"
+        )
     seeds = [bytes(k) for row in seed_rows for k in (row.subject_key, row.object_key)]
 
     graph = load_graph(services, GraphKey(user_id, MemoryType.SEMANTIC))
@@ -115,4 +118,3 @@ def _load_triples(
             )
         )
     return items
-

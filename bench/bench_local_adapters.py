@@ -1,0 +1,125 @@
+"""Local-profile model adapters on this machine: load time and throughput of each (prints JSON).
+
+    python -m bench.bench_local_adapters [--texts 256] [--llm-requests 3]
+
+MiniLM embeddings (texts/s), Whisper tiny.en via faster-whisper (real-time factor on the test
+recording), SmolLM2-135M via llama.cpp (schema-constrained completions: latency and tokens/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+SPEECH = Path(__file__).resolve().parents[1] / "tests" / "data" / "speech_keys_alice.wav"
+
+
+class Triple(BaseModel):
+    subject: str
+    predicate: str
+    object: str
+
+
+class Triples(BaseModel):
+    triples: list[Triple]
+
+
+def bench_embedder(n_texts: int) -> dict[str, Any]:
+    from worldmm.memory.text_embedder import MiniLMEmbedder, default_minilm_path
+
+    embedder = MiniLMEmbedder(default_minilm_path(), expected_dim=384)
+    started = time.perf_counter()
+    embedder.embed(["warm up"])
+    load_s = time.perf_counter() - started
+    texts = [f"Alice put item number {i} on the kitchen table next to the red mug" for i in range(n_texts)]
+    started = time.perf_counter()
+    embedder.embed(texts)
+    elapsed = time.perf_counter() - started
+    return {"load_s": round(load_s, 2), "texts": n_texts, "texts_per_s": round(n_texts / elapsed, 1)}
+
+
+def bench_transcriber() -> dict[str, Any]:
+    import wave
+
+    from worldmm.ingest.transcriber import FasterWhisperTranscriber, default_whisper_path
+
+    with wave.open(str(SPEECH)) as w:
+        audio_s = w.getnframes() / w.getframerate()
+    transcriber = FasterWhisperTranscriber(default_whisper_path())
+    audio = SPEECH.read_bytes()
+    started = time.perf_counter()
+    transcriber.transcribe(audio, "warm.wav")
+    first_s = time.perf_counter() - started
+    started = time.perf_counter()
+    transcript = transcriber.transcribe(audio, "speech.wav")
+    elapsed = time.perf_counter() - started
+    return {
+        "first_call_s": round(first_s, 2),
+        "audio_s": round(audio_s, 2),
+        "transcribe_s": round(elapsed, 2),
+        "real_time_factor": round(elapsed / audio_s, 3),
+        "text": transcript.text,
+    }
+
+
+def bench_llm(n_requests: int) -> dict[str, Any]:
+    from worldmm.llm.local import LlamaCppLLM, default_gguf_path
+    from worldmm.llm.port import LLMRequest
+    from worldmm.llm.structured import parse_model
+
+    llm = LlamaCppLLM(default_gguf_path(), n_ctx=2048)
+    request = LLMRequest(
+        purpose="bench_triples",
+        messages=[
+            {
+                "role": "user",
+                "content": "Extract (subject, predicate, object) triples as JSON from: "
+                "Alice put her keys on the kitchen table, then Bob made coffee for Alice.",
+            }
+        ],
+        model="local",
+        max_tokens=128,
+        response_schema=Triples.model_json_schema(),
+    )
+    started = time.perf_counter()
+    llm.complete(request)
+    first_s = time.perf_counter() - started
+    latencies, tokens, valid = [], 0, 0
+    for _ in range(n_requests):
+        response = llm.complete(request)
+        latencies.append(response.latency_ms / 1000)
+        tokens += response.completion_tokens
+        try:
+            parse_model(response.text, Triples)
+            valid += 1
+        except Exception:
+            pass
+    return {
+        "first_call_s": round(first_s, 2),
+        "requests": n_requests,
+        "mean_latency_s": round(sum(latencies) / len(latencies), 2),
+        "completion_tokens_per_s": round(tokens / sum(latencies), 1),
+        "schema_valid": f"{valid}/{n_requests}",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--texts", type=int, default=256)
+    parser.add_argument("--llm-requests", type=int, default=3)
+    args = parser.parse_args()
+    result = {
+        "embedder_minilm": bench_embedder(args.texts),
+        "transcriber_faster_whisper_tiny_en": bench_transcriber(),
+        "llm_llama_cpp_smollm2_135m": bench_llm(args.llm_requests),
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

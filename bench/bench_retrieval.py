@@ -1,0 +1,371 @@
+"""Episodic + semantic retrieval time for a synthetic user with 90 days of memories.
+
+Generates the user's rows with COPY into an embedded PostgreSQL (30 s windows plus their 3 min,
+10 min and 1 h summaries, ~4 episodic triples each, a few thousand semantic facts), then times
+`retrieve_episodic` and `retrieve_semantic` with a zero-latency scripted LLM: warm (graphs cached;
+Redis when redis-server is installed, else in-process) and cold (graphs rebuilt from the database).
+
+    python -m bench.bench_retrieval --days 90 --windows-per-day 1920 --queries 40
+
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import os
+
+# One thread per BLAS / OpenMP pool, as in a Lambda: idle pool threads spin and steal the only cores.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import contextlib
+import io
+import json
+import random
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worldmm.config import Settings
+from worldmm.db import migrate
+from worldmm.db.local import start_local_database
+from worldmm.db.models import MemoryType
+from worldmm.db.queries import vector_literal
+from worldmm.llm.port import LLMRequest
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.retrieval.episodic_retriever import retrieve_episodic
+from worldmm.retrieval.semantic_retriever import retrieve_semantic
+from worldmm.services import Services
+
+USER = "bench-user"
+SCALES = (30, 180, 600, 3600)
+SYLLABLES = [
+    "ka",
+    "tri",
+    "na",
+    "lo",
+    "mi",
+    "ra",
+    "sen",
+    "vo",
+    "du",
+    "pel",
+    "zan",
+    "ti",
+    "gor",
+    "bea",
+    "qui",
+    "fen",
+]
+PREDICATES = ["talked with", "walked to", "picked up", "looked at", "sat near", "cooked", "read", "called"]
+
+
+def _names(count: int, rng: random.Random) -> list[str]:
+    names: set[str] = set()
+    while len(names) < count:
+        names.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))).capitalize())
+    return ["I", *sorted(names)][:count]
+
+
+def _copy(conn: Any, table: str, columns: list[str], rows: Iterator[list[Any]]) -> int:
+    """COPY rows (text format) into `table`; None is NULL."""
+    count = 0
+    buffer = io.StringIO()
+    with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for row in rows:
+            buffer.write("\t".join("\\N" if v is None else str(v) for v in row) + "\n")
+            count += 1
+            if count % 50_000 == 0:
+                copy.write(buffer.getvalue())
+                buffer = io.StringIO()
+        copy.write(buffer.getvalue())
+    return count
+
+
+def generate(
+    admin_url: str, days: int, windows_per_day: int, entities: int, dim: int, seed: int
+) -> dict[str, Any]:
+    """Write one user's synthetic memories; returns sizes and the entity names by popularity."""
+    import psycopg
+
+    rng = random.Random(seed)
+    embedder = HashEmbedder(dim)
+    names = _names(entities, rng)
+    entity_ids = [uuid.uuid4() for _ in names]
+    zipf = np.random.default_rng(seed).zipf(1.3, size=5_000_000) % (entities - 1) + 1
+    cursor = iter(zipf.tolist())
+    start = datetime(2026, 1, 1, 7, 0, tzinfo=UTC)
+    sizes: dict[str, int] = {}
+    conninfo = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo) as conn:
+        vectors = embedder.embed(names)
+        sizes["entities"] = _copy(
+            conn,
+            "worldmm_entities",
+            ["id", "user_id", "surface_form", "canonical_name", "embedding"],
+            ([entity_ids[i], USER, n, n, vector_literal(vectors[i])] for i, n in enumerate(names)),
+        )
+        segments: dict[int, list[tuple[uuid.UUID, datetime]]] = {s: [] for s in SCALES}
+
+        def segment_rows() -> Iterator[list[Any]]:
+            for day in range(days):
+                day_start = start + timedelta(days=day)
+                for scale in SCALES:
+                    for index in range(windows_per_day * 30 // scale):
+                        sid = uuid.uuid4()
+                        t0 = day_start + timedelta(seconds=index * scale)
+                        segments[scale].append((sid, t0))
+                        a, b = names[next(cursor)], names[next(cursor)]
+                        caption = f"I {rng.choice(PREDICATES)} {a} and {rng.choice(PREDICATES)} {b}"
+                        yield [
+                            sid,
+                            USER,
+                            f"day-{day}",
+                            index,
+                            scale,
+                            t0,
+                            t0 + timedelta(seconds=scale),
+                            caption,
+                            "complete",
+                            16,
+                            "true",
+                        ]
+
+        sizes["segments"] = _copy(
+            conn,
+            "worldmm_segments",
+            [
+                "id",
+                "user_id",
+                "session_id",
+                "window_index",
+                "duration_seconds",
+                "start_time",
+                "end_time",
+                "caption",
+                "processing_status",
+                "frame_count",
+                "enriched",
+            ],
+            segment_rows(),
+        )
+
+        def triple_rows() -> Iterator[list[Any]]:
+            for scale in SCALES:
+                for sid, t0 in segments[scale]:
+                    for j in range(4):
+                        subject = 0 if rng.random() < 0.5 else next(cursor)
+                        predicate = f"{PREDICATES[j % len(PREDICATES)]} {j}"
+                        if rng.random() < 0.2:
+                            yield [
+                                uuid.uuid4(),
+                                sid,
+                                USER,
+                                "episodic",
+                                entity_ids[subject],
+                                predicate,
+                                None,
+                                f"at {t0:%H:%M}",
+                                None,
+                                t0,
+                                None,
+                            ]
+                        else:
+                            yield [
+                                uuid.uuid4(),
+                                sid,
+                                USER,
+                                "episodic",
+                                entity_ids[subject],
+                                predicate,
+                                entity_ids[next(cursor)],
+                                None,
+                                None,
+                                t0,
+                                None,
+                            ]
+            semantic_segments = segments[600]
+            seen: set[tuple[Any, ...]] = set()
+            for k in range(3000):
+                sid, t0 = semantic_segments[k * len(semantic_segments) // 3000]
+                s, o = next(cursor), next(cursor)
+                predicate = f"often {PREDICATES[k % len(PREDICATES)]}"
+                if (sid, s, predicate, o) in seen:
+                    continue
+                seen.add((sid, s, predicate, o))
+                text = f"{names[s]} {predicate} {names[o]}"
+                invalid = t0 + timedelta(days=1) if k % 10 == 0 else None
+                yield [
+                    uuid.uuid4(),
+                    sid,
+                    USER,
+                    "semantic",
+                    entity_ids[s],
+                    predicate,
+                    entity_ids[o],
+                    None,
+                    vector_literal(embedder.embed([text])[0]),
+                    t0,
+                    invalid,
+                ]
+
+        sizes["triples"] = _copy(
+            conn,
+            "worldmm_triples",
+            [
+                "id",
+                "segment_id",
+                "user_id",
+                "memory_type",
+                "subject_entity_id",
+                "predicate",
+                "object_entity_id",
+                "object_literal",
+                "embedding",
+                "valid_at",
+                "invalidated_at",
+            ],
+            triple_rows(),
+        )
+        conn.execute("ANALYZE")
+    for scale in SCALES:
+        sizes[f"segments_{scale}s"] = len(segments[scale])
+    popular = [
+        names[i] for i, _ in sorted(enumerate(np.bincount(zipf[:200_000])), key=lambda x: -x[1])[1:300]
+    ]
+    return {"sizes": sizes, "popular": [p for p in popular if p != "I"]}
+
+
+def _scripted(questions: dict[str, list[str]]) -> ScriptedLLM:
+    def ner(request: LLMRequest) -> dict[str, list[str]]:
+        for question, entities in questions.items():
+            if question in request.prompt_text:
+                return {"entities": entities}
+        return {"entities": []}
+
+    return ScriptedLLM().script("ner", ner).script("cross_scale_rerank", {"selected": [1, 2, 3]})
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(statistics.median(values), 1),
+        "p95_ms": round(float(np.percentile(values, 95)), 1),
+        "max_ms": round(max(values), 1),
+    }
+
+
+def _time_queries(services: Services, questions: list[str]) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {"episodic": [], "semantic": [], "total": []}
+    for q in questions:
+        t0 = time.perf_counter()
+        episodic = retrieve_episodic(services, USER, q)
+        t1 = time.perf_counter()
+        semantic = retrieve_semantic(services, USER, q)
+        t2 = time.perf_counter()
+        assert episodic.items and episodic.reason is None, episodic.reason
+        assert semantic.items, semantic.reason
+        times["episodic"].append((t1 - t0) * 1000)
+        times["semantic"].append((t2 - t1) * 1000)
+        times["total"].append((t2 - t0) * 1000)
+    return times
+
+
+@contextlib.contextmanager
+def _redis() -> Iterator[str | None]:
+    if shutil.which("redis-server") is None:
+        yield None
+        return
+    from tests.harness import redis_server
+
+    with redis_server() as url:
+        yield url
+
+
+def run(
+    days: int, windows_per_day: int, entities: int, queries: int, cold_runs: int, dim: int
+) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="worldmm-bench-"))
+    root.chmod(0o755)
+    local = start_local_database(root / "pgdata")
+    try:
+        base = Settings(
+            embedding_dim=dim,
+            visual_embedding_dim=8,
+            llm_provider="scripted",  # type: ignore[arg-type]
+            database_url=local.app_url,
+            database_admin_url=local.admin_url,
+            worldmm_home=root,
+        )
+        migrate.upgrade(base, admin_url=local.admin_url)
+        started = time.perf_counter()
+        data = generate(local.admin_url, days, windows_per_day, entities, dim, seed=11)
+        generate_s = time.perf_counter() - started
+        rng = random.Random(5)
+        questions = {}
+        for i in range(queries):
+            a, b = rng.sample(data["popular"][:200], 2)
+            questions[f"q{i}: what did I do with {a} and {b}?"] = [a, b]
+        with _redis() as redis_url:
+            settings = base.model_copy(update={"redis_url": redis_url})
+            services = Services(settings, llm=_scripted(questions), embedder=HashEmbedder(dim))
+            qs = list(questions)
+            cold: dict[str, list[float]] = {"episodic": [], "semantic": [], "total": []}
+            for q in qs[:cold_runs]:
+                services.graph_cache.invalidate(USER, MemoryType.EPISODIC)
+                services.graph_cache.invalidate(USER, MemoryType.SEMANTIC)
+                for key, values in _time_queries(services, [q]).items():
+                    cold[key].extend(values)
+            _time_queries(services, qs[:2])  # warm-up
+            warm = _time_queries(services, qs)
+            fresh_process: dict[str, list[float]] = {"episodic": [], "semantic": [], "total": []}
+            if redis_url:
+                # a cold Lambda on a warm Redis: graphs come from the Redis blobs, not from memory
+                for q in qs[: max(3, cold_runs)]:
+                    other = Services(settings, llm=_scripted(questions), embedder=HashEmbedder(dim))
+                    for key, values in _time_queries(other, [q]).items():
+                        fresh_process[key].extend(values)
+        result: dict[str, Any] = {
+            "benchmark": "retrieval_episodic_semantic",
+            "user": {"days": days, "windows_per_day": windows_per_day, **data["sizes"]},
+            "embedding_dim": dim,
+            "generate_s": round(generate_s, 1),
+            "graph_cache": "redis" if redis_url else "in-process",
+            "queries": queries,
+            "warm": {k: _stats(v) for k, v in warm.items()},
+            "cold_graph_from_db": {k: _stats(v) for k, v in cold.items()},
+        }
+        if fresh_process["total"]:
+            result["fresh_process_warm_redis"] = {k: _stats(v) for k, v in fresh_process.items()}
+        return result
+    finally:
+        local.server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument(
+        "--windows-per-day", type=int, default=1920, help="30 s windows per day (1920 = 16 h)"
+    )
+    parser.add_argument("--entities", type=int, default=3000)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--cold-runs", type=int, default=3)
+    parser.add_argument("--dim", type=int, default=64, help="text embedding dimension")
+    args = parser.parse_args()
+    result = run(args.days, args.windows_per_day, args.entities, args.queries, args.cold_runs, args.dim)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""The GPU worker app on a tiny random Qwen2-VL: real loading, preprocessing, pooling, auth and limits."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.support_gpu_worker import TOKEN, b64, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
+
+pytestmark = pytest.mark.unit
+
+AUTH = {"X-Worker-Token": TOKEN}
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return build_tiny_qwen2vl(tmp_path_factory.mktemp("tiny-qwen2vl"))
+
+
+def wait_ready(client: TestClient, timeout_s: float = 60) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        body = client.get("/health").json()
+        if body["status"] != "loading":
+            return body
+        time.sleep(0.05)
+    raise AssertionError("worker did not finish loading")
+
+
+@pytest.fixture(scope="module")
+def client(model_dir):
+    from gpu_worker.app import create_app
+
+    with TestClient(create_app(worker_settings(model_dir))) as test_client:
+        assert wait_ready(test_client)["status"] == "ready"
+        yield test_client
+
+
+def clip(n: int, seed: int = 0) -> list[str]:
+    return [b64(jpeg_bytes(seed + i)) for i in range(n)]
+
+
+def test_health_reports_loading_until_models_are_loaded_then_ready(model_dir):
+    # GIVEN a worker whose (real) loader is held back
+    from gpu_worker.app import create_app
+
+    gate = threading.Event()
+    app = create_app(worker_settings(model_dir), loader=gated_loader(gate))
+    with TestClient(app) as client:
+        # WHEN it is asked before loading ends THEN health says loading and encoding answers 503
+        assert client.get("/health").json()["status"] == "loading"
+        busy = client.post("/encode-text", json={"text": "a dog"}, headers=AUTH)
+        assert busy.status_code == 503 and busy.headers["Retry-After"]
+        # WHEN loading completes THEN health says ready with the model ids
+        gate.set()
+        body = wait_ready(client)
+        assert body == {
+            "status": "ready",
+            "models": {"embedding": "tiny-qwen2vl", "generation": model_dir.name},
+            "error": None,
+        }
+
+
+def test_health_reports_failed_when_the_model_directory_is_missing(tmp_path):
+    from gpu_worker.app import create_app
+
+    with TestClient(create_app(worker_settings(tmp_path / "absent"))) as client:
+        body = wait_ready(client)
+        assert body["status"] == "failed" and body["error"]
+        assert client.post("/encode-text", json={"text": "x"}, headers=AUTH).status_code == 503
+
+
+def test_encode_video_returns_an_l2_normalised_vector_of_the_configured_dimension(client):
+    response = client.post("/encode-video", json={"frames": clip(16)}, headers=AUTH)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["dim"] == 8 and len(body["embedding"]) == 8 and body["model"] == "tiny-qwen2vl"
+    assert np.linalg.norm(body["embedding"]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_encode_video_depends_on_the_frames(client):
+    first = client.post("/encode-video", json={"frames": clip(4, seed=0)}, headers=AUTH).json()
+    again = client.post("/encode-video", json={"frames": clip(4, seed=0)}, headers=AUTH).json()
+    other = client.post("/encode-video", json={"frames": clip(4, seed=100)}, headers=AUTH).json()
+
+    assert np.allclose(first["embedding"], again["embedding"], atol=1e-6)
+    assert not np.allclose(first["embedding"], other["embedding"], atol=1e-4)
+
+
+def test_encode_text_returns_a_unit_vector_in_the_same_space_as_clips(client):
+    video = client.post("/encode-video", json={"frames": clip(2)}, headers=AUTH).json()
+    text = client.post("/encode-text", json={"text": "a dog runs in the snow"}, headers=AUTH).json()
+
+    assert text["dim"] == video["dim"] == 8
+    assert np.linalg.norm(text["embedding"]) == pytest.approx(1.0, abs=1e-5)
+    assert -1.0 <= float(np.dot(text["embedding"], video["embedding"])) <= 1.0
+
+
+def test_concurrent_encode_requests_are_batched_with_the_same_results(client):
+    # GIVEN each clip's embedding computed alone
+    clips = [clip(2 + i % 3, seed=10 * i) for i in range(6)]
+    alone = [
+        client.post("/encode-video", json={"frames": c}, headers=AUTH).json()["embedding"] for c in clips
+    ]
+    batcher = client.app.state.worker.video_batcher
+    before = batcher.batches_run
+
+    # WHEN the same clips arrive concurrently
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(
+            pool.map(lambda c: client.post("/encode-video", json={"frames": c}, headers=AUTH).json(), clips)
+        )
+
+    # THEN they ran in fewer model calls and each got its own embedding
+    assert batcher.batches_run - before < len(clips)
+    for solo, batched in zip(alone, together, strict=True):
+        assert np.allclose(solo, batched["embedding"], atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"X-Worker-Token": "wrong"}, {"Authorization": "Bearer wrong"}],
+    ids=["missing", "wrong-header", "wrong-bearer"],
+)
+def test_encode_requests_without_the_right_token_are_401(client, headers):
+    assert client.post("/encode-text", json={"text": "a dog"}, headers=headers).status_code == 401
+    assert client.post("/encode-video", json={"frames": clip(1)}, headers=headers).status_code == 401
+
+
+def test_bearer_token_is_accepted_like_the_worker_header(client):
+    response = client.post(
+        "/encode-text", json={"text": "a dog"}, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert response.status_code == 200
+
+
+def test_a_worker_without_a_configured_token_rejects_every_call(model_dir):
+    from gpu_worker.auth import check_token
+
+    assert check_token(worker_settings(model_dir, token=None), "anything") is False
+    assert check_token(worker_settings(model_dir, token=None, allow_unauthenticated=True), None) is True
+
+
+def test_encode_video_with_more_frames_than_the_limit_is_422(client):
+    response = client.post("/encode-video", json={"frames": clip(17)}, headers=AUTH)
+    assert response.status_code == 422
+    assert "at most 16" in response.json()["detail"]
+
+
+def test_encode_video_with_no_frames_is_422(client):
+    assert client.post("/encode-video", json={"frames": []}, headers=AUTH).status_code == 422
+
+
+def test_request_body_over_the_size_limit_is_413(client):
+    huge = "A" * (600 * 1024)
+    response = client.post("/encode-video", json={"frames": [huge]}, headers=AUTH)
+    assert response.status_code == 413
+
+
+def test_encode_text_over_the_length_limit_is_422(client):
+    response = client.post("/encode-text", json={"text": "x" * 5000}, headers=AUTH)
+    assert response.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "frame",
+    ["not base64 at all!", b64(b"definitely not an image")],
+    ids=["bad-base64", "undecodable"],
+)
+def test_encode_video_with_a_bad_frame_is_400_naming_it(client, frame):
+    response = client.post("/encode-video", json={"frames": [clip(1)[0], frame]}, headers=AUTH)
+    assert response.status_code == 400
+    assert "frame 1" in response.json()["detail"]
+
+
+def test_chat_completions_answers_in_openai_shape_with_an_image_part(client):
+    body = {
+        "model": "anything",
+        "messages": [
+            {"role": "system", "content": "Answer briefly."},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is in the picture?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + clip(1)[0]}},
+                ],
+            },
+        ],
+        "max_completion_tokens": 4,
+        "reasoning_effort": "low",
+    }
+    response = client.post("/v1/chat/completions", json=body, headers=AUTH)
+
+    assert response.status_code == 200
+    answer = response.json()
+    assert answer["object"] == "chat.completion"
+    assert answer["choices"][0]["message"]["role"] == "assistant"
+    assert isinstance(answer["choices"][0]["message"]["content"], str)
+    assert answer["usage"]["completion_tokens"] <= 4
+    assert (
+        answer["usage"]["total_tokens"]
+        == answer["usage"]["prompt_tokens"] + answer["usage"]["completion_tokens"]
+    )
+
+
+def test_chat_completions_through_the_openai_sdk(client):
+    # GIVEN the OpenAI SDK pointed at the worker (what the LLM port's "gpu" provider does)
+    from openai import OpenAI
+
+    sdk = OpenAI(base_url=f"{client.base_url}/v1", api_key=TOKEN, http_client=client)
+    # WHEN it asks a text-only question THEN it parses the worker's answer
+    completion = sdk.chat.completions.create(
+        model="gpu", messages=[{"role": "user", "content": "hello"}], max_tokens=3
+    )
+    assert completion.choices[0].message.role == "assistant"
+    assert completion.usage is not None and completion.usage.completion_tokens <= 3
+
+
+def test_chat_completions_rejects_remote_image_urls(client):
+    body = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": "http://example.com/a.jpg"}}],
+            }
+        ]
+    }
+    assert client.post("/v1/chat/completions", json=body, headers=AUTH).status_code == 400
+
+
+def test_video_patches_follow_the_qwen2vl_layout():
+    from PIL import Image
+
+    from gpu_worker.model import PatchConfig, frames_to_patches
+
+    frames = [Image.new("RGB", (56, 56), (i * 20, 0, 0)) for i in range(5)]
+    flat, grid = frames_to_patches(frames, PatchConfig(), 56 * 56, 56 * 56)
+
+    # 5 frames pad to 6 → 3 temporal patches; 56x56 → 4x4 patches of 14; each 3*2*14*14 values
+    assert grid == (3, 4, 4)
+    assert flat.shape == (3 * 4 * 4, 3 * 2 * 14 * 14)
+    # the padded 6th frame repeats the 5th: last temporal patch has identical halves
+    last = flat[-1].reshape(3, 2, 14, 14)
+    assert np.array_equal(last[:, 0], last[:, 1])
+
+
+def test_last_token_pooling_handles_left_and_right_padding():
+    import torch
+
+    from gpu_worker.model import last_token_pool
+
+    hidden = torch.arange(2 * 3 * 1, dtype=torch.float32).reshape(2, 3, 1)
+    left = torch.tensor([[0, 1, 1], [1, 1, 1]])
+    right = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    assert last_token_pool(hidden, left).flatten().tolist() == [2.0, 5.0]
+    assert last_token_pool(hidden, right).flatten().tolist() == [1.0, 5.0]
+
+
+def test_embedder_prompts_are_the_vlm2vec_instructions_and_dimension_rules(model_dir):
+    from gpu_worker.model import VLM2VecEmbedder
+
+    native = VLM2VecEmbedder.load(worker_settings(model_dir, embedding_dim=None))
+    assert native.dim == 32
+    assert (
+        native.video_prompt(2) == "<|video_pad|><|video_pad|> Understand the content of the provided video."
+    )
+    assert native.text_prompt("a dog") == "Find a video that contains the following visual content: a dog"
+    with pytest.raises(ValueError, match="smaller than embedding_dim"):
+        VLM2VecEmbedder(
+            native.model,
+            native.tokenizer,
+            native.image_processor,
+            "cpu",
+            worker_settings(model_dir, embedding_dim=64),
+        )

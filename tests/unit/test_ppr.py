@@ -1,0 +1,163 @@
+"""PPR on the compact graph: the same scores and rankings as igraph's prpack (spec 001 "PPR Parameters")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from worldmm.graph.build import UserGraph, graph_from_edges, literal_key
+from worldmm.graph.ppr import personalized_pagerank, top_k, uniform_reset
+
+pytestmark = pytest.mark.unit
+
+
+def _key(i: int) -> bytes:
+    return (i + 1).to_bytes(16, "big")
+
+
+def _random_graph(seed: int, n: int, m: int, self_loops: bool = True):
+    rng = np.random.default_rng(seed)
+    # A skewed degree distribution, like a memory graph around "I" and a few places.
+    weights = 1.0 / np.arange(1, n + 1) ** 0.7
+    weights /= weights.sum()
+    src = rng.choice(n, m, p=weights)
+    dst = rng.choice(n, m, p=weights)
+    if not self_loops:
+        keep = src != dst
+        src, dst = src[keep], dst[keep]
+    graph = graph_from_edges(
+        [_key(int(i)) for i in src],
+        [_key(int(i)) for i in dst],
+        [(10_000_000 + j).to_bytes(16, "big") for j in range(src.size)],
+        [_key(j % 17) for j in range(src.size)],
+    )
+    return rng, src, dst, graph
+
+
+def _igraph_ppr(n: int, src, dst, seeds: list[int]) -> np.ndarray:
+    import igraph as ig
+
+    g = ig.Graph(n=n, edges=list(zip(src.tolist(), dst.tolist(), strict=True)), directed=False)
+    reset = np.zeros(n)
+    reset[seeds] = 1.0
+    return np.array(
+        g.personalized_pagerank(reset=reset.tolist(), damping=0.85, implementation="prpack", directed=False)
+    )
+
+
+def _ours_by_original_index(graph: UserGraph, n: int, seeds: list[int]) -> np.ndarray:
+    seed_nodes = graph.node_indices([_key(s) for s in seeds])
+    scores = personalized_pagerank(graph, uniform_reset(graph, seed_nodes), damping=0.85, tolerance=1e-10)
+    out = np.zeros(n)
+    for index, key in enumerate(graph.node_keys):
+        out[int.from_bytes(bytes(key).ljust(16, b"\x00"), "big") - 1] = scores[index]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ppr_matches_igraph_prpack_on_random_graphs(seed: int) -> None:
+    # GIVEN a random undirected multigraph with self-loops and a few seed nodes
+    n = 300
+    rng, src, dst, graph = _random_graph(seed, n, 1200)
+    present = np.unique(np.concatenate([src, dst]))
+    seeds = sorted(rng.choice(present, 3, replace=False).tolist())
+    # WHEN PPR runs on the compact graph and igraph's prpack runs on the same edges
+    ours = _ours_by_original_index(graph, n, seeds)
+    reference = _igraph_ppr(n, src, dst, seeds)
+    # THEN the scores agree and so does the top-20 ranking
+    assert np.abs(ours - reference).max() < 1e-8
+    assert ours.sum() == pytest.approx(1.0)
+    assert list(np.argsort(-ours, kind="stable")[:20]) == list(np.argsort(-reference, kind="stable")[:20])
+
+
+def test_ppr_top_k_matches_igraph_on_a_larger_sparse_graph() -> None:
+    # GIVEN a sparse graph with several components (dangling structure away from the seeds)
+    n = 5000
+    _, src, dst, graph = _random_graph(42, n, 6000, self_loops=False)
+    seeds = [0, 7]
+    # WHEN both rank the nodes
+    ours = _ours_by_original_index(graph, n, seeds)
+    reference = _igraph_ppr(n, src, dst, seeds)
+    # THEN the top-50 sets are the same
+    assert set(np.argsort(-ours)[:50]) == set(np.argsort(-reference)[:50])
+
+
+def test_ppr_gives_nothing_to_a_component_without_seeds() -> None:
+    # GIVEN two disconnected triangles, seeded in the first
+    keys = [_key(i) for i in range(6)]
+    graph = graph_from_edges(
+        [keys[0], keys[1], keys[2], keys[3], keys[4], keys[5]],
+        [keys[1], keys[2], keys[0], keys[4], keys[5], keys[3]],
+        [_key(100 + i) for i in range(6)],
+        [_key(200)] * 6,
+    )
+    seeds = graph.node_indices([keys[0]])
+    # WHEN
+    scores = personalized_pagerank(graph, uniform_reset(graph, seeds))
+    # THEN the other triangle gets no mass and the seed ranks first
+    other = graph.node_indices(keys[3:])
+    assert scores[other].sum() == 0.0
+    assert top_k(scores, 1).tolist() == seeds.tolist()
+
+
+def test_ppr_without_seeds_is_all_zero() -> None:
+    _, _, _, graph = _random_graph(1, 50, 100)
+    scores = personalized_pagerank(graph, uniform_reset(graph, np.zeros(0, dtype=np.int64)))
+    assert not scores.any()
+    assert top_k(scores, 5).size == 0
+
+
+def test_graph_literal_objects_are_leaf_nodes_and_edges_keep_triple_ids() -> None:
+    # GIVEN "I met Alice" and "meeting started_at 2:30 PM" (a literal object)
+    me, alice, meeting = _key(1), _key(2), _key(3)
+    at = literal_key("2:30 PM")
+    graph = graph_from_edges([me, meeting], [alice, at], [_key(50), _key(51)], [_key(9), _key(9)])
+    # THEN the literal is a node of degree one, and each edge names its triple
+    [leaf] = graph.node_indices([at]).tolist()
+    assert graph.degree[leaf] == 1.0
+    assert graph.node_count == 4
+    assert sorted(bytes(t).ljust(16, b"\x00") for t in graph.edge_triple) == sorted([_key(50), _key(51)])
+    assert literal_key("2:30 pm") == at  # literals are matched case-insensitively
+
+
+def test_graph_segment_scores_count_each_node_once_per_segment() -> None:
+    # GIVEN segment A with triples (x-y, x-z) and segment B with (y-z)
+    x, y, z = _key(1), _key(2), _key(3)
+    seg_a, seg_b = _key(10), _key(11)
+    graph = graph_from_edges([x, x, y], [y, z, z], [_key(20), _key(21), _key(22)], [seg_a, seg_a, seg_b])
+    node_scores = np.zeros(graph.node_count)
+    node_scores[graph.node_indices([x])] = 0.5
+    node_scores[graph.node_indices([y])] = 0.3
+    node_scores[graph.node_indices([z])] = 0.2
+    # WHEN
+    scores = graph.segment_scores(node_scores)
+    # THEN A = x + y + z (x once), B = y + z
+    by_segment = {bytes(k).ljust(16, b"\x00"): s for k, s in zip(graph.segment_keys, scores, strict=True)}
+    assert by_segment[seg_a] == pytest.approx(1.0)
+    assert by_segment[seg_b] == pytest.approx(0.5)
+
+
+def test_graph_edge_scores_are_subject_plus_object() -> None:
+    x, y, z = _key(1), _key(2), _key(3)
+    graph = graph_from_edges([x, y], [y, z], [_key(20), _key(21)], [_key(9), _key(9)])
+    node_scores = np.zeros(graph.node_count)
+    node_scores[graph.node_indices([x, y, z])] = [0.5, 0.3, 0.2]
+    assert sorted(graph.edge_scores(node_scores).tolist()) == pytest.approx([0.5, 0.8])
+
+
+def test_graph_serialisation_round_trips() -> None:
+    _, _, _, graph = _random_graph(3, 100, 400)
+    restored = UserGraph.from_bytes(graph.to_bytes())
+    for name in ("node_keys", "degree", "indptr", "indices", "norm_data", "edge_triple", "segment_keys"):
+        assert np.array_equal(getattr(restored, name), getattr(graph, name))
+    seeds = graph.node_indices([_key(0)])
+    assert np.allclose(
+        personalized_pagerank(restored, uniform_reset(restored, seeds)),
+        personalized_pagerank(graph, uniform_reset(graph, seeds)),
+    )
+
+
+def test_ppr_rejects_a_reset_vector_of_the_wrong_size() -> None:
+    _, _, _, graph = _random_graph(4, 20, 40)
+    with pytest.raises(ValueError):
+        personalized_pagerank(graph, np.ones(graph.node_count + 1))
