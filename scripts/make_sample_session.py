@@ -518,8 +518,12 @@ SCENES: tuple[Scene, ...] = (
 SHORT_SCENES = ("kitchen-latte-habit", "hallway-keys", "cafe-order", "office-marco-slides")
 
 SAMPLE_QUESTIONS = (
-    ("episodic", "Where did I leave my blue notebook?", "At Corner Café, on the window table."),
-    ("episodic", "Where are my keys?", "In the top drawer of my desk at Northwind Labs."),
+    (
+        "episodic",
+        "Where did I leave my blue notebook?",
+        "At the Corner Café, on the window table (kept behind the counter now).",
+    ),
+    ("episodic", "Where are my keys?", "In the drawer of my desk at Northwind Labs."),
     ("episodic", "Who reminded me about the doctor's appointment?", "Katrina, my roommate."),
     ("semantic", "What do I drink every morning?", "A cappuccino (one coffee a day)."),
     ("semantic", "Who is Marco?", "My colleague at Northwind Labs."),

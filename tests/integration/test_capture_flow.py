@@ -11,7 +11,13 @@ import pytest
 
 from tests.harness import make_settings
 from tests.support_capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, s3_notification
-from worldmm.capture.models import PresignAudioRequest, PresignFramesRequest, UploadedObject, UploadKind
+from worldmm.capture.models import (
+    CloseReason,
+    PresignAudioRequest,
+    PresignFramesRequest,
+    UploadedObject,
+    UploadKind,
+)
 from worldmm.capture.service import frame_key
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.ingest.frames import window_audio_key
@@ -296,3 +302,15 @@ def test_presigned_put_lands_in_the_bucket_and_its_notification_closes_the_windo
     assert [o.status for o in outcomes] == ["buffered", "buffered", "closed"]
     assert rig.ingest_calls() == [{"sessionId": sid, "userId": "alice", "windowIndex": 0, "frameCount": 2}]
     assert json.loads(json.dumps(frames.model_dump(mode="json")))["uploads"][0]["key"] == frame_key(sid, 0, 0)
+
+
+def test_racing_closers_invoke_ingest_once_for_the_window(rig: CaptureRig) -> None:
+    # GIVEN a complete window that two callers (the count-close and the session end) both try to close
+    sid = rig.service.start_session("alice").sessionId
+    rig.service.record_upload(frame(sid, 0, 0))
+    # WHEN both close it
+    first = rig.service.close_window(sid, 0, CloseReason.COMPLETE)
+    second = rig.service.close_window(sid, 0, CloseReason.SESSION_END)
+    # THEN only the first conditional write wins and ingest is invoked once
+    assert first is not None and second is None
+    assert len(rig.ingest_calls()) == 1

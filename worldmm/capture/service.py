@@ -8,6 +8,8 @@ nothing, and SQS redelivers on failure. A window closes when its expected frames
 are in, when `capture_close_after_s` passed since its first upload (the scheduled sweeper), or when the
 session ends. Closing is one DynamoDB conditional write, so IngestWindowFunction is invoked exactly
 once per window; an upload that lands after the close asks RetriggerIngestFunction to redo that window.
+Presigning stays allowed after a session ended (buffered uploads still arrive; raw data is never refused):
+windows they open close by time, and objects for closed windows retrigger them.
 """
 
 from __future__ import annotations

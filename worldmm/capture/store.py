@@ -228,7 +228,7 @@ class CaptureStore:
                 TableName=self.windows_table,
                 Key=self._window_key(session_id, window_index),
                 UpdateExpression="SET closedAt = :now, closeReason = :r REMOVE openShard",
-                ConditionExpression="attribute_exists(sessionId)",
+                ConditionExpression="attribute_exists(sessionId) AND attribute_not_exists(closedAt)",
                 ExpressionAttributeValues=self._values({":now": Decimal(str(round(now, 3))), ":r": reason}),
                 ReturnValues="ALL_NEW",
             )

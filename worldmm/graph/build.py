@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from worldmm.db.engine import Database
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 # A node key is 16 bytes: the canonical entity's uuid, or a hash of a literal object's lower-cased text.
 # The same expression ranks seeds (semantic retriever) and builds graphs, so the two always agree.
@@ -77,6 +77,8 @@ class UserGraph:
     edge_triple: np.ndarray  # S16 triple id per edge
     edge_segment: np.ndarray  # int32 index into segment_keys per edge
     segment_keys: np.ndarray  # S16 distinct segment ids
+    segment_indptr: np.ndarray  # CSR rows of the binary segment x node incidence (distinct nodes)
+    segment_nodes: np.ndarray
 
     @property
     def node_count(self) -> int:
@@ -107,17 +109,10 @@ class UserGraph:
     def segment_scores(self, node_scores: np.ndarray) -> np.ndarray:
         """Score per segment: the summed node score of the distinct nodes of the segment's triples."""
         import numpy as np
-        from scipy.sparse import coo_matrix
 
         if self.edge_count == 0:
             return np.zeros(0)
-        rows = np.concatenate([self.edge_segment, self.edge_segment])
-        cols = np.concatenate([self.edge_src, self.edge_dst])
-        incidence = coo_matrix(
-            (np.ones(rows.shape[0]), (rows, cols)), shape=(self.segment_keys.shape[0], self.node_count)
-        ).tocsr()
-        incidence.data[:] = 1.0  # duplicates were summed; a node counts once per segment
-        return np.asarray(incidence @ node_scores)
+        return np.asarray(np.add.reduceat(node_scores[self.segment_nodes], self.segment_indptr[:-1]))
 
     def edge_scores(self, node_scores: np.ndarray) -> np.ndarray:
         """Score per triple edge: score(subject) + score(object) (spec 001 semantic scoring)."""
@@ -158,6 +153,8 @@ _FIELDS = (
     "edge_triple",
     "edge_segment",
     "segment_keys",
+    "segment_indptr",
+    "segment_nodes",
 )
 
 
@@ -191,6 +188,8 @@ def graph_from_edges(
             edge_triple=empty_s16,
             edge_segment=empty_i,
             segment_keys=empty_s16,
+            segment_indptr=np.zeros(1, dtype=np.int64),
+            segment_nodes=empty_i,
         )
     subjects = np.array(subject_keys, dtype="S16")
     objects = np.array(object_keys, dtype="S16")
@@ -213,6 +212,13 @@ def graph_from_edges(
     # Row i of S holds A[i,j] * d_i^-1/2 * d_j^-1/2.
     row_of_entry = np.repeat(np.arange(n), np.diff(adjacency.indptr))
     norm_data = adjacency.data * inv_sqrt[row_of_entry] * inv_sqrt[adjacency.indices]
+    # Segment x node incidence, each node once per segment (every segment has at least one triple).
+    pairs = np.unique(
+        np.concatenate([seg_index, seg_index]).astype(np.int64) * n
+        + np.concatenate([src, dst]).astype(np.int64)
+    )
+    segment_of_pair = pairs // n
+    segment_indptr = np.searchsorted(segment_of_pair, np.arange(seg_keys.shape[0] + 1)).astype(np.int64)
     return UserGraph(
         node_keys=node_keys,
         degree=degree,
@@ -224,6 +230,8 @@ def graph_from_edges(
         edge_triple=np.array(triple_keys, dtype="S16"),
         edge_segment=seg_index.astype(np.int32),
         segment_keys=seg_keys,
+        segment_indptr=segment_indptr,
+        segment_nodes=(pairs % n).astype(np.int32),
     )
 
 

@@ -10,11 +10,12 @@ instead of transferring the blob again. Redis unreachable → rebuild from the d
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from aws_lambda_powertools import Logger
 
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.services import Services
 
-logger = logging.getLogger(__name__)
+logger = Logger(service="worldmm", child=True)
 
 GraphBuilder = Callable[[], UserGraph]
 

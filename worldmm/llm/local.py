@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger
 
@@ -80,7 +80,7 @@ class LlamaCppLLM:
                     self._llama = Llama(
                         model_path=str(self.model_path),
                         n_ctx=self.n_ctx,
-                        # Spare a core; past a handful of threads a small model gains nothing and contends more.
+                        # Spare a core; past a few threads a small model gains nothing and contends more.
                         n_threads=self.n_threads or max(1, min(8, (os.cpu_count() or 2) - 1)),
                         seed=self.seed,
                         verbose=False,
@@ -110,7 +110,7 @@ class LlamaCppLLM:
         started = time.perf_counter()
         with self._generate_lock:
             messages = self._fit(llama, messages, budget=self.n_ctx - max_tokens - _TEMPLATE_MARGIN_TOKENS)
-            result: Any = llama.create_chat_completion(messages=messages, **kwargs)
+            result: Any = llama.create_chat_completion(messages=cast(Any, messages), **kwargs)
         latency_ms = (time.perf_counter() - started) * 1000
         usage = result.get("usage") or {}
         return LLMResponse(

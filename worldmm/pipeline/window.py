@@ -106,13 +106,14 @@ def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowS
     user_id, session_id, index = event.userId, event.sessionId, event.windowIndex
     log_step(logger, "invoked", session_id=session_id, window_index=index, frame_count=event.frameCount)
 
-    existing = find_window_segment(services, user_id, session_id, index)
-    if existing is not None and existing[1] == ProcessingStatus.COMPLETE:
-        log_step(logger, "already_processed", segment_id=str(existing[0]))
-        return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
-
+    # Idempotency (step 2) is decided by the claim below, which reports a complete row in the same round
+    # trip that would create the pending one; only the no-frames exit needs its own look-up first.
     keys = list_frame_keys(services.store, session_id, index)
     if event.frameCount > 0 and not keys:
+        existing = find_window_segment(services, user_id, session_id, index)
+        if existing is not None and existing[1] == ProcessingStatus.COMPLETE:
+            log_step(logger, "already_processed", segment_id=str(existing[0]))
+            return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
         log_step(logger, "no_frames", session_id=session_id, window_index=index)
         return IngestWindowSkipped(reason="no_frames")
     audio_only = not keys

@@ -9,11 +9,12 @@ has. Every round lands in the trace with its timings and tokens.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
 
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import build_request, parse_model
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
     from worldmm.services import Services
 
-logger = logging.getLogger(__name__)
+logger = Logger(service="worldmm", child=True)
 
 AGENT_PURPOSE = "reasoning_agent"
 RESPONSE_PURPOSE = "response"

@@ -8,13 +8,13 @@ the hybrid search answers instead (with the PPR ranking as its graph list when t
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 from sqlalchemy import text
 
@@ -32,7 +32,7 @@ from worldmm.retrieval.sanitize import sanitize_memory_text
 if TYPE_CHECKING:
     from worldmm.services import Services
 
-logger = logging.getLogger(__name__)
+logger = Logger(service="worldmm", child=True)
 
 RERANK_PURPOSE = "cross_scale_rerank"
 SEEDS_PER_ENTITY = 3

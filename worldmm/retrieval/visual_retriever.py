@@ -6,10 +6,10 @@ reason, and the agent carries on with episodic and semantic memory (graceful deg
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools import Logger
 from sqlalchemy import text
 
 from worldmm.db.queries import vector_literal
@@ -19,7 +19,7 @@ from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemor
 if TYPE_CHECKING:
     from worldmm.services import Services
 
-logger = logging.getLogger(__name__)
+logger = Logger(service="worldmm", child=True)
 
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
 _NEAREST_SQL = """
