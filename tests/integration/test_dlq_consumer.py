@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
@@ -147,3 +148,31 @@ def test_ingest_dlq_consumer_has_no_receive_count_cap(settings, db, scripted_llm
         set_services(None)
     assert out == {"batchItemFailures": []}
     assert window_segment(db) is not None
+
+
+def test_ingest_dlq_consumer_window_in_progress_keeps_the_message(
+    settings, db, scripted_llm, tmp_path, queue
+):
+    from worldmm.pipeline.enrichment import claim_segment
+    from worldmm.pipeline.ingest_window import sqs_handler
+
+    # GIVEN another invocation holds a live claim on the window
+    sqs, url = queue
+    svc = consumer_services(settings, db, scripted_llm, tmp_path, url, gpu_url="http://10.0.0.9:8000")
+    start = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
+    claim_segment(
+        svc,
+        user_id=USER,
+        session_id=SESSION,
+        window_index=0,
+        duration_seconds=30,
+        start_time=start,
+        end_time=start + timedelta(seconds=30),
+    )
+    event = receive_as_event(sqs, url, on_failure_record(WINDOW_EVENT))
+    try:
+        out = sqs_handler(event, lambda_context())
+    finally:
+        set_services(None)
+    # THEN the item is reported failed so SQS redelivers it later, rather than being dropped
+    assert len(out["batchItemFailures"]) == 1

@@ -324,7 +324,7 @@ def _gpu_base_url(gpu_url: Callable[[], str | None]) -> Callable[[], str]:
     def resolve() -> str:
         url = gpu_url()
         if not url:
-            raise GpuUnavailableError("GPU worker is not running (no instance)", sentinel="none")
+            raise GpuUnavailableError("GPU worker is not running (no instance to send the request to)")
         return url.rstrip("/") + "/v1"
 
     return resolve

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from worldmm.errors import GpuUnavailableError
-from worldmm.pipeline.events import IngestWindowEvent
+from worldmm.errors import GpuUnavailableError, WorldMMError
+from worldmm.pipeline.events import IngestWindowEvent, IngestWindowSkipped
 from worldmm.pipeline.steplog import log_step
 from worldmm.pipeline.window import find_window_segment, gpu_required, ingest_window
 
@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from worldmm.services import Services
 
 logger = Logger(service="worldmm", child=True)
+
+
+class WindowBusyError(WorldMMError):
+    """The window is claimed by another invocation; the message is retried after its visibility timeout."""
+
+    status_code = 409
 
 
 def window_event_from_body(body: str) -> IngestWindowEvent:
@@ -65,7 +71,11 @@ def handle_dlq_record(services: Services, record: SQSRecord) -> dict[str, Any]:
         extend_visibility(services, record, reason="gpu_unavailable")
         raise GpuUnavailableError("GPU worker unavailable; message deferred")
     try:
-        return ingest_window(services, event).model_dump()
+        result = ingest_window(services, event)
     except GpuUnavailableError:  # it went away between the check and the window's own gate
         extend_visibility(services, record, reason="gpu_unavailable")
         raise
+    if isinstance(result, IngestWindowSkipped) and result.reason == "in_progress":
+        # Another invocation holds the window (or crashed holding it): keep the message until it is done.
+        raise WindowBusyError(f"window {event.windowIndex} of {event.sessionId} is being processed")
+    return result.model_dump()

@@ -18,7 +18,7 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from worldmm.db.models import ProcessingStatus, Segment, VisualEmbedding
+from worldmm.db.models import MemoryType, ProcessingStatus, Segment, VisualEmbedding
 from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.captioner import caption_window
 from worldmm.llm.usage import UsageLog
@@ -260,7 +260,17 @@ def extract_and_store_episodic(
     with services.db.unit_of_work(user_id) as session:
         stored = insert_triples(session, user_id, segment_id, extraction.triples)
         usage.flush(session, user_id, segment_id)
+    if stored:
+        invalidate_episodic_graph(services, user_id)
     return len(extraction.entity_ids), stored
+
+
+def invalidate_episodic_graph(services: Services, user_id: str) -> None:
+    """New episodic triples: drop the user's cached episodic graphs (spec 001); a cache failure is logged."""
+    try:
+        services.graph_cache.invalidate(user_id, MemoryType.EPISODIC)
+    except Exception as exc:  # a stale cache is rebuilt on its next generation check; never fail the write
+        logger.warning("graph_invalidation_failed", extra={"user_id": user_id, "error": str(exc)})
 
 
 def _encode_visual(services: Services, segment_id: uuid.UUID, frames: list[bytes]) -> list[float] | None:
@@ -347,6 +357,8 @@ def enrich_segment(
         raise
     if visual is not None:
         log_step(logger, "embedding_stored", segment_id=str(segment_id))
+    if stored:
+        invalidate_episodic_graph(services, user_id)
     return EnrichmentResult(
         caption=caption,
         entity_count=len(extraction.entity_ids),
