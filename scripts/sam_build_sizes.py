@@ -88,6 +88,12 @@ def import_error(artifact: Path, handler: str, env: dict[str, str]) -> str | Non
     return last
 
 
+def _sam() -> str:
+    """sam from the deployment-tools environment (scripts/setup.sh), else PATH."""
+    local = ROOT / ".tools" / "sam" / "bin" / "sam"
+    return str(local) if local.exists() else "sam"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit-mb", type=float, default=200.0)
@@ -101,7 +107,7 @@ def main() -> int:
     if not args.skip_build:
         started = time.monotonic()
         result = subprocess.run(
-            ["sam", "build", "--build-dir", str(args.build_dir), "--parallel"],
+            [_sam(), "build", "--build-dir", str(args.build_dir), "--parallel"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

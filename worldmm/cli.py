@@ -40,12 +40,14 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _retrigger(args: argparse.Namespace) -> int:
-    from worldmm.pipeline.retrigger_ingest import lambda_handler
+    from worldmm.pipeline.events import RetriggerEvent
+    from worldmm.pipeline.retrigger import retrigger
+    from worldmm.services import get_services
 
-    event: dict[str, object] = {"sessionId": args.session_id, "userId": args.user_id, "force": args.force}
-    if args.windows:
-        event["windowIndices"] = args.windows
-    print(json.dumps(lambda_handler(event, None), default=str))
+    event = RetriggerEvent(
+        sessionId=args.session_id, userId=args.user_id, force=args.force, windowIndices=args.windows or None
+    )
+    print(json.dumps(retrigger(get_services(), event).model_dump()))
     return 0
 
 

@@ -6,7 +6,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from worldmm.config import Settings
 from worldmm.services import Services, set_services
@@ -29,48 +29,27 @@ class DemoAnswer:
     elapsed_s: float
 
 
-def api_gateway_event(user_id: str, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-    """An API Gateway HTTP API (v2) event as the JWT authorizer hands it to a handler."""
-    return {
-        "version": "2.0",
-        "routeKey": f"{method} {path}",
-        "rawPath": path,
-        "rawQueryString": "",
-        "headers": {"content-type": "application/json"},
-        "requestContext": {
-            "http": {"method": method, "path": path, "sourceIp": "127.0.0.1"},
-            "authorizer": {"jwt": {"claims": {"sub": user_id}, "scopes": None}},
-            "routeKey": f"{method} {path}",
-            "stage": "$default",
-        },
-        "body": json.dumps(body) if body is not None else None,
-        "isBase64Encoded": False,
-    }
-
-
 def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
-    """Ask through the real chat-verbose Lambda handler (in process)."""
-    from api.memories.chat_verbose.app import lambda_handler
+    """Ask through the real chat-verbose Lambda handler (in process), as API Gateway would call it."""
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    started = time.perf_counter()
+    from api.memories.chat_verbose.app import lambda_handler
+    from worldmm.local_api import LocalLambdaContext, build_event
+
     body: dict[str, Any] = {"question": question}
     if chat_id:
         body["chat_id"] = chat_id
-    response = lambda_handler(api_gateway_event(user_id, "POST", "/memories/chat/verbose", body), _Context())
+    event = build_event(
+        "POST", "/memories/chat/verbose", {"content-type": "application/json"}, json.dumps(body).encode(),
+        {"sub": user_id},
+    )
+    started = time.perf_counter()
+    response = lambda_handler(event, cast(LambdaContext, LocalLambdaContext("ChatVerboseFunction")))
     elapsed = time.perf_counter() - started
     payload = json.loads(response["body"])
     if response["statusCode"] != 200:
         raise RuntimeError(f"chat failed ({response['statusCode']}): {payload}")
-    return DemoAnswer(question, payload["answer"], payload.get("chat_id"), payload.get("trace", {}), elapsed)
-
-
-class _Context:
-    """The few LambdaContext attributes Powertools reads."""
-
-    function_name = "local-demo"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:local:000000000000:function:local-demo"
-    aws_request_id = "local-demo"
+    return DemoAnswer(question, payload["answer"], payload.get("chat_id"), payload.get("trace") or {}, elapsed)
 
 
 def run_demo(settings: Settings, sample: Path = SAMPLE_SESSION, user_id: str = DEMO_USER,

@@ -77,9 +77,7 @@ def test_ingest_enrich_segment_with_lost_claim_writes_nothing(svc, db):
     claim(svc)
     # WHEN the first invocation tries to finish THEN it is refused and stores no triples
     with pytest.raises(ClaimLostError):
-        enrich_segment(
-            svc, USER, first.segment_id, WindowMaterial([b"f"], ["k"], "t"), claim_token=first.claim_token
-        )
+        enrich_segment(svc, USER, first.segment_id, WindowMaterial([b"f"], ["k"], "t"), claim_token=first.claim_token)
     assert counts(db)["triples"] == 0
     with db.unit_of_work(USER) as session:
         assert session.scalar(select(Segment.processing_status)) == ProcessingStatus.PENDING
@@ -125,3 +123,20 @@ def test_ingest_extract_and_store_episodic_stores_summary_triples(svc, db):
             "ner",
         ]
     assert svc.graph_cache.invalidated == [(USER, "episodic")]
+
+
+def test_ingest_record_usage_writes_one_row_per_call(db):
+    from worldmm.llm.port import LLMResponse
+    from worldmm.llm.usage import record_usage
+
+    with db.unit_of_work(USER) as session:
+        record_usage(session, USER, None, "caption", LLMResponse("x", "gpt-5-mini", 120, 30, 812.5))
+    with db.unit_of_work(USER) as session:
+        row = session.execute(select(LLMUsage)).scalar_one()
+    assert (row.purpose, row.model, row.prompt_tokens, row.completion_tokens, row.latency_ms) == (
+        "caption",
+        "gpt-5-mini",
+        120,
+        30,
+        812.5,
+    )

@@ -270,5 +270,5 @@ def test_the_application_role_cannot_bypass_row_level_security(db: Database) -> 
             text("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
         ).one()
         assert tuple(row) == (False, False)
-        with pytest.raises(Exception, match="permission denied|must be owner"):
+        with pytest.raises(Exception, match=r"permission denied|must be owner"):
             s.execute(text("ALTER TABLE worldmm_segments DISABLE ROW LEVEL SECURITY"))

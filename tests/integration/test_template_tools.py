@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tool(name: str) -> str:
-    """The tool from this interpreter's environment (both are in the `dev` extra), else PATH."""
-    local = Path(sys.executable).parent / name
+    """The tool from the deployment-tools environment scripts/setup.sh makes (.tools/sam), else PATH.
+
+    aws-sam-cli pins versions (click, pydantic) that clash with the application's, so it lives apart.
+    """
+    local = ROOT / ".tools" / "sam" / "bin" / name
     found = str(local) if local.exists() else shutil.which(name)
-    assert found, f"{name} is not installed: pip install -e '.[dev]'"
+    assert found, f"{name} is not installed: run scripts/setup.sh"
     return found
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -139,6 +140,11 @@ class Triple(Base):
         ),
         Index("ix_triples_user_type", "user_id", "memory_type"),
         Index("ix_triples_segment", "segment_id"),
+        Index(
+            "ix_triples_valid_semantic",
+            "user_id",
+            postgresql_where=text("memory_type = 'semantic' AND invalidated_at IS NULL"),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)

@@ -31,12 +31,14 @@ FORMAT_VERSION = 2
 LITERAL_KEY_SQL = "substring(sha256(convert_to('literal:' || lower({col}), 'UTF8')) from 1 for 16)"
 ENTITY_KEY_SQL = "uuid_send(coalesce({ent}.canonical_entity_id, {ent}.id))"
 
+# One packed bytea of 64 bytes per triple (triple id, segment id, subject key, object key): a single
+# value to transfer and decode instead of hundreds of thousands of rows.
 _EDGES_SQL = f"""
-SELECT uuid_send(t.id) AS triple_key,
-       uuid_send(t.segment_id) AS segment_key,
-       {ENTITY_KEY_SQL.format(ent="se")} AS subject_key,
-       coalesce({ENTITY_KEY_SQL.format(ent="oe")},
-                {LITERAL_KEY_SQL.format(col="t.object_literal")}) AS object_key
+SELECT string_agg(
+    uuid_send(t.id) || uuid_send(t.segment_id) || {ENTITY_KEY_SQL.format(ent="se")}
+    || coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="t.object_literal")}),
+    ''::bytea
+) AS packed
 FROM worldmm_triples t
 JOIN worldmm_entities se ON se.id = t.subject_entity_id
 LEFT JOIN worldmm_entities oe ON oe.id = t.object_entity_id
@@ -214,8 +216,7 @@ def graph_from_edges(
     norm_data = adjacency.data * inv_sqrt[row_of_entry] * inv_sqrt[adjacency.indices]
     # Segment x node incidence, each node once per segment (every segment has at least one triple).
     pairs = np.unique(
-        np.concatenate([seg_index, seg_index]).astype(np.int64) * n
-        + np.concatenate([src, dst]).astype(np.int64)
+        np.concatenate([seg_index, seg_index]).astype(np.int64) * n + np.concatenate([src, dst]).astype(np.int64)
     )
     segment_of_pair = pairs // n
     segment_indptr = np.searchsorted(segment_of_pair, np.arange(seg_keys.shape[0] + 1)).astype(np.int64)
@@ -253,11 +254,13 @@ def build_graph(db: Database, key: GraphKey) -> UserGraph:
         "scale": key.scale,
     }
     with db.unit_of_work(key.user_id) as session:
-        rows = session.execute(text(sql), params).all()
-    if not rows:
+        packed = session.execute(text(sql), params).scalar_one()
+    if not packed:
         return graph_from_edges([], [], [], [])
-    triple_keys, segment_keys, subject_keys, object_keys = (list(col) for col in zip(*rows, strict=True))
-    return graph_from_edges(subject_keys, object_keys, triple_keys, segment_keys)
+    import numpy as np
+
+    columns = np.frombuffer(bytes(packed), dtype="S16").reshape(-1, 4)
+    return graph_from_edges(columns[:, 2], columns[:, 3], columns[:, 0], columns[:, 1])
 
 
 def key_to_uuid(key: bytes) -> uuid.UUID:
