@@ -111,10 +111,7 @@ def run(nodes: int, edges: int, queries: int, seeds_per_query: int, seed: int) -
         same_up_to_ties += all(abs(float(reference[i]) - boundary) <= 1e-9 * boundary for i in differing)
         max_abs_error = max(
             max_abs_error,
-            max(
-                abs(float(scores[position[keys16[i].tobytes().ljust(16, b"\x00")]]) - reference[i])
-                for i in ref_top
-            ),
+            max(abs(float(scores[position[keys16[i].tobytes().ljust(16, b"\x00")]]) - reference[i]) for i in ref_top),
         )
 
     return {

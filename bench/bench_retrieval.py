@@ -92,9 +92,7 @@ def _copy(conn: Any, table: str, columns: list[str], rows: Iterator[list[Any]]) 
     return count
 
 
-def generate(
-    admin_url: str, days: int, windows_per_day: int, entities: int, dim: int, seed: int
-) -> dict[str, Any]:
+def generate(admin_url: str, days: int, windows_per_day: int, entities: int, dim: int, seed: int) -> dict[str, Any]:
     """Write one user's synthetic memories; returns sizes and the entity names by popularity."""
     import psycopg
 
@@ -240,9 +238,7 @@ def generate(
         conn.execute("ANALYZE")
     for scale in SCALES:
         sizes[f"segments_{scale}s"] = len(segments[scale])
-    popular = [
-        names[i] for i, _ in sorted(enumerate(np.bincount(zipf[:200_000])), key=lambda x: -x[1])[1:300]
-    ]
+    popular = [names[i] for i, _ in sorted(enumerate(np.bincount(zipf[:200_000])), key=lambda x: -x[1])[1:300]]
     return {"sizes": sizes, "popular": [p for p in popular if p != "I"]}
 
 
@@ -291,9 +287,7 @@ def _redis() -> Iterator[str | None]:
         yield url
 
 
-def run(
-    days: int, windows_per_day: int, entities: int, queries: int, cold_runs: int, dim: int
-) -> dict[str, Any]:
+def run(days: int, windows_per_day: int, entities: int, queries: int, cold_runs: int, dim: int) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="worldmm-bench-"))
     root.chmod(0o755)
     local = start_local_database(root / "pgdata")
@@ -301,7 +295,7 @@ def run(
         base = Settings(
             embedding_dim=dim,
             visual_embedding_dim=8,
-            llm_provider="scripted",  # type: ignore[arg-type]
+            llm_provider="scripted",
             database_url=local.app_url,
             database_admin_url=local.admin_url,
             worldmm_home=root,
@@ -355,9 +349,7 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=90)
-    parser.add_argument(
-        "--windows-per-day", type=int, default=1920, help="30 s windows per day (1920 = 16 h)"
-    )
+    parser.add_argument("--windows-per-day", type=int, default=1920, help="30 s windows per day (1920 = 16 h)")
     parser.add_argument("--entities", type=int, default=3000)
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--cold-runs", type=int, default=3)

@@ -14,8 +14,10 @@ from worldmm.services import Services, set_services
 SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
 DEMO_USER = "demo-user"
 DEMO_QUESTIONS = (
-    "Where did I leave my keys this morning?",  # episodic
-    "What do I usually drink in the morning?",  # semantic (a habit)
+    "Where did I leave my blue notebook?",  # episodic
+    "What do I drink every morning?",  # semantic (a habit)
+    "What did I do at the Corner Cafe on Tuesday morning?",  # needs a time reference
+)
     "What did Katrina tell me about tomorrow?",  # needs a time reference
 )
 

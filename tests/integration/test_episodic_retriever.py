@@ -24,9 +24,7 @@ def _pick_caption(fragment: str):
     def rerank(request: LLMRequest) -> dict[str, list[int]]:
         picked = [
             int(number)
-            for number, caption in re.findall(
-                r"^\[(\d+)\] .*?<memory>(.*?)</memory>", request.prompt_text, re.M
-            )
+            for number, caption in re.findall(r"^\[(\d+)\] .*?<memory>(.*?)</memory>", request.prompt_text, re.M)
             if fragment in caption
         ]
         return {"selected": picked}

@@ -70,9 +70,7 @@ def test_graph_cache_redis_is_shared_between_processes(redis_url: str, redis_cli
     assert redis_client.exists("worldmm:graph:u1:semantic") == 1
 
 
-def test_graph_cache_invalidation_is_scoped_to_the_user_and_memory_type(
-    redis_url: str, redis_client: Any
-) -> None:
+def test_graph_cache_invalidation_is_scoped_to_the_user_and_memory_type(redis_url: str, redis_client: Any) -> None:
     # GIVEN four cached graphs: u1 episodic (two scales), u1 semantic, u2 episodic
     cache = _redis_cache(redis_url)
     builders = {key: CountingBuilder() for key in (U1_EPI_30, U1_EPI_180, U1_SEM, U2_EPI_30)}

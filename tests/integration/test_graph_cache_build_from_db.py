@@ -96,9 +96,7 @@ def test_graph_load_with_redis_down_rebuilds_from_the_database(services: Service
     from tests.harness import _free_port, make_settings
     from worldmm.graph.cache import build_graph_cache
 
-    services.__dict__["graph_cache"] = build_graph_cache(
-        make_settings(redis_url=f"redis://127.0.0.1:{_free_port()}/0")
-    )
+    services.__dict__["graph_cache"] = build_graph_cache(make_settings(redis_url=f"redis://127.0.0.1:{_free_port()}/0"))
     w = MemoryWriter(services, "u1")
     summary = w.segment("summary", duration=600)
     w.triple(summary, "I", "likes", "tea", memory_type=MemoryType.SEMANTIC)

@@ -49,9 +49,7 @@ def test_semantic_retriever_never_returns_invalidated_or_episodic_triples(servic
     assert facts["ids"]["episodic"] not in ids
 
 
-def test_semantic_retriever_drops_triples_invalidated_after_the_graph_was_cached(
-    services: Services, facts
-) -> None:
+def test_semantic_retriever_drops_triples_invalidated_after_the_graph_was_cached(services: Services, facts) -> None:
     # GIVEN a cached semantic graph, then consolidation invalidates a triple (cache not yet invalidated)
     retrieve_semantic(services, "u1", "Katrina yoga")
     from datetime import UTC, datetime
@@ -61,9 +59,7 @@ def test_semantic_retriever_drops_triples_invalidated_after_the_graph_was_cached
     from worldmm.db.models import Triple
 
     with services.db.unit_of_work("u1") as session:
-        session.execute(
-            update(Triple).where(Triple.predicate == "practises").values(invalidated_at=datetime.now(UTC))
-        )
+        session.execute(update(Triple).where(Triple.predicate == "practises").values(invalidated_at=datetime.now(UTC)))
     # WHEN
     result = retrieve_semantic(services, "u1", "Katrina yoga")
     # THEN the invalidated fact is not returned

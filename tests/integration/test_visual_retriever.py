@@ -61,9 +61,7 @@ def test_visual_retriever_returns_nearest_windows_with_frames(services: Services
 
 
 def test_visual_retriever_gpu_unavailable_is_empty_with_a_reason(services: Services) -> None:
-    services.__dict__["visual"] = TableEncoder(
-        {}, error=GpuUnavailableError("worker stopped", sentinel="gpu-off")
-    )
+    services.__dict__["visual"] = TableEncoder({}, error=GpuUnavailableError("worker stopped", sentinel="gpu-off"))
     result = retrieve_visual(services, "u1", "red mug")
     assert result.items == []
     assert result.reason is not None and "visual encoder unavailable" in result.reason

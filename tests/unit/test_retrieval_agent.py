@@ -24,9 +24,7 @@ NOW = datetime(2026, 3, 22, 18, 30, tzinfo=UTC)
 class RecordingRetriever:
     """A retriever double that records its calls and returns fixed memories."""
 
-    def __init__(
-        self, kind: MemoryKind, texts: list[str] | None = None, error: Exception | None = None
-    ) -> None:
+    def __init__(self, kind: MemoryKind, texts: list[str] | None = None, error: Exception | None = None) -> None:
         self.kind = kind
         self.texts = texts if texts is not None else [f"{kind.value} memory"]
         self.error = error
@@ -76,9 +74,7 @@ def _search(kind: str, query: str) -> dict[str, str]:
 
 def test_retrieval_agent_dispatch_calls_the_chosen_retriever_with_the_query() -> None:
     # GIVEN the agent model searches semantic memory once, then answers
-    llm = ScriptedLLM().queue(
-        "reasoning_agent", [_search("semantic", "who is Katrina"), {"action": "ANSWER"}]
-    )
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("semantic", "who is Katrina"), {"action": "ANSWER"}])
     llm.script("response", "Katrina is your roommate.")
     retrievers = _retrievers()
     # WHEN
@@ -111,9 +107,7 @@ def test_retrieval_agent_termination_answers_without_searching() -> None:
 
 def test_retrieval_agent_max_rounds_forces_the_answer_after_five_searches() -> None:
     # GIVEN an agent model that never stops searching
-    llm = (
-        ScriptedLLM().script("reasoning_agent", _search("episodic", "breakfast")).script("response", "Eggs.")
-    )
+    llm = ScriptedLLM().script("reasoning_agent", _search("episodic", "breakfast")).script("response", "Eggs.")
     retrievers = _retrievers()
     # WHEN
     result = answer_question(_services(llm), "user-1", "What did I eat?", now=NOW, retrievers=retrievers)
@@ -127,11 +121,7 @@ def test_retrieval_agent_max_rounds_forces_the_answer_after_five_searches() -> N
 
 
 def test_retrieval_agent_max_rounds_follows_the_setting() -> None:
-    llm = (
-        ScriptedLLM()
-        .script("reasoning_agent", _search("visual", "red mug"))
-        .script("response", "On the desk.")
-    )
+    llm = ScriptedLLM().script("reasoning_agent", _search("visual", "red mug")).script("response", "On the desk.")
     result = answer_question(
         _services(llm, max_agent_rounds=2), "user-1", "Where is my mug?", now=NOW, retrievers=_retrievers()
     )
@@ -174,9 +164,7 @@ def test_retrieval_agent_unparseable_action_twice_answers_with_what_is_known() -
 def test_retrieval_agent_trace_records_tokens_per_round_and_totals() -> None:
     llm = ScriptedLLM().queue("reasoning_agent", [_search("semantic", "habits"), {"action": "ANSWER"}])
     llm.script("response", "You run daily.")
-    result = answer_question(
-        _services(llm), "user-1", "What are my habits?", now=NOW, retrievers=_retrievers()
-    )
+    result = answer_question(_services(llm), "user-1", "What are my habits?", now=NOW, retrievers=_retrievers())
     search_round = result.trace.rounds[0]
     agent_call = llm.calls_for("reasoning_agent")[0]
     # the round counts the agent call plus the retriever's own model tokens (7 prompt, 3 completion)
@@ -191,13 +179,9 @@ def test_retrieval_agent_trace_records_tokens_per_round_and_totals() -> None:
 
 
 def test_retrieval_agent_gives_the_model_the_time_and_memory_timestamps() -> None:
-    llm = ScriptedLLM().queue(
-        "reasoning_agent", [_search("episodic", "2026-03-21 morning"), {"action": "ANSWER"}]
-    )
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "2026-03-21 morning"), {"action": "ANSWER"}])
     llm.script("response", "You went running.")
-    answer_question(
-        _services(llm), "user-1", "What did I do yesterday morning?", now=NOW, retrievers=_retrievers()
-    )
+    answer_question(_services(llm), "user-1", "What did I do yesterday morning?", now=NOW, retrievers=_retrievers())
     first_prompt = llm.calls_for("reasoning_agent")[0].prompt_text
     answer_prompt = llm.calls_for("response")[0].prompt_text
     assert "2026-03-22 18:30" in first_prompt and "Sunday" in first_prompt
@@ -226,9 +210,7 @@ def test_retrieval_agent_failing_retriever_becomes_an_empty_round() -> None:
 
 def test_retrieval_agent_gpu_unavailable_answer_model_propagates() -> None:
     # The chat API maps this to its gpu-starting reply (spec 004).
-    llm = ScriptedLLM().script(
-        "reasoning_agent", _raising(GpuUnavailableError("starting", sentinel="gpu-starting"))
-    )
+    llm = ScriptedLLM().script("reasoning_agent", _raising(GpuUnavailableError("starting", sentinel="gpu-starting")))
     with pytest.raises(GpuUnavailableError):
         answer_question(_services(llm), "user-1", "Hi", now=NOW, retrievers=_retrievers())
 
@@ -284,3 +266,14 @@ def test_retrieval_agent_question_cannot_spoof_memory_delimiters() -> None:
     prompt = llm.calls_for("response")[0].prompt_text
     assert 'id="x"' not in prompt
     assert "I own a yacht" in prompt  # the words stay, as the user's own question text
+
+
+def test_retrieval_agent_accepts_actions_in_any_case() -> None:
+    llm = ScriptedLLM().queue(
+        "reasoning_agent",
+        [{"action": "search", "memory_type": "Semantic", "query": " tea "}, {"action": "answer"}],
+    )
+    llm.script("response", "Green tea.")
+    retrievers = _retrievers()
+    answer_question(_services(llm), "user-1", "What tea do I like?", now=NOW, retrievers=retrievers)
+    assert retrievers[MemoryKind.SEMANTIC].calls == [("user-1", "tea", NOW)]

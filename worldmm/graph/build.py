@@ -215,9 +215,10 @@ def graph_from_edges(
     row_of_entry = np.repeat(np.arange(n), np.diff(adjacency.indptr))
     norm_data = adjacency.data * inv_sqrt[row_of_entry] * inv_sqrt[adjacency.indices]
     # Segment x node incidence, each node once per segment (every segment has at least one triple).
-    pairs = np.unique(
+    pairs = np.sort(
         np.concatenate([seg_index, seg_index]).astype(np.int64) * n + np.concatenate([src, dst]).astype(np.int64)
     )
+    pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])]
     segment_of_pair = pairs // n
     segment_indptr = np.searchsorted(segment_of_pair, np.arange(seg_keys.shape[0] + 1)).astype(np.int64)
     return UserGraph(

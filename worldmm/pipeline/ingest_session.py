@@ -168,7 +168,10 @@ def ingest_session(
     if meta.video_start_ms is not None and meta.audio_start_ms is not None:
         offset = (meta.video_start_ms - meta.audio_start_ms) / 1000.0
     store = SessionDirectoryStore(root, meta.session_id)
-    session = _Session(meta.session_id, created_at, offset, _transcribe_full(services, root), store)
+    # A re-run whose windows are all complete skips the (slow) full transcription.
+    incomplete = _incomplete_window_count(services, user_id, meta.session_id, meta.window_count)
+    transcript = _transcribe_full(services, root) if incomplete else None
+    session = _Session(meta.session_id, created_at, offset, transcript, store)
     report = IngestSessionReport(session_id=meta.session_id, windows=meta.window_count)
     logger.info(
         "ingest_session_started",
@@ -220,6 +223,24 @@ def _count_summaries(services: Services, user_id: str, session_id: str) -> int:
             )
             or 0
         )
+
+
+def _incomplete_window_count(services: Services, user_id: str, session_id: str, window_count: int) -> int:
+    """How many of the session's 30 s windows are not complete yet."""
+    from sqlalchemy import func, select
+
+    from worldmm.db.models import ProcessingStatus, Segment
+
+    with services.db.unit_of_work(user_id) as session:
+        complete = session.scalar(
+            select(func.count()).where(
+                Segment.session_id == session_id,
+                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.window_index < window_count,
+                Segment.processing_status == ProcessingStatus.COMPLETE,
+            )
+        )
+    return window_count - (complete or 0)
 
 
 def _transcribe_full(services: Services, root: Path) -> Transcript | None:

@@ -228,15 +228,11 @@ def _search(
 
     retriever = retrievers.get(memory_type)
     if retriever is None:
-        return RetrievalResult(
-            memory_type=memory_type, query=query, reason=f"{memory_type.value} memory unavailable"
-        )
+        return RetrievalResult(memory_type=memory_type, query=query, reason=f"{memory_type.value} memory unavailable")
     try:
         return retriever(services, user_id, query, now=now)
     except GpuUnavailableError:
         raise
     except Exception as exc:
         logger.exception("%s retrieval failed", memory_type.value)
-        return RetrievalResult(
-            memory_type=memory_type, query=query, reason=f"search failed: {type(exc).__name__}"
-        )
+        return RetrievalResult(memory_type=memory_type, query=query, reason=f"search failed: {type(exc).__name__}")

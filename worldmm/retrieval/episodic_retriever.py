@@ -66,9 +66,7 @@ class _Usage:
         self.completion_tokens += completion
 
 
-def query_seed_entities(
-    services: Services, user_id: str, query: str, usage: _Usage | None = None
-) -> list[bytes]:
+def query_seed_entities(services: Services, user_id: str, query: str, usage: _Usage | None = None) -> list[bytes]:
     """16-byte keys of the canonical entities the query mentions (NER + embedding match ≥ threshold)."""
     from worldmm.memory.episodic.openie import extract_entities
 
@@ -114,9 +112,7 @@ def ppr_candidates(services: Services, user_id: str, seeds: list[bytes]) -> list
         )
         segment_scores = graph.segment_scores(scores)
         for index in top_k(segment_scores, k):
-            candidates.append(
-                Candidate(key_to_uuid(graph.segment_keys[index]), scale, float(segment_scores[index]))
-            )
+            candidates.append(Candidate(key_to_uuid(graph.segment_keys[index]), scale, float(segment_scores[index])))
     return candidates
 
 
@@ -127,9 +123,7 @@ def _describe(memory: RetrievedMemory, number: int, max_chars: int) -> str:
     return f"[{number}] ({scale} segment, {when}) <memory>{body}</memory>"
 
 
-def rerank(
-    services: Services, query: str, memories: list[RetrievedMemory], usage: _Usage
-) -> list[RetrievedMemory]:
+def rerank(services: Services, query: str, memories: list[RetrievedMemory], usage: _Usage) -> list[RetrievedMemory]:
     """The cross-scale reranker's top picks (raises ModelOutputError if it answers nonsense)."""
     settings = services.settings
     request = build_request(
@@ -139,9 +133,7 @@ def rerank(
         response_model=RerankResult,
         query=sanitize_memory_text(query, settings.memory_text_max_chars),
         k=settings.episodic_final_k,
-        candidates="\n".join(
-            _describe(m, i, settings.memory_text_max_chars) for i, m in enumerate(memories, start=1)
-        ),
+        candidates="\n".join(_describe(m, i, settings.memory_text_max_chars) for i, m in enumerate(memories, start=1)),
     )
     result, response = complete_structured(services.llm, request, RerankResult)
     usage.add(response.prompt_tokens, response.completion_tokens)
@@ -151,9 +143,7 @@ def rerank(
     return [m.model_copy(update={"source": "rerank"}) for m in picked[: settings.episodic_final_k]]
 
 
-def retrieve_episodic(
-    services: Services, user_id: str, query: str, *, now: datetime | None = None
-) -> RetrievalResult:
+def retrieve_episodic(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
     """The top captions across the four temporal scales for `query`."""
     started = time.perf_counter()
     settings = services.settings
@@ -163,9 +153,7 @@ def retrieve_episodic(
     candidates = ppr_candidates(services, user_id, seeds) if seeds else []
     reason: str | None = None
     if not candidates:
-        reason = (
-            "no known entities in the query" if not seeds else "no episodic memories near the query entities"
-        )
+        reason = "no known entities in the query" if not seeds else "no episodic memories near the query entities"
         result = hybrid_search(
             services,
             user_id,

@@ -116,8 +116,7 @@ def mmr_select(
         best = max(
             remaining,
             key=lambda item: (
-                lam * relevance[item] / top
-                - (1 - lam) * max((similarity(item, c) for c in chosen), default=0.0)
+                lam * relevance[item] / top - (1 - lam) * max((similarity(item, c) for c in chosen), default=0.0)
             ),
         )
         chosen.append(best)

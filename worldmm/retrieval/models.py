@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, computed_field, model_validator
+from pydantic import BaseModel, Field, computed_field, field_validator, model_validator
 
 
 class MemoryKind(StrEnum):
@@ -48,6 +48,11 @@ class AgentAction(BaseModel):
     action: str
     memory_type: MemoryKind | None = None
     query: str | None = None
+
+    @field_validator("memory_type", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _check(self) -> AgentAction:

@@ -17,9 +17,7 @@ from datetime import datetime
 from worldmm.retrieval.models import RetrievedMemory
 
 # Tags a memory could use to break out of its wrapper or impersonate prompt structure.
-_TAG = re.compile(
-    r"</?\s*(memory|memories|system|assistant|user|instructions?|context|question)\b[^>]*>", re.I
-)
+_TAG = re.compile(r"</?\s*(memory|memories|system|assistant|user|instructions?|context|question)\b[^>]*>", re.I)
 _ROLE_PREFIX = re.compile(r"(?i)\b(system|assistant|user|developer)\s*:")
 _FENCE = re.compile(r"```+|~~~+")
 _INSTRUCTION = re.compile(

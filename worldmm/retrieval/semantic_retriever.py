@@ -51,9 +51,7 @@ WHERE t.user_id = :user_id AND t.id = ANY(:ids) AND t.memory_type = 'semantic' A
 """
 
 
-def retrieve_semantic(
-    services: Services, user_id: str, query: str, *, now: datetime | None = None
-) -> RetrievalResult:
+def retrieve_semantic(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
     """The user's most relevant valid semantic facts for `query`."""
     settings = services.settings
     [embedding] = services.embedder.embed([query])
@@ -63,9 +61,7 @@ def retrieve_semantic(
             {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.semantic_seed_k},
         ).all()
     if not seed_rows:
-        return RetrievalResult(
-            memory_type=MemoryKind.SEMANTIC, query=query, reason="no semantic memories yet"
-        )
+        return RetrievalResult(memory_type=MemoryKind.SEMANTIC, query=query, reason="no semantic memories yet")
     seeds = [bytes(k) for row in seed_rows for k in (row.subject_key, row.object_key)]
 
     graph = load_graph(services, GraphKey(user_id, MemoryType.SEMANTIC))
@@ -92,13 +88,10 @@ def retrieve_semantic(
     )
 
 
-def _load_triples(
-    services: Services, user_id: str, ranked: list[tuple[uuid.UUID, float]]
-) -> list[RetrievedMemory]:
+def _load_triples(services: Services, user_id: str, ranked: list[tuple[uuid.UUID, float]]) -> list[RetrievedMemory]:
     with services.db.unit_of_work(user_id) as session:
         rows = {
-            r.id: r
-            for r in session.execute(text(_TRIPLES_SQL), {"user_id": user_id, "ids": [t for t, _ in ranked]})
+            r.id: r for r in session.execute(text(_TRIPLES_SQL), {"user_id": user_id, "ids": [t for t, _ in ranked]})
         }
     items: list[RetrievedMemory] = []
     for triple_id, score in ranked:

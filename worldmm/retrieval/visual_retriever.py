@@ -48,18 +48,14 @@ def _frame_keys(services: Services, session_id: str, window_index: int) -> list[
     return uniform_sample(keys, services.settings.sample_frames)
 
 
-def retrieve_visual(
-    services: Services, user_id: str, query: str, *, now: datetime | None = None
-) -> RetrievalResult:
+def retrieve_visual(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
     """Windows whose clips look most like `query`, with their frame keys."""
     settings = services.settings
     try:
         embedding = services.visual.encode_text(query)
     except (UnavailableError, GpuUnavailableError, GpuRequestError) as exc:
         logger.info("visual retrieval unavailable: %s", exc)
-        return RetrievalResult(
-            memory_type=MemoryKind.VISUAL, query=query, reason=f"visual encoder unavailable: {exc}"
-        )
+        return RetrievalResult(memory_type=MemoryKind.VISUAL, query=query, reason=f"visual encoder unavailable: {exc}")
     with services.db.unit_of_work(user_id) as session:
         rows = session.execute(
             text(_NEAREST_SQL),
