@@ -18,8 +18,6 @@ DEMO_QUESTIONS = (
     "What do I drink every morning?",  # semantic (a habit)
     "What did I do at the Corner Cafe on Tuesday morning?",  # needs a time reference
 )
-    "What did Katrina tell me about tomorrow?",  # needs a time reference
-)
 
 
 @dataclass(frozen=True)

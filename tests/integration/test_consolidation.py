@@ -266,3 +266,42 @@ def test_semantic_consolidation_concurrent_summaries_never_act_on_a_stale_snapsh
     assert events == ["NONE", "UPDATE"]
     retried = next(h for h in _history(svc) if h.event == ConsolidationEvent.NONE)
     assert retried.inputs["attempt"] == 2
+
+
+class _RecordingCache:
+    """A GraphCache double that records scoped invalidations (the real caches are tested in test_graph_cache)."""
+
+    def __init__(self) -> None:
+        self.invalidated: list[tuple[str, str]] = []
+
+    def get_or_build(self, key, build):  # pragma: no cover - not reached by consolidation
+        return build()
+
+    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+        self.invalidated.append((user_id, str(MemoryType(memory_type).value)))
+
+
+def test_semantic_consolidation_invalidates_only_this_users_semantic_graph(
+    svc: Services, embedder: SteeredEmbedder, scripted_llm: ScriptedLLM
+) -> None:
+    # GIVEN a graph cache and a new fact with no candidates (ADD)
+    cache = _RecordingCache()
+    svc.__dict__["graph_cache"] = cache
+    new = ExtractedTriple("I", "plays", "tennis")
+    embedder.vectors[new.text] = _unit(5)
+    # WHEN it is consolidated in apply mode
+    consolidate_triples(svc, USER, _segment(svc, 1), [new])
+    # THEN exactly this user's semantic graph is invalidated
+    assert cache.invalidated == [(USER, "semantic")]
+
+
+def test_semantic_consolidation_in_shadow_mode_leaves_the_graph_cache_alone(
+    svc: Services, embedder: SteeredEmbedder, scripted_llm: ScriptedLLM
+) -> None:
+    cache = _RecordingCache()
+    svc.__dict__["graph_cache"] = cache
+    svc.settings.consolidation_mode = ConsolidationMode.SHADOW
+    new = ExtractedTriple("I", "plays", "chess")
+    embedder.vectors[new.text] = _unit(6)
+    consolidate_triples(svc, USER, _segment(svc, 1), [new])
+    assert cache.invalidated == []

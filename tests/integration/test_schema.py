@@ -89,6 +89,8 @@ def test_downgrade_then_upgrade_restores_the_schema(pg: LocalDatabase) -> None:
     engine = create_engine(pg.admin_url)
     assert not set(MEMORY_TABLES) & set(inspect(engine).get_table_names())
     migrate.upgrade(settings, admin_url=pg.admin_url)
+    # pooled application connections cached the dropped enum types' OIDs
+    Database(pg.app_url).dispose()
     assert set(MEMORY_TABLES) <= set(inspect(engine).get_table_names())
     with engine.connect() as conn:
         dim = conn.execute(

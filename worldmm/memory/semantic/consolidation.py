@@ -227,9 +227,16 @@ def consolidate_triples(
     with services.db.unit_of_work(user_id) as session:
         valid_at = session.scalar(select(Segment.start_time).where(Segment.id == segment_id))
     embeddings = services.embedder.embed([t.text for t in triples])
-    for new, embedding in zip(triples, embeddings, strict=True):
-        event = _consolidate_one(services, user_id, segment_id, new, embedding, valid_at, context)
-        report.events[event.value] += 1
+    try:
+        for new, embedding in zip(triples, embeddings, strict=True):
+            event = _consolidate_one(services, user_id, segment_id, new, embedding, valid_at, context)
+            report.events[event.value] += 1
+    finally:
+        if mode == ConsolidationMode.APPLY and any(
+            report.events[e.value] for e in ConsolidationEvent if e != ConsolidationEvent.NONE
+        ):
+            # Inserted or invalidated triples change this user's semantic graph (and only that one).
+            services.graph_cache.invalidate(user_id, MemoryType.SEMANTIC)
     return report
 
 
