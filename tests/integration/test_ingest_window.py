@@ -333,3 +333,36 @@ def test_ingest_window_lambda_handler_parses_event_and_returns_dict(svc):
         set_services(None)
     assert out["status"] == "ok" and out["enriched"] is True
     assert bad == {"status": "skipped", "reason": "invalid_event"}
+
+
+def test_ingest_window_after_session_end_the_last_window_closes_partial_summaries(svc, db):
+    # GIVEN a session the capture API has ended after two windows
+    svc.store.put(
+        f"sessions/{SESSION}/metadata.json",
+        b'{"createdAt": "2026-11-01T09:00:00Z", "endedAt": "2026-11-01T09:01:00Z"}',
+    )
+    scripted(svc).script("merge_captions", {"summary": "Two windows in the kitchen."})
+    for index in (0, 1):
+        put_window(svc.store, index=index, frames=4)
+    # WHEN the first window completes, the session still has a window in flight: nothing closes yet
+    ingest_window(svc, event(0, 4))
+    with db.unit_of_work(USER) as session:
+        assert session.scalars(select(Segment).where(Segment.duration_seconds == 180)).all() == []
+    # WHEN the last window completes
+    ingest_window(svc, event(1, 4))
+    # THEN the partial 3-minute summary of the ended session is produced from both windows
+    with db.unit_of_work(USER) as session:
+        summary = session.scalars(select(Segment).where(Segment.duration_seconds == 180)).one()
+        children = session.scalars(select(Segment).where(Segment.parent_segment_id == summary.id)).all()
+    assert summary.caption == "Two windows in the kitchen."
+    assert summary.processing_status == ProcessingStatus.COMPLETE
+    assert len(children) == 2
+
+
+def test_ingest_window_before_session_end_leaves_partial_summaries_open(svc, db):
+    scripted(svc).script("merge_captions", {"summary": "never"})
+    for index in (0, 1):
+        put_window(svc.store, index=index, frames=4)
+        ingest_window(svc, event(index, 4))
+    with db.unit_of_work(USER) as session:
+        assert session.scalars(select(Segment).where(Segment.duration_seconds == 180)).all() == []

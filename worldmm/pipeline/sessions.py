@@ -8,7 +8,7 @@ window prefixes present there.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +34,7 @@ class SessionInfo:
     created_at: datetime | None = None
     window_count: int | None = None
     frame_counts: dict[int, int] = field(default_factory=dict)
+    ended: bool = False
 
     def windows(self) -> dict[int, int]:
         """Window index → frame count (0 when unknown: the ingest lists the window's prefix)."""
@@ -88,7 +89,8 @@ def info_from_item(session_id: str, item: dict[str, Any]) -> SessionInfo:
             if index is not None and count is not None:
                 counts[index] = count
     window_count = _as_int(item.get("windowCount", item.get("window_count")))
-    return SessionInfo(session_id, created, window_count, counts)
+    ended = bool(item.get("endedAt", item.get("ended_at")))
+    return SessionInfo(session_id, created, window_count, counts, ended)
 
 
 class DynamoSessionCatalog:
@@ -122,7 +124,7 @@ class StoreSessionCatalog:
         if info.window_count is None and not info.frame_counts:
             indices = list_window_indices(self._store, session_id)
             if indices:
-                info = SessionInfo(session_id, info.created_at, max(indices) + 1, {})
+                info = replace(info, window_count=max(indices) + 1)
         if doc is None and info.window_count is None:
             return None
         return info

@@ -91,9 +91,32 @@ def _window_complete(services: Services, user_id: str, session_id: str, window_i
 
     try:
         on_window_complete(services, user_id, session_id, window_index)
+        _close_ended_session(services, user_id, session_id)
     except Exception as exc:  # a summary left pending is redone at the next window or session end
         logger.exception("multiscale_failed", extra={"session_id": session_id, "window_index": window_index})
         logger.debug("multiscale_error", extra={"error": str(exc)})
+
+
+def _close_ended_session(services: Services, user_id: str, session_id: str) -> None:
+    """After the session ended (capture's end call), the last window to complete closes partial summaries."""
+    from sqlalchemy import func
+
+    from worldmm.pipeline.multiscale import on_session_end
+    from worldmm.pipeline.sessions import session_info
+
+    info = session_info(services, session_id)
+    if info is None or not info.ended:
+        return
+    with services.db.unit_of_work(user_id) as session:
+        unfinished = session.scalar(
+            select(func.count()).where(
+                Segment.session_id == session_id,
+                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.processing_status != ProcessingStatus.COMPLETE,
+            )
+        )
+    if not unfinished:
+        on_session_end(services, user_id, session_id)
 
 
 def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowSuccess:
