@@ -5,24 +5,27 @@ from __future__ import annotations
 import base64
 import re
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 
 from worldmm.config import Settings
 from worldmm.errors import ModelOutputError
 from worldmm.ingest.frames import uniform_sample
 from worldmm.llm.port import LLM, LLMResponse
-from worldmm.llm.structured import build_request, extract_json
+from worldmm.llm.structured import NonPlaceholderStr, build_request, extract_json, is_placeholder
 
 PURPOSE = "caption"
 MAX_CAPTION_CHARS = 2000
 MAX_TRANSCRIPT_CHARS = 12000
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
+logger = Logger(service="worldmm", child=True)
+
 
 class CaptionResult(BaseModel):
     """The caption prompt's answer."""
 
-    caption: str
+    caption: NonPlaceholderStr
 
 
 def frame_data_url(frame: bytes) -> str:
@@ -42,8 +45,8 @@ def parse_caption(text: str) -> str:
     elif value is None:
         caption = _THINK.sub("", text)
     caption = " ".join((caption or "").split())
-    if not caption:
-        raise ModelOutputError("caption: empty answer")
+    if is_placeholder(caption):
+        raise ModelOutputError(f"caption: no content in the answer ({caption[:40]!r})")
     return caption[:MAX_CAPTION_CHARS]
 
 
@@ -61,4 +64,12 @@ def caption_window(
         transcript=transcript.strip()[:MAX_TRANSCRIPT_CHARS],
     )
     response = llm.complete(request)
-    return parse_caption(response.text), response
+    try:
+        return parse_caption(response.text), response
+    except ModelOutputError:
+        heard = " ".join(transcript.split())
+        if not heard:
+            raise
+        # A weak model's unusable caption degrades to what was heard (real data, flagged in the log).
+        logger.warning("caption_fallback_transcript", extra={"answer_preview": response.text[:80]})
+        return f"I heard: {heard}"[:MAX_CAPTION_CHARS], response

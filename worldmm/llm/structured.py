@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, ValidationError
 
 from worldmm.errors import ModelOutputError
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
@@ -16,6 +16,24 @@ T = TypeVar("T", bound=BaseModel)
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+_PLACEHOLDER = re.compile(r"^\s*(<[^<>]{0,60}>|\.{2,}|…|\[[^\[\]]{0,60}\]|\{[^{}]{0,60}\})\s*$")
+
+
+def is_placeholder(text: str) -> bool:
+    """True for text a weak model copied from a prompt's format line (`<subject>`, `...`) or left empty."""
+    return not text.strip() or bool(_PLACEHOLDER.match(text))
+
+
+def _reject_placeholder(text: str) -> str:
+    if is_placeholder(text):
+        raise ValueError("a placeholder or empty text, not content")
+    return text
+
+
+NonPlaceholderStr = Annotated[str, AfterValidator(_reject_placeholder)]
+"""A model-written string that must carry content (validated on every structured answer)."""
 
 
 def extract_json(text: str) -> Any:

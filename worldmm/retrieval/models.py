@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, computed_field, field_validator, model_validator
 
+from worldmm.llm.structured import NonPlaceholderStr
+
 
 class MemoryKind(StrEnum):
     """The three memories the agent can search (spec 001)."""
@@ -47,7 +49,7 @@ class AgentAction(BaseModel):
 
     action: str
     memory_type: MemoryKind | None = None
-    query: str | None = None
+    query: NonPlaceholderStr | None = None
 
     @field_validator("memory_type", mode="before")
     @classmethod

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from worldmm.config import Settings
 from worldmm.llm.port import LLM, LLMResponse
-from worldmm.llm.structured import build_request, complete_structured
+from worldmm.llm.structured import NonPlaceholderStr, build_request, complete_structured
 
 WINDOW = 30
 THREE_MIN = 180
@@ -112,7 +112,7 @@ def fingerprint(children: Sequence[ChildCaption]) -> str:
 class MergeResult(BaseModel):
     """The merge_captions answer."""
 
-    summary: str = Field(min_length=1, description="One coherent first-person summary of the span")
+    summary: NonPlaceholderStr = Field(min_length=1, description="One coherent first-person summary of the span")
 
 
 def format_captions(children: Sequence[ChildCaption]) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from worldmm.config import Settings
 from worldmm.errors import ModelOutputError
 from worldmm.llm.port import LLM, LLMResponse
-from worldmm.llm.structured import build_request, extract_json
+from worldmm.llm.structured import build_request, extract_json, is_placeholder
 
 NER_PURPOSE = "ner"
 TRIPLES_PURPOSE = "episodic_triples"
@@ -62,7 +62,9 @@ def clean_field(value: Any, max_chars: int) -> str | None:
     if not isinstance(value, str):
         return None
     cleaned = " ".join(value.split())
-    return cleaned[:max_chars] or None
+    if is_placeholder(cleaned):
+        return None
+    return cleaned[:max_chars]
 
 
 def _items(text: str, key: str, warnings: list[str]) -> list[Any]:

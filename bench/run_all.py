@@ -1,0 +1,50 @@
+"""Runs every benchmark in turn and writes each one's JSON to bench/results/<name>.json.
+
+    python -m bench.run_all [--only ppr retrieval ...]
+
+The figures they check (goals from the issues): ingest window p50 ≤ 40 ms; ingest_session concurrent ≤
+serial / 8; cached PPR ≥ 10× the per-query igraph rebuild with the same top-50; warm episodic + semantic
+retrieval p95 ≤ 150 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHES = {
+    "ingest_window": ["-m", "bench.bench_ingest_window"],
+    "ingest_session": ["-m", "bench.bench_ingest_session"],
+    "ppr": ["-m", "bench.bench_ppr"],
+    "retrieval": ["-m", "bench.bench_retrieval"],
+    "local_adapters": ["-m", "bench.bench_local_adapters"],
+    "gpu_worker_tiny": ["bench/bench_gpu_worker.py", "--tiny", "--clips", "8"],
+}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", nargs="*", choices=sorted(BENCHES), default=None)
+    args = parser.parse_args()
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for name in args.only or BENCHES:
+        print(f"== {name}", flush=True)
+        result = subprocess.run([sys.executable, *BENCHES[name]], cwd=ROOT, capture_output=True, text=True)
+        lines = [line for line in result.stdout.splitlines() if line.strip().startswith("{")]
+        if result.returncode != 0 or not lines:
+            failed.append(name)
+            print(result.stderr[-2000:], file=sys.stderr)
+            continue
+        (out / f"{name}.json").write_text(lines[-1] + "\n")
+        print(json.dumps(json.loads(lines[-1]), indent=2))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
