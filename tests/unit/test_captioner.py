@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.harness import make_settings
@@ -36,7 +38,7 @@ def test_captioner_prompt_sends_caption_frames_and_the_transcript():
 def test_placeholders_copied_from_a_prompt_are_not_content(copied):
     assert is_placeholder(copied)
     with pytest.raises(ModelOutputError):
-        parse_caption('{"caption": "%s"}' % copied)
+        parse_caption(json.dumps({"caption": copied}))
 
 
 def test_real_text_is_not_a_placeholder():
