@@ -86,5 +86,5 @@ def _print_answer(answer: DemoAnswer) -> None:
             f"{json.dumps(step.get('query') or '')} -> [{ids}] ({step.get('elapsed_ms', 0):.0f} ms)"
             + (f" note: {step['note']}" if step.get("note") else "")
         )
-    tokens = trace.get("prompt_tokens", 0) + trace.get("completion_tokens", 0)
+    tokens = trace.get("total_prompt_tokens", 0) + trace.get("total_completion_tokens", 0)
     print(f"   elapsed {answer.elapsed_s:.1f}s, tokens {tokens}")

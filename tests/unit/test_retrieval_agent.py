@@ -277,3 +277,17 @@ def test_retrieval_agent_accepts_actions_in_any_case() -> None:
     retrievers = _retrievers()
     answer_question(_services(llm), "user-1", "What tea do I like?", now=NOW, retrievers=retrievers)
     assert retrievers[MemoryKind.SEMANTIC].calls == [("user-1", "tea", NOW)]
+
+
+@pytest.mark.parametrize("copied", ["your search words", "{{your search words}}", "<search query>", "{{"])
+def test_retrieval_agent_query_copied_from_the_format_line_searches_with_the_question(copied) -> None:
+    # GIVEN a weak agent model that copies the action format line as its query
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", copied), {"action": "ANSWER"}])
+    llm.script("response", "At the cafe.")
+    retrievers = _retrievers()
+    # WHEN
+    result = answer_question(_services(llm), "user-1", "Where is my notebook?", now=NOW, retrievers=retrievers)
+    # THEN the retriever is asked the question itself, and the trace says why
+    assert retrievers[MemoryKind.EPISODIC].calls[0][1] == "Where is my notebook?"
+    assert result.trace.rounds[0].query == "Where is my notebook?"
+    assert "not a search" in (result.trace.rounds[0].note or "")

@@ -9,6 +9,7 @@ has. Every round lands in the trace with its timings and tokens.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -182,14 +183,17 @@ def answer_question(
             answered = True
             break
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
-        result = _search(services, retrievers, user_id, action.memory_type, action.query, now)
+        grounded, drift_note = _grounded_query(action.query)
+        query = grounded or question_text
+        note = "; ".join(n for n in (note, drift_note) if n) or None
+        result = _search(services, retrievers, user_id, action.memory_type, query, now)
         context.add(round_no, result)
         trace.rounds.append(
             TraceRound(
                 round=round_no,
                 action="SEARCH",
                 memory_type=action.memory_type,
-                query=action.query,
+                query=query,
                 retrieved_ids=[m.id for m in result.items],
                 elapsed_ms=_ms(round_started),
                 prompt_tokens=tokens_in + result.prompt_tokens,
@@ -213,6 +217,19 @@ def answer_question(
     trace.answer_completion_tokens = response.completion_tokens
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=response.text.strip(), memories=list(context.memories.values()), trace=trace)
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
+# Words of the action format line: a query made only of them was copied, not written.
+_FORMAT_WORDS = frozenset({"your", "search", "query", "words", "memory", "type", "action", "episodic", "semantic"})
+
+
+def _grounded_query(query: str) -> tuple[str | None, str | None]:
+    """The agent's query, or None when it is a copy of the format line or a template (`{{...}}`, `<...>`)."""
+    words = {w.casefold() for w in _WORD.findall(query)}
+    if any(ch in query for ch in "{}<>") or not (words - _FORMAT_WORDS):
+        return None, f"query {_quote(query)[:60]!r} is not a search: searched with the question"
+    return query, None
 
 
 def _search(
