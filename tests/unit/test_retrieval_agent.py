@@ -279,7 +279,7 @@ def test_retrieval_agent_accepts_actions_in_any_case() -> None:
     assert retrievers[MemoryKind.SEMANTIC].calls == [("user-1", "tea", NOW)]
 
 
-@pytest.mark.parametrize("copied", ["your search words", "{{your search words}}", "<search query>", "{{"])
+@pytest.mark.parametrize("copied", ["your search words", "{{your search words}}", "{{"])
 def test_retrieval_agent_query_copied_from_the_format_line_searches_with_the_question(copied) -> None:
     # GIVEN a weak agent model that copies the action format line as its query
     llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", copied), {"action": "ANSWER"}])
