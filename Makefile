@@ -14,6 +14,7 @@ lint: setup
 
 test: lint
 	.venv/bin/python scripts/run_tests.py
+	.venv/bin/python scripts/sam_build_sizes.py --limit-mb 200
 
 bench: setup
 	.venv/bin/python -m bench.run_all

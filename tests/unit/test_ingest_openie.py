@@ -80,3 +80,10 @@ def test_ingest_openie_prompts_carry_text_entities_and_truncated_input():
     assert "Kate holds a mug." in ner_prompt and "z" * 32 in ner_prompt and "z" * 33 not in ner_prompt
     assert "Entities: Kate" in llm.calls_for("episodic_triples")[0].prompt_text
     assert llm.calls_for("ner")[0].response_schema is not None and response.completion_tokens > 0
+
+
+def test_ingest_openie_ner_parse_drops_sentences_posing_as_entities():
+    answer = '{"entities": ["Katrina", "I am taking my keys and new notebook from the hallway shelf", "blue notebook"]}'
+    entities, warnings = parse_entities(answer, 10, 200)
+    assert entities == ["Katrina", "blue notebook"]
+    assert any("sentence" in w for w in warnings)

@@ -291,3 +291,11 @@ def test_retrieval_agent_query_copied_from_the_format_line_searches_with_the_que
     assert retrievers[MemoryKind.EPISODIC].calls[0][1] == "Where is my notebook?"
     assert result.trace.rounds[0].query == "Where is my notebook?"
     assert "not a search" in (result.trace.rounds[0].note or "")
+
+
+def test_retrieval_agent_answer_is_the_structured_answer_field() -> None:
+    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"})
+    llm.script("response", {"answer": "On the window table at the Corner Café."})
+    result = answer_question(_services(llm), "user-1", "Where is my notebook?", now=NOW, retrievers=_retrievers())
+    assert result.answer == "On the window table at the Corner Café."
+    assert llm.calls_for("response")[0].response_schema is not None

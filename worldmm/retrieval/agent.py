@@ -16,9 +16,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
+from pydantic import BaseModel
 
 from worldmm.errors import ModelOutputError
-from worldmm.llm.structured import build_request, parse_model
+from worldmm.llm.structured import NonPlaceholderStr, build_request, parse_model
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
@@ -207,6 +208,7 @@ def answer_question(
         RESPONSE_PURPOSE,
         model=settings.agent_model,
         max_tokens=settings.answer_max_tokens,
+        response_model=AnswerResult,
         reasoning_effort=None,
         now=_format_now(now),
         question=question_text,
@@ -216,7 +218,21 @@ def answer_question(
     trace.answer_prompt_tokens = response.prompt_tokens
     trace.answer_completion_tokens = response.completion_tokens
     trace.total_ms = _ms(started)
-    return AgentAnswer(answer=response.text.strip(), memories=list(context.memories.values()), trace=trace)
+    return AgentAnswer(answer=_answer_text(response.text), memories=list(context.memories.values()), trace=trace)
+
+
+class AnswerResult(BaseModel):
+    """The response prompt's answer (structured, so a provider with constrained output emits only it)."""
+
+    answer: NonPlaceholderStr
+
+
+def _answer_text(text: str) -> str:
+    """The answer field, or the plain text when the model answered without JSON."""
+    try:
+        return parse_model(text, AnswerResult).answer.strip()
+    except ModelOutputError:
+        return text.strip()
 
 
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)

@@ -55,6 +55,10 @@ class Extraction:
     warnings: list[str] = field(default_factory=list)
 
 
+MAX_ENTITY_WORDS = 6
+"""A named entity ("my blue notebook", "Corner Café on Maple Street") is short; longer is a sentence."""
+
+
 def clean_field(value: Any, max_chars: int) -> str | None:
     """A string field collapsed to single spaces and cut to `max_chars`; None if absent or empty."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -96,6 +100,9 @@ def parse_entities(text: str, max_entities: int, max_chars: int) -> tuple[list[s
             continue
         if raw_len > max_chars:
             warnings.append(f"entities[{i}]: truncated to {max_chars} chars")
+        if len(name.split()) > MAX_ENTITY_WORDS:
+            warnings.append(f"entities[{i}]: more than {MAX_ENTITY_WORDS} words is a sentence, not a name; dropped")
+            continue
         if name.lower() in seen:
             continue
         if len(entities) >= max_entities:
