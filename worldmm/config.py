@@ -147,6 +147,7 @@ class Settings(BaseSettings):
     mmr_lambda: float = 0.7
     hybrid_top_k: int = 10
     max_agent_rounds: int = 5
+    answer_grounding_guard: bool = True  # quote the best memory when an answer cites none of them
     memory_text_max_chars: int = 600
 
     # --- chat API -------------------------------------------------------------

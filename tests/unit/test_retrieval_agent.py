@@ -58,6 +58,8 @@ def _retrievers(**texts: list[str]) -> dict[MemoryKind, RecordingRetriever]:
 
 
 def _services(llm: ScriptedLLM, **overrides: object) -> Services:
+    # canned memories and answers share no words: the grounding guard is tested on its own below
+    overrides.setdefault("answer_grounding_guard", False)
     return Services(make_settings(**overrides), llm=llm)
 
 
@@ -299,3 +301,28 @@ def test_retrieval_agent_answer_is_the_structured_answer_field() -> None:
     result = answer_question(_services(llm), "user-1", "Where is my notebook?", now=NOW, retrievers=_retrievers())
     assert result.answer == "On the window table at the Corner Café."
     assert llm.calls_for("response")[0].response_schema is not None
+
+
+def test_retrieval_agent_ungrounded_answer_is_given_the_best_memory_as_evidence() -> None:
+    # GIVEN a weak response model that answers with nothing from the memories it was given
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "kitchen"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "You"})
+    retrievers = _retrievers(episodic=["Katrina says we are almost out of milk"])
+    # WHEN
+    services = _services(llm, answer_grounding_guard=True)
+    result = answer_question(services, "user-1", "Who was in the kitchen?", now=NOW, retrievers=retrievers)
+    # THEN the remembered text is quoted with the answer, and the trace says so
+    assert result.answer.startswith("You\n\nFrom your memories")
+    assert "Katrina says we are almost out of milk" in result.answer
+    assert result.trace.answer_note is not None
+
+
+def test_retrieval_agent_grounded_answer_is_left_as_it_is() -> None:
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "kitchen"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "Katrina was there."})
+    retrievers = _retrievers(episodic=["Katrina says we are almost out of milk"])
+    result = answer_question(
+        _services(llm, answer_grounding_guard=True), "user-1", "Who was in the kitchen?", now=NOW, retrievers=retrievers
+    )
+    assert result.answer == "Katrina was there."
+    assert result.trace.answer_note is None

@@ -217,8 +217,32 @@ def answer_question(
     response = services.llm.complete(request)
     trace.answer_prompt_tokens = response.prompt_tokens
     trace.answer_completion_tokens = response.completion_tokens
+    answer = _answer_text(response.text)
+    evidence = (
+        _ungrounded_evidence(answer, list(context.memories.values())) if settings.answer_grounding_guard else None
+    )
+    if evidence is not None:
+        answer = f"{answer}\n\n{evidence}"
+        trace.answer_note = "the answer named nothing from the memories: the best-ranked memory is quoted with it"
     trace.total_ms = _ms(started)
-    return AgentAnswer(answer=_answer_text(response.text), memories=list(context.memories.values()), trace=trace)
+    return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
+
+
+def _ungrounded_evidence(answer: str, memories: list[RetrievedMemory]) -> str | None:
+    """The best memory quoted as evidence when the answer shares no content word with any memory.
+
+    A capable model's answer draws on the memories it was given; a weak one (a tiny local model) may
+    answer with nothing from them. Then the wearer sees what was remembered instead of an unsupported
+    reply. No memories: nothing to quote.
+    """
+    if not memories:
+        return None
+    memory_words = _content_words(" ".join(m.text for m in memories))
+    if _content_words(answer) & memory_words:
+        return None
+    best = max(memories, key=lambda m: m.score)
+    when = f" ({best.start_time:%a %d %b %H:%M})" if best.start_time else ""
+    return f"From your memories{when}: {_quote(best.text)}"
 
 
 class AnswerResult(BaseModel):
@@ -238,6 +262,16 @@ def _answer_text(text: str) -> str:
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 # Words of the action format line: a query made only of them was copied, not written.
 _FORMAT_WORDS = frozenset({"your", "search", "query", "words", "memory", "type", "action", "episodic", "semantic"})
+
+
+_STOPWORDS = frozenset(
+    {"the", "and", "you", "your", "was", "were", "are", "what", "who", "when", "where", "did", "this", "that"}
+)
+
+
+def _content_words(text: str) -> set[str]:
+    """Lower-cased words of three letters or more, less the commonest function words."""
+    return {w for w in (m.casefold() for m in _WORD.findall(text)) if len(w) >= 3 and w not in _STOPWORDS}
 
 
 def _grounded_query(query: str) -> tuple[str | None, str | None]:

@@ -91,6 +91,7 @@ class Trace(BaseModel):
     forced_answer: bool = False
     answer_prompt_tokens: int = 0
     answer_completion_tokens: int = 0
+    answer_note: str | None = None
     total_ms: float = 0.0
 
     @computed_field  # type: ignore[prop-decorator]
