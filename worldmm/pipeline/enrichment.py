@@ -24,6 +24,7 @@ from worldmm.ingest.captioner import caption_window
 from worldmm.llm.usage import UsageLog
 from worldmm.memory.entities import resolve_entities
 from worldmm.memory.episodic.openie import extract_entities, extract_triples
+from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.memory.episodic.store import (
     PreparedTriple,
     delete_segment_derivatives,
@@ -315,7 +316,7 @@ def enrich_segment(
         log_step(logger, "caption_generated", segment_id=str(segment_id), caption_preview=caption[:80])
         extraction = extract_episodic(services, user_id, caption, usage)
         visual = _encode_visual(services, segment_id, material.frames)
-        caption_vector = services.embedder.embed([caption])[0]
+        caption_vector = services.embedder.embed([segment_memory_text(caption, material.transcript)])[0]
 
         with services.db.unit_of_work(user_id) as session:
             # Completing first locks the row and proves the claim is still ours (else nothing is kept).

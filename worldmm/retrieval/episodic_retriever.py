@@ -25,6 +25,7 @@ from worldmm.graph.build import GraphKey, key_to_uuid
 from worldmm.graph.cache import load_graph
 from worldmm.graph.ppr import personalized_pagerank, top_k, uniform_reset
 from worldmm.llm.structured import build_request, complete_structured
+from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.sanitize import sanitize_memory_text
@@ -225,7 +226,7 @@ def _load_segments(services: Services, user_id: str, candidates: list[Candidate]
             RetrievedMemory(
                 id=str(row.id),
                 memory_type=MemoryKind.EPISODIC,
-                text=row.caption or row.transcript,
+                text=segment_memory_text(row.caption, row.transcript),
                 score=c.score,
                 source="ppr",
                 start_time=row.start_time,

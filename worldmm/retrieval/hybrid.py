@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import text
 
 from worldmm.db.queries import vector_literal
+from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ def hybrid_search(
         rows = {
             r.id: SegmentRow(
                 id=r.id,
-                text=r.caption or r.transcript or "",
+                text=segment_memory_text(r.caption, r.transcript),
                 start_time=r.start_time,
                 end_time=r.end_time,
                 duration_seconds=r.duration_seconds,

@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from worldmm.db.queries import vector_literal
 from worldmm.errors import GpuRequestError, GpuUnavailableError, UnavailableError
+from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def retrieve_visual(services: Services, user_id: str, query: str, *, now: dateti
         RetrievedMemory(
             id=str(row.id),
             memory_type=MemoryKind.VISUAL,
-            text=row.caption or row.transcript or "(no caption)",
+            text=segment_memory_text(row.caption, row.transcript) or "(no caption)",
             score=1.0 - float(row.distance),
             source="cosine",
             start_time=row.start_time,
