@@ -326,3 +326,12 @@ def test_retrieval_agent_grounded_answer_is_left_as_it_is() -> None:
     )
     assert result.answer == "Katrina was there."
     assert result.trace.answer_note is None
+
+
+def test_retrieval_agent_evidence_is_the_memory_closest_to_the_question() -> None:
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "morning drink"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "You"})
+    retrievers = _retrievers(episodic=["See you tomorrow at eleven", "I always have a cappuccino every morning"])
+    services = _services(llm, answer_grounding_guard=True)
+    result = answer_question(services, "user-1", "What do I drink every morning?", now=NOW, retrievers=retrievers)
+    assert "cappuccino every morning" in result.answer

@@ -219,7 +219,9 @@ def answer_question(
     trace.answer_completion_tokens = response.completion_tokens
     answer = _answer_text(response.text)
     evidence = (
-        _ungrounded_evidence(answer, list(context.memories.values())) if settings.answer_grounding_guard else None
+        _ungrounded_evidence(answer, question_text, list(context.memories.values()))
+        if settings.answer_grounding_guard
+        else None
     )
     if evidence is not None:
         answer = f"{answer}\n\n{evidence}"
@@ -228,8 +230,8 @@ def answer_question(
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
 
 
-def _ungrounded_evidence(answer: str, memories: list[RetrievedMemory]) -> str | None:
-    """The best memory quoted as evidence when the answer shares no content word with any memory.
+def _ungrounded_evidence(answer: str, question: str, memories: list[RetrievedMemory]) -> str | None:
+    """The memory closest to the question, quoted when the answer shares no content word with any memory.
 
     A capable model's answer draws on the memories it was given; a weak one (a tiny local model) may
     answer with nothing from them. Then the wearer sees what was remembered instead of an unsupported
@@ -240,7 +242,9 @@ def _ungrounded_evidence(answer: str, memories: list[RetrievedMemory]) -> str | 
     memory_words = _content_words(" ".join(m.text for m in memories))
     if _content_words(answer) & memory_words:
         return None
-    best = max(memories, key=lambda m: m.score)
+    # Scores from different rounds and retrievers are not comparable: rank by words shared with the question.
+    asked = _content_words(question)
+    best = max(memories, key=lambda m: (len(_content_words(m.text) & asked), m.score))
     when = f" ({best.start_time:%a %d %b %H:%M})" if best.start_time else ""
     return f"From your memories{when}: {_quote(best.text)}"
 
