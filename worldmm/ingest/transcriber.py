@@ -16,6 +16,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import Settings
 from worldmm.errors import WorldMMError
 from worldmm.ingest.transcription import Transcriber, Transcript, TranscriptSegment
+from worldmm.lazy import Lazy
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -54,22 +55,16 @@ class GroqTranscriber:
         client: Groq | None = None,
     ) -> None:
         self.model = model
-        self._client = client
-        self._client_args: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": base_url,
-            "timeout": timeout_s,
-            "max_retries": max_retries,
-        }
-        self._lock = threading.Lock()
+
+        def build() -> Groq:
+            from groq import Groq
+
+            return Groq(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries)
+
+        self._client: Lazy[Groq] = Lazy(build, client)
 
     def client(self) -> Groq:
-        with self._lock:
-            if self._client is None:
-                from groq import Groq
-
-                self._client = Groq(**self._client_args)
-            return self._client
+        return self._client.get()
 
     def transcribe(self, audio: bytes, filename: str) -> Transcript:
         import groq

@@ -8,10 +8,11 @@ import json
 import math
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from worldmm.config import Settings
 from worldmm.errors import WorldMMError
+from worldmm.lazy import Lazy
 from worldmm.memory.embedding import TextEmbedder
 
 if TYPE_CHECKING:
@@ -48,26 +49,20 @@ class OpenAIEmbedder:
         self.model = model
         self._dim = dim
         self.batch_size = batch_size
-        self._client = client
-        self._client_args: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": base_url,
-            "timeout": timeout_s,
-            "max_retries": max_retries,
-        }
-        self._lock = threading.Lock()
+
+        def build() -> OpenAI:
+            from openai import OpenAI
+
+            return OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries)
+
+        self._client: Lazy[OpenAI] = Lazy(build, client)
 
     @property
     def dim(self) -> int:
         return self._dim
 
     def client(self) -> OpenAI:
-        with self._lock:
-            if self._client is None:
-                from openai import OpenAI
-
-                self._client = OpenAI(**self._client_args)
-            return self._client
+        return self._client.get()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []

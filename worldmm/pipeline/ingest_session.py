@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worldmm.errors import BadRequest
 from worldmm.ingest.frames import list_frame_keys, load_frames, window_audio_key, window_prefix
-from worldmm.ingest.storage import ObjectNotFound
+from worldmm.ingest.storage import DirectoryObjectStore, ObjectNotFound
 from worldmm.ingest.transcription import Transcript
 from worldmm.pipeline.sessions import info_from_item, window_span
 
@@ -87,37 +87,31 @@ class SessionDirectoryStore:
     """The session directory seen as the object store's `sessions/{sessionId}/` prefix (read-only)."""
 
     def __init__(self, root: Path, session_id: str) -> None:
-        self.root = root.resolve()
         self.prefix = f"sessions/{session_id}/"
+        self._files = DirectoryObjectStore(root)
 
-    def _path(self, key: str) -> Path:
+    def _relative(self, key: str) -> str:
         if not key.startswith(self.prefix):
             raise ObjectNotFound(key)
-        path = (self.root / key[len(self.prefix) :]).resolve()
-        if not path.is_relative_to(self.root):
-            raise ValueError(f"invalid object key {key!r}")
-        return path
+        return key[len(self.prefix) :]
 
     def get(self, key: str) -> bytes:
-        path = self._path(key)
-        if not path.is_file():
-            raise ObjectNotFound(key)
-        return path.read_bytes()
+        return self._files.get(self._relative(key))
 
     def put(self, key: str, data: bytes) -> None:
         raise PermissionError("a session directory is read-only input")
 
     def exists(self, key: str) -> bool:
-        try:
-            return self._path(key).is_file()
-        except ObjectNotFound:
-            return False
+        return key.startswith(self.prefix) and self._files.exists(self._relative(key))
 
     def list(self, prefix: str) -> list[str]:
-        keys = (
-            self.prefix + p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_file()
-        )
-        return sorted(k for k in keys if k.startswith(prefix))
+        if prefix.startswith(self.prefix):
+            inner = prefix[len(self.prefix) :]
+        elif self.prefix.startswith(prefix):
+            inner = ""
+        else:
+            return []
+        return [self.prefix + key for key in self._files.list(inner)]
 
 
 @dataclass(frozen=True)

@@ -157,24 +157,12 @@ def answer_question(
         action, responses, note = _next_action(services, question_text, now, round_no, context)
         tokens_in = sum(r.prompt_tokens for r in responses)
         tokens_out = sum(r.completion_tokens for r in responses)
-        if action is None:
+        if action is None or action.action == "ANSWER":
+            # ANSWER, or an action unparseable twice: stop searching and answer from what is known.
             trace.rounds.append(
                 TraceRound(
                     round=round_no,
-                    action="INVALID",
-                    elapsed_ms=_ms(round_started),
-                    prompt_tokens=tokens_in,
-                    completion_tokens=tokens_out,
-                    note=note,
-                )
-            )
-            answered = True  # stop searching; answer from what is known
-            break
-        if action.action == "ANSWER":
-            trace.rounds.append(
-                TraceRound(
-                    round=round_no,
-                    action="ANSWER",
+                    action="INVALID" if action is None else "ANSWER",
                     elapsed_ms=_ms(round_started),
                     prompt_tokens=tokens_in,
                     completion_tokens=tokens_out,
