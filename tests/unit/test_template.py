@@ -238,6 +238,18 @@ def test_template_database_credentials_come_from_secrets_manager_only() -> None:
             assert variables["DATABASE_SECRET_ARN"] == {"Ref": "DatabaseSecretArn"}, name
 
 
+def test_template_every_function_given_the_database_secret_may_read_it() -> None:
+    for name, props in functions().items():
+        if "DATABASE_SECRET_ARN" not in env(name):
+            continue
+        granted = [
+            p["AWSSecretsManagerGetSecretValuePolicy"]["SecretArn"]
+            for p in props.get("Policies", [])
+            if isinstance(p, dict) and "AWSSecretsManagerGetSecretValuePolicy" in p
+        ]
+        assert granted == [{"Ref": "DatabaseSecretArn"}], name
+
+
 def test_template_every_function_runs_python312_with_powertools_settings() -> None:
     glob = template()["Globals"]["Function"]
     assert glob["Runtime"] == "python3.12"
