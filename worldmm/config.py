@@ -46,6 +46,7 @@ class Settings(BaseSettings):
         default=None, description="Owner role used by `worldmm migrate`; defaults to DATABASE_URL."
     )
     database_secret_arn: str | None = None
+    database_secret_max_age_s: int = 300  # how long a container reuses the fetched secret
     database_app_role: str = "worldmm_app"
     redis_url: str | None = None
     graph_cache_local_entries: int = 64
