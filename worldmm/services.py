@@ -83,9 +83,9 @@ class Services:
 
     @cached_property
     def graph_cache(self) -> GraphCache:
-        from worldmm.graph.cache import build_graph_cache
+        from worldmm.graph.cache import build_graph_cache, stored_generation
 
-        return build_graph_cache(self.settings)
+        return build_graph_cache(self.settings, generation=lambda key: stored_generation(self.db, key))
 
     @cached_property
     def chats(self) -> ChatRepository:

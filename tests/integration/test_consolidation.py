@@ -277,7 +277,7 @@ class _RecordingCache:
     def get_or_build(self, key, build):  # pragma: no cover - not reached by consolidation
         return build()
 
-    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+    def invalidate(self, user_id: str, memory_type: MemoryType | str, scales: object = None) -> None:
         self.invalidated.append((user_id, str(MemoryType(memory_type).value)))
 
 

@@ -26,10 +26,10 @@ T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
 
 class RecordingGraphCache:
     def __init__(self) -> None:
-        self.invalidated: list[tuple[str, str]] = []
+        self.invalidated: list[tuple[str, str, list[int] | None]] = []
 
-    def invalidate(self, user_id: str, memory_type: Any) -> None:
-        self.invalidated.append((user_id, str(memory_type)))
+    def invalidate(self, user_id: str, memory_type: Any, scales: Any = None) -> None:
+        self.invalidated.append((user_id, str(memory_type), None if scales is None else list(scales)))
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_ingest_enrich_segment_completes_and_invalidates_episodic_graph(svc, db)
         svc, USER, c.segment_id, WindowMaterial([b"a", b"b"], ["k1", "k2"], "hi"), claim_token=c.claim_token
     )
     assert (result.entity_count, result.triple_count, result.visual_stored) == (3, 3, True)
-    assert svc.graph_cache.invalidated == [(USER, "episodic")]
+    assert svc.graph_cache.invalidated == [(USER, "episodic", [30])]  # only the 30 s graph changed
 
 
 def test_ingest_enrich_segment_without_claim_replaces_earlier_results(svc, db):
@@ -122,7 +122,7 @@ def test_ingest_extract_and_store_episodic_stores_summary_triples(svc, db):
             "episodic_triples",
             "ner",
         ]
-    assert svc.graph_cache.invalidated == [(USER, "episodic")]
+    assert svc.graph_cache.invalidated == [(USER, "episodic", [180])]  # only the 3 min graph changed
 
 
 def test_ingest_record_usage_writes_one_row_per_call(db):

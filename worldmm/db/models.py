@@ -266,4 +266,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_llm_usage",
     "worldmm_chats",
     "worldmm_chat_messages",
+    "worldmm_graph_generations",
 )

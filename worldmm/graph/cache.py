@@ -6,13 +6,18 @@ is bumped on every invalidation. A graph is only stored if the generation did no
 being built, so a build racing a triple insert never caches a stale graph. A warm process also keeps
 the graphs it used in memory and revalidates them against the generation (one tiny round trip)
 instead of transferring the blob again. Redis unreachable → rebuild from the database (logged).
+
+Without Redis, each process keeps graphs in memory and revalidates them against the generation that
+PostgreSQL stores per user, memory type and scale (`worldmm_graph_generations`, bumped by triggers in
+the transaction that writes triples): one indexed read per query, so a warm chat container sees
+triples another process ingested (spec 001).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
@@ -22,11 +27,13 @@ from worldmm.graph.build import GraphKey, UserGraph
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
+    from worldmm.db.engine import Database
     from worldmm.services import Services
 
 logger = Logger(service="worldmm", child=True)
 
 GraphBuilder = Callable[[], UserGraph]
+GenerationReader = Callable[[GraphKey], int]
 
 
 class GraphCache(Protocol):
@@ -36,8 +43,8 @@ class GraphCache(Protocol):
         """The cached graph for `key`, or `build()`'s result (cached unless invalidated meanwhile)."""
         ...
 
-    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
-        """Forget this user's graphs of this memory type (every scale for episodic); others stay."""
+    def invalidate(self, user_id: str, memory_type: MemoryType | str, scales: Iterable[int] | None = None) -> None:
+        """Forget this user's graphs of this memory type (episodic: `scales`, or every scale); others stay."""
         ...
 
 
@@ -45,22 +52,32 @@ def _type_prefix(user_id: str, memory_type: MemoryType | str) -> str:
     return f"worldmm:graph:{user_id}:{MemoryType(memory_type).value}"
 
 
+def _keys(
+    user_id: str, memory_type: MemoryType | str, scales: Iterable[int] | None, all_scales: Iterable[int]
+) -> list[str]:
+    """The graph keys an invalidation touches: the semantic graph, or the named (default: all) episodic scales."""
+    memory_type = MemoryType(memory_type)
+    if memory_type == MemoryType.SEMANTIC:
+        return [GraphKey(user_id, memory_type).redis_key]
+    return [GraphKey(user_id, memory_type, scale).redis_key for scale in (all_scales if scales is None else scales)]
+
+
 class _LRU:
-    """A small thread-safe LRU of (generation, graph) by key."""
+    """A small thread-safe LRU of (generation, graph) by key; a generation is any comparable token."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(1, capacity)
-        self._items: OrderedDict[str, tuple[int, UserGraph]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[Hashable, UserGraph]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> tuple[int, UserGraph] | None:
+    def get(self, key: str) -> tuple[Hashable, UserGraph] | None:
         with self._lock:
             item = self._items.get(key)
             if item is not None:
                 self._items.move_to_end(key)
             return item
 
-    def put(self, key: str, generation: int, graph: UserGraph) -> None:
+    def put(self, key: str, generation: Hashable, graph: UserGraph) -> None:
         with self._lock:
             self._items[key] = (generation, graph)
             self._items.move_to_end(key)
@@ -72,33 +89,59 @@ class _LRU:
             for key in [k for k in self._items if k == prefix or k.startswith(prefix + ":")]:
                 del self._items[key]
 
+    def drop(self, keys: Iterable[str]) -> None:
+        with self._lock:
+            for key in keys:
+                self._items.pop(key, None)
+
 
 class LocalGraphCache:
-    """In-process LRU (no Redis): graphs live as long as the warm process; invalidation is local."""
+    """In-process LRU (no Redis), revalidated per query against the generation stored in PostgreSQL.
 
-    def __init__(self, capacity: int = 64) -> None:
+    `generation` reads that stored generation; without it (unit tests) only this process's own
+    invalidations are seen.
+    """
+
+    def __init__(
+        self,
+        capacity: int = 64,
+        generation: GenerationReader | None = None,
+        scales: tuple[int, ...] = (30, 180, 600, 3600),
+    ) -> None:
         self._lru = _LRU(capacity)
+        self._read_generation = generation
+        self._scales = scales
         self._generations: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def get_or_build(self, key: GraphKey, build: GraphBuilder) -> UserGraph:
+    def _local_generation(self, key: GraphKey) -> tuple[int, int]:
         prefix = _type_prefix(key.user_id, key.memory_type)
         with self._lock:
-            generation = self._generations.get(prefix, 0)
+            return self._generations.get(prefix, 0), self._generations.get(key.redis_key, 0)
+
+    def get_or_build(self, key: GraphKey, build: GraphBuilder) -> UserGraph:
+        local = self._local_generation(key)
+        # Read before building: a write committed after this read makes the stored graph look stale.
+        stored = self._read_generation(key) if self._read_generation is not None else 0
+        generation = (*local, stored)
         cached = self._lru.get(key.redis_key)
         if cached is not None and cached[0] == generation:
             return cached[1]
         graph = build()
-        with self._lock:
-            if self._generations.get(prefix, 0) == generation:
-                self._lru.put(key.redis_key, generation, graph)
+        if self._local_generation(key) == local:
+            self._lru.put(key.redis_key, generation, graph)
         return graph
 
-    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+    def invalidate(self, user_id: str, memory_type: MemoryType | str, scales: Iterable[int] | None = None) -> None:
         prefix = _type_prefix(user_id, memory_type)
+        bump = [prefix] if scales is None else _keys(user_id, memory_type, scales, self._scales)
         with self._lock:
-            self._generations[prefix] = self._generations.get(prefix, 0) + 1
-        self._lru.drop_prefix(prefix)
+            for name in bump:
+                self._generations[name] = self._generations.get(name, 0) + 1
+        if scales is None:
+            self._lru.drop_prefix(prefix)
+        else:
+            self._lru.drop(bump)
 
 
 # Store the blob only if the generation is still the one the build started from.
@@ -150,7 +193,7 @@ class RedisGraphCache:
     def get_or_build(self, key: GraphKey, build: GraphBuilder) -> UserGraph:
         from redis.exceptions import RedisError
 
-        gen_key = _type_prefix(key.user_id, key.memory_type) + ":gen"
+        gen_key = key.redis_key + ":gen"
         try:
             generation = int(self._client.get(gen_key) or 0)
             local = self._local.get(key.redis_key)
@@ -181,28 +224,42 @@ class RedisGraphCache:
             self._local.put(key.redis_key, generation, graph)
         return graph
 
-    def invalidate(self, user_id: str, memory_type: MemoryType | str) -> None:
+    def invalidate(self, user_id: str, memory_type: MemoryType | str, scales: Iterable[int] | None = None) -> None:
         from redis.exceptions import RedisError
 
-        memory_type = MemoryType(memory_type)
-        prefix = _type_prefix(user_id, memory_type)
-        keys = [prefix] if memory_type == MemoryType.SEMANTIC else [f"{prefix}:{s}" for s in self._scales]
-        self._local.drop_prefix(prefix)
+        keys = _keys(user_id, memory_type, scales, self._scales)
+        self._local.drop(keys)
         try:
             pipe = self._client.pipeline(transaction=True)
-            pipe.incr(prefix + ":gen")
+            for key in keys:
+                pipe.incr(key + ":gen")
             pipe.delete(*keys)
             pipe.execute()
         except RedisError as exc:
             # The cached blobs expire after the TTL; until then a stale graph may be served.
-            logger.error("graph cache invalidation failed for %s: %s", prefix, exc)
+            logger.error("graph cache invalidation failed for %s: %s", keys, exc)
 
 
-def build_graph_cache(settings: Settings) -> GraphCache:
-    """Redis when REDIS_URL is set, else an in-process LRU."""
+def build_graph_cache(settings: Settings, generation: GenerationReader | None = None) -> GraphCache:
+    """Redis when REDIS_URL is set, else an in-process LRU checked against `generation` (the database's)."""
     if settings.redis_url:
         return RedisGraphCache.from_url(settings.redis_url, settings)
-    return LocalGraphCache(settings.graph_cache_local_entries)
+    return LocalGraphCache(settings.graph_cache_local_entries, generation, settings.scale_durations)
+
+
+def stored_generation(db: Database, key: GraphKey) -> int:
+    """The generation PostgreSQL holds for this graph (0 before its first triple write)."""
+    from sqlalchemy import text
+
+    with db.unit_of_work(key.user_id) as session:
+        value = session.execute(
+            text(
+                "SELECT generation FROM worldmm_graph_generations WHERE user_id = :user_id "
+                "AND memory_type = CAST(:memory_type AS worldmm_memory_type) AND scale = :scale"
+            ),
+            {"user_id": key.user_id, "memory_type": key.memory_type.value, "scale": key.scale or 0},
+        ).scalar_one_or_none()
+    return int(value or 0)
 
 
 def load_graph(services: Services, key: GraphKey) -> UserGraph:

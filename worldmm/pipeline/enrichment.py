@@ -260,16 +260,20 @@ def extract_and_store_episodic(
     extraction = extract_episodic(services, user_id, text, usage)
     with services.db.unit_of_work(user_id) as session:
         stored = insert_triples(session, user_id, segment_id, extraction.triples)
+        scale = session.scalar(select(Segment.duration_seconds).where(Segment.id == segment_id))
         usage.flush(session, user_id, segment_id)
-    if stored:
-        invalidate_episodic_graph(services, user_id)
+    if stored and scale is not None:
+        invalidate_episodic_graph(services, user_id, scale)
     return len(extraction.entity_ids), stored
 
 
-def invalidate_episodic_graph(services: Services, user_id: str) -> None:
-    """New episodic triples: drop the user's cached episodic graphs (spec 001); a cache failure is logged."""
+def invalidate_episodic_graph(services: Services, user_id: str, scale: int) -> None:
+    """New episodic triples at `scale`: drop that one cached graph (spec 001); a cache failure is logged.
+
+    Without Redis the database's graph generation (bumped with the triples) already retires it.
+    """
     try:
-        services.graph_cache.invalidate(user_id, MemoryType.EPISODIC)
+        services.graph_cache.invalidate(user_id, MemoryType.EPISODIC, [scale])
     except Exception as exc:  # a stale cache is rebuilt on its next generation check; never fail the write
         logger.warning("graph_invalidation_failed", extra={"user_id": user_id, "error": str(exc)})
 
@@ -323,7 +327,7 @@ def enrich_segment(
             complete = update(Segment).where(Segment.id == segment_id)
             if claim_token is not None:
                 complete = complete.where(Segment.claim_token == claim_token)
-            start_time = session.execute(
+            completed = session.execute(
                 complete.values(
                     processing_status=ProcessingStatus.COMPLETE,
                     caption=caption,
@@ -335,12 +339,13 @@ def enrich_segment(
                     claim_token=None,
                     claimed_at=None,
                     updated_at=func.now(),
-                ).returning(Segment.start_time)
-            ).scalar_one_or_none()
-            if start_time is None:
+                ).returning(Segment.start_time, Segment.duration_seconds)
+            ).one_or_none()
+            if completed is None:
                 raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
             if claim_token is None:  # unclaimed callers replace what an earlier run stored
                 delete_segment_derivatives(session, segment_id)
+            start_time, scale = completed
             # (a claimed row starts clean: claim_segment removed any earlier derivatives on takeover)
             stored = insert_triples(session, user_id, segment_id, extraction.triples)
             if visual is not None:
@@ -359,7 +364,7 @@ def enrich_segment(
     if visual is not None:
         log_step(logger, "embedding_stored", segment_id=str(segment_id))
     if stored:
-        invalidate_episodic_graph(services, user_id)
+        invalidate_episodic_graph(services, user_id, scale)
     return EnrichmentResult(
         caption=caption,
         entity_count=len(extraction.entity_ids),
