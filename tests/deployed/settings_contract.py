@@ -1,0 +1,88 @@
+"""Which settings a function may read without template.yaml giving them: those whose default is right on AWS.
+
+Everything else a function reads (recorded in its cold-started process) must be in its template
+environment. Adding a setting that names a resource, a credential, a provider or an endpoint means
+adding it to the template; a spec constant or tuning knob whose default is the same on every profile
+goes here, in its group.
+"""
+
+from __future__ import annotations
+
+# Unset on AWS on purpose; each is right as its default there.
+UNSET_ON_AWS: dict[str, str] = {
+    "DATABASE_URL": "credentials come from DATABASE_SECRET_ARN (Secrets Manager); a URL would bypass it",
+    "DATABASE_ADMIN_URL": "only `worldmm migrate` uses the owner role; functions never do",
+    "REDIS_URL": "given by the template only when the RedisUrl parameter is set; else the in-process "
+    "cache revalidates against PostgreSQL's graph generation",
+    "GPU_WORKER_URL": "the worker is discovered through GPU_INSTANCE_PARAM + EC2 tags (tests point it at "
+    "the emulated worker because moto's instance addresses are unroutable)",
+    "OPENAI_BASE_URL": "the OpenAI SDK's own endpoint (tests point it at the fake model server)",
+    "GROQ_BASE_URL": "the Groq SDK's own endpoint (tests point it at the fake model server)",
+    "INGEST_REQUIRES_GPU": "None means required exactly when WORLDMM_PROFILE=aws",
+    "EXTRACTION_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
+    "SUMMARY_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
+    "EPISODIC_RERANK": "None means on whenever LLM_PROVIDER is not the small local model",
+}
+
+# Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
+SPEC_CONSTANTS: tuple[str, ...] = (
+    # capture and windows (spec 000)
+    "WINDOW_SECONDS",
+    "SAMPLE_FRAMES",
+    "CAPTION_FRAMES",
+    "SCALE_DURATIONS",
+    "CAPTURE_EXPECTED_FRAMES",
+    "CAPTURE_OPEN_SHARDS",
+    "CAPTURE_MAX_WINDOW_INDEX",
+    "CAPTURE_URL_EXPIRY_S",
+    "INGEST_CLAIM_LEASE_S",
+    "INGEST_MAX_INPUT_CHARS",
+    "MAX_ENTITIES_PER_WINDOW",
+    "MAX_TRIPLES_PER_WINDOW",
+    "MAX_FIELD_CHARS",
+    # outside calls: timeouts, retries, concurrency, batch sizes
+    "DATABASE_SECRET_MAX_AGE_S",
+    "GPU_CONNECT_TIMEOUT_S",
+    "GPU_READ_TIMEOUT_S",
+    "GPU_ENCODE_TIMEOUT_S",
+    "GPU_RETRIES",
+    "GROQ_MODEL",
+    "GROQ_TIMEOUT_S",
+    "GROQ_MAX_RETRIES",
+    "LLM_TIMEOUT_S",
+    "LLM_MAX_RETRIES",
+    "LLM_CONCURRENCY",
+    "EXTRACTION_MAX_TOKENS",
+    "AGENT_MAX_TOKENS",
+    "ANSWER_MAX_TOKENS",
+    "EMBEDDING_BATCH_SIZE",
+    "GRAPH_CACHE_LOCAL_ENTRIES",
+    # retrieval and the agent (spec 001, 002)
+    "PPR_DAMPING",
+    "PPR_TOLERANCE",
+    "PPR_MAX_ITERATIONS",
+    "EPISODIC_FINAL_K",
+    "RERANK_CANDIDATES",
+    "RRF_K",
+    "RRF_WEIGHT_LEXICAL",
+    "RRF_WEIGHT_DENSE",
+    "RRF_WEIGHT_GRAPH",
+    "TIME_TIEBREAK",
+    "HYBRID_POOL",
+    "MMR_LAMBDA",
+    "MAX_AGENT_ROUNDS",
+    "ANSWER_GROUNDING_GUARD",
+    "MEMORY_TEXT_MAX_CHARS",
+    # chat API (spec 004)
+    "CHAT_PAGE_DEFAULT",
+    "CHAT_TITLE_CHARS",
+    "CHAT_PREVIEW_CHARS",
+)
+
+DEFAULT_IS_RIGHT_ON_AWS: frozenset[str] = frozenset(UNSET_ON_AWS) | frozenset(SPEC_CONSTANTS)
+
+
+def settings_missing_from_template(reads: dict[str, set[str]], given: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Per function, the settings it read that its template environment lacks and no default covers."""
+    missing = {function: sorted(read - given[function] - DEFAULT_IS_RIGHT_ON_AWS) for function, read in reads.items()}
+    return {function: names for function, names in missing.items() if names}

@@ -1,0 +1,238 @@
+"""The deployed configuration works: every function cold-started with exactly template.yaml's environment.
+
+One flow on emulated AWS (moto server), the embedded PostgreSQL reached through the RDS-format
+Secrets Manager secret, and the model APIs on loopback: capture start → uploads (S3 notifications
+through SQS) → window close → ingest → multiscale → chat → chats list → messages → retrigger.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import urllib.request
+import uuid
+import wave
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from tests.deployed.conftest import USER, ScriptedModels
+from tests.deployed.settings_contract import DEFAULT_IS_RIGHT_ON_AWS, UNSET_ON_AWS, settings_missing_from_template
+from tests.deployed.stack import EMULATOR_ENDPOINTS, DeployedStack, LambdaInvokeRecorder, Run
+from tests.support_adapters import FakeModelServer
+from tests.support_capture import http_event
+from worldmm.db.local import LocalDatabase
+
+pytestmark = pytest.mark.integration
+
+
+def jpeg(seed: int) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (32, 24), (seed * 13 % 256, seed * 7 % 256, 90)).save(out, format="JPEG")
+    return out.getvalue()
+
+
+def wav(seconds: float = 1.0) -> bytes:
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(b"\x00\x01" * int(16000 * seconds))
+    return out.getvalue()
+
+
+def body(run: Run, status: int = 200) -> Any:
+    assert run.result["statusCode"] == status, run.result
+    return json.loads(run.result["body"])
+
+
+def put(upload: dict[str, Any], data: bytes) -> None:
+    request = urllib.request.Request(upload["url"], data=data, method="PUT", headers=upload["headers"])
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def sqs_event(stack: DeployedStack, queue: str) -> dict[str, Any]:
+    """Every message waiting on the template's queue, as the SQS event source hands them to Lambda."""
+    sqs = stack.client("sqs")
+    url = stack.physical[queue]
+    arn = stack.resolve({"Fn::GetAtt": [queue, "Arn"]})
+    records = []
+    while True:
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
+        if not got:
+            break
+        for m in got:
+            records.append(
+                {
+                    "messageId": m["MessageId"],
+                    "receiptHandle": m["ReceiptHandle"],
+                    "body": m["Body"],
+                    "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "0"},
+                    "messageAttributes": {},
+                    "md5OfBody": m["MD5OfBody"],
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": arn,
+                    "awsRegion": "us-east-1",
+                }
+            )
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    return {"Records": records}
+
+
+def segments(pg: LocalDatabase, session_id: str) -> list[tuple[int, int, str]]:
+    engine = create_engine(pg.admin_url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT duration_seconds, window_index, processing_status::text FROM worldmm_segments "
+                "WHERE user_id = :u AND session_id = :s ORDER BY duration_seconds, window_index"
+            ),
+            {"u": USER, "s": session_id},
+        ).all()
+    engine.dispose()
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+def run_invocations(stack: DeployedStack, recorder: LambdaInvokeRecorder) -> list[Run]:
+    """Run every asynchronous invoke the functions made, each as a cold start of its target."""
+    by_name = {stack.physical[name]: name for name in stack.functions()}
+    runs = []
+    for invocation in recorder.take():
+        assert invocation.invocation_type == "Event"
+        runs.append(stack.invoke(by_name[invocation.function_name], invocation.payload))
+    return runs
+
+
+def test_whole_flow_runs_on_the_templates_own_environment(
+    stack: DeployedStack,
+    lambda_service: LambdaInvokeRecorder,
+    models: tuple[FakeModelServer, ScriptedModels],
+    deployed_pg: LocalDatabase,
+) -> None:
+    server, scripted = models
+    # GIVEN a capture session started through the API
+    started = body(stack.invoke("CaptureStartFunction", http_event("POST", "/sessions", sub=USER)), 201)
+    session = started["sessionId"]
+    expected = started["expectedFrames"]
+
+    # WHEN the glasses upload two windows' frames and audio to presigned URLs
+    for window in (0, 1):
+        request = {"windowIndex": window, "count": expected}
+        frames = body(
+            stack.invoke(
+                "CaptureFramesFunction", http_event("POST", f"/sessions/{session}/frames", sub=USER, body=request)
+            )
+        )
+        audio = body(
+            stack.invoke(
+                "CaptureAudioFunction",
+                http_event("POST", f"/sessions/{session}/audio", sub=USER, body={"windowIndex": window}),
+            )
+        )
+        for i, upload in enumerate(frames["uploads"]):
+            put(upload, jpeg(i + window))
+        put(audio["uploads"][0], wav())
+
+    # THEN the bucket's notifications reach the uploads function through the template's queue,
+    # which closes each window and invokes the ingest function asynchronously
+    event = sqs_event(stack, "UploadEventsQueue")
+    created = [r for r in event["Records"] if "ObjectCreated" in r["body"]]
+    assert len(created) == 2 * (expected + 1)  # (plus the s3:TestEvent S3 sends when notifications are set)
+    for start in range(0, len(event["Records"]), 10):  # the template's BatchSize
+        batch = {"Records": event["Records"][start : start + 10]}
+        assert stack.invoke("CaptureUploadsFunction", batch).result == {"batchItemFailures": []}
+    invocations = lambda_service.take()
+    assert sorted((i.function_name, json.dumps(i.payload, sort_keys=True)) for i in invocations) == [
+        (
+            stack.physical["IngestWindowFunction"],
+            json.dumps(
+                {"frameCount": expected, "sessionId": session, "userId": USER, "windowIndex": w}, sort_keys=True
+            ),
+        )
+        for w in (0, 1)
+    ]
+
+    # WHEN the session ends and the windows are ingested
+    body(stack.invoke("CaptureEndFunction", http_event("POST", f"/sessions/{session}/end", sub=USER)))
+    assert lambda_service.take() == []  # both windows were already closed
+    for invocation in invocations:
+        ingested = stack.invoke("IngestWindowFunction", invocation.payload).result
+        assert ingested["status"] == "ok" and ingested["enriched"], ingested
+    assert lambda_service.take() == []
+
+    # THEN the windows and their partial 3 min summary (the session ended) are stored
+    assert segments(deployed_pg, session) == [(30, 0, "complete"), (30, 1, "complete"), (180, 0, "complete")]
+    assert "/openai/v1/audio/transcriptions" in {r.path for r in server.requests}
+    assert "merge_captions" in scripted.purposes()
+
+    # WHEN the wearer asks a question, plain and verbose
+    question = {"question": "Who did I talk with?"}
+    answer = body(stack.invoke("ChatFunction", http_event("POST", "/memories/chat", sub=USER, body=question)))
+    assert answer["answer"] == "You talked with Alice." and answer["chat_id"]
+    verbose = body(
+        stack.invoke(
+            "ChatVerboseFunction",
+            http_event("POST", "/memories/chat/verbose", sub=USER, body={**question, "chat_id": answer["chat_id"]}),
+        )
+    )
+    assert verbose["trace"], verbose
+    assert any(r.get("action") == "SEARCH" for r in verbose["trace"]["rounds"]), verbose["trace"]
+
+    # THEN the chat is listed and its messages read back (another user sees nothing)
+    chats = body(stack.invoke("ChatsListFunction", http_event("POST", "/chats/list", sub=USER, body={})))
+    assert [c["id"] for c in chats["conversations"]] == [answer["chat_id"]]
+    messages_event = http_event("GET", "/chats/messages", sub=USER)
+    messages_event["queryStringParameters"] = {"chat_id": answer["chat_id"]}
+    messages_event["rawQueryString"] = f"chat_id={answer['chat_id']}"
+    messages = body(stack.invoke("ChatMessagesFunction", messages_event))
+    assert len(messages["messages"]) == 4
+    other = http_event("POST", "/chats/list", sub=f"other-{uuid.uuid4()}", body={})
+    assert body(stack.invoke("ChatsListFunction", other))["conversations"] == []
+
+    # WHEN an operator retriggers the session with force
+    retriggered = stack.invoke("RetriggerIngestFunction", {"sessionId": session, "userId": USER, "force": True})
+    assert retriggered.result["triggered"] == [0, 1], retriggered.result
+    reruns = run_invocations(stack, lambda_service)
+    # THEN the windows are ingested again
+    assert [r.result["status"] for r in reruns] == ["ok", "ok"]
+
+    # AND no function read a setting its template environment lacks (unless its default is right on AWS)
+    given = {function: set(stack.environment(function)) for function in stack.reads}
+    assert settings_missing_from_template(stack.reads, given) == {}, (
+        "give these in template.yaml, or list them in tests/deployed/settings_contract.py with why "
+        "their default is right on AWS"
+    )
+
+
+def test_settings_allowed_to_default_are_settings_and_name_no_aws_resource() -> None:
+    from worldmm.config import Settings
+
+    fields = {name.upper() for name in Settings.model_fields}
+    assert fields >= DEFAULT_IS_RIGHT_ON_AWS
+    resources = {"FRAMES_BUCKET", "SESSIONS_TABLE", "CHATS_TABLE", "MESSAGES_TABLE", "CAPTURE_WINDOWS_TABLE"}
+    secrets = {"OPENAI_API_KEY", "GROQ_API_KEY", "GPU_WORKER_TOKEN", "CURSOR_SECRET", "DATABASE_SECRET_ARN"}
+    assert not DEFAULT_IS_RIGHT_ON_AWS & (resources | secrets | {"WORLDMM_PROFILE", "LLM_PROVIDER"})
+
+
+def test_emulator_endpoints_are_only_endpoint_overrides_unset_on_aws() -> None:
+    settings_named = {name for name in EMULATOR_ENDPOINTS if not name.startswith("AWS_")}
+    assert settings_named <= set(UNSET_ON_AWS)
+
+
+def test_no_library_code_reads_the_environment_outside_settings() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    readers = [
+        str(path.relative_to(root))
+        for folder in ("worldmm", "api")
+        for path in (root / folder).rglob("*.py")
+        if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text())
+    ]
+    assert readers == []
