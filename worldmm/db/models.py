@@ -267,4 +267,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_chats",
     "worldmm_chat_messages",
     "worldmm_graph_generations",
+    "worldmm_segment_generations",
 )

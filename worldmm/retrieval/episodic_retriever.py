@@ -1,34 +1,40 @@
-"""Episodic retrieval (spec 001): query entities → PPR per scale → top-K per scale → LLM rerank → top 3.
+"""Episodic retrieval: BM25 + dense + entity-graph rankings fused across the four temporal scales.
 
-Seeds are the user's canonical entities nearest (cosine ≥ ENTITY_MATCH_THRESHOLD) to the entities
-NER finds in the query. A segment's score at its scale is the PPR mass of the distinct nodes of its
-triples. The cross-scale reranker picks the final captions; with no seeds, or when the reranker fails,
-the hybrid search answers instead (with the PPR ranking as its graph list when there is one).
+The graph leg follows HippoRAG 2's idea with no model call per query: the query's seed entities are
+the user's entities named in it (matched on the names and aliases the memory holds), each weighted
+by its specificity — the inverse of how many memories it appears in — so a hub such as "I", present
+in nearly every triple, cannot drown the rare entity the question is about. PPR spreads from the
+seeds per scale graph; a segment scores by the degree-normalised PPR mass of its triples' nodes (raw
+PPR concentrates on hubs). That ranking is fused with the lexical and dense lists (`hybrid_search`),
+every list bounded by the question's time reference. The cross-scale LLM reranker runs only where the
+configured model is capable (`EPISODIC_RERANK`); otherwise the fused order stands.
 """
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 from sqlalchemy import text
 
 from worldmm.db.models import MemoryType
-from worldmm.db.queries import nearest_canonical_entities
 from worldmm.errors import GpuUnavailableError, ModelOutputError
 from worldmm.graph.build import GraphKey, key_to_uuid
 from worldmm.graph.cache import load_graph
-from worldmm.graph.ppr import personalized_pagerank, top_k, uniform_reset
+from worldmm.graph.ppr import personalized_pagerank
 from worldmm.llm.structured import build_request, complete_structured
-from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.hybrid import hybrid_search
+from worldmm.retrieval.lexical import segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.sanitize import sanitize_memory_text
+from worldmm.retrieval.timeref import TimeReference, parse_time_reference
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -36,11 +42,14 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 RERANK_PURPOSE = "cross_scale_rerank"
-SEEDS_PER_ENTITY = 3
+MAX_NAME_WORDS = 4
+_WORDS = re.compile(r"[\w'&-]+")
 
-_SEGMENTS_SQL = """
-SELECT id, caption, transcript, start_time, end_time, duration_seconds
-FROM worldmm_segments WHERE user_id = :user_id AND id = ANY(:ids)
+# Names and aliases are matched exactly (lower-cased) on the unique (user_id, lower(surface_form)) index.
+_SEED_SQL = """
+SELECT DISTINCT uuid_send(coalesce(e.canonical_entity_id, e.id)) AS key
+FROM worldmm_entities e
+WHERE e.user_id = :user_id AND lower(e.surface_form) = ANY(:names)
 """
 
 
@@ -48,13 +57,6 @@ class RerankResult(BaseModel):
     """The reranker's choice: candidate numbers, most relevant first."""
 
     selected: list[int]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    segment_id: uuid.UUID
-    scale: int
-    score: float
 
 
 @dataclass
@@ -67,54 +69,67 @@ class _Usage:
         self.completion_tokens += completion
 
 
-def query_seed_entities(services: Services, user_id: str, query: str, usage: _Usage | None = None) -> list[bytes]:
-    """16-byte keys of the canonical entities the query mentions (NER + embedding match ≥ threshold)."""
-    from worldmm.memory.episodic.openie import extract_entities
+def query_names(query: str) -> list[str]:
+    """Every run of up to four words of the query, lower-cased, with a naive singular of each."""
+    words = [w.lower().strip("'-") for w in _WORDS.findall(query)]
+    words = [w for w in words if w]
+    names: list[str] = []
+    for size in range(1, MAX_NAME_WORDS + 1):
+        for start in range(len(words) - size + 1):
+            phrase = " ".join(words[start : start + size])
+            names.append(phrase)
+            if phrase.endswith("s") and len(phrase) > 3:
+                names.append(phrase[:-1])
+    return list(dict.fromkeys(names))
 
-    settings = services.settings
-    try:
-        names, _warnings, response = extract_entities(services.llm, settings, query)
-    except GpuUnavailableError:
-        raise
-    except Exception as exc:  # NER is an optimisation of recall: a failing model must not fail the search
-        logger.warning("query NER failed, searching without seed entities: %s", exc)
-        names = []
-    else:
-        if usage is not None:
-            usage.add(response.prompt_tokens, response.completion_tokens)
-    names = [n for n in dict.fromkeys(n.strip() for n in names) if n]
+
+def query_seed_entities(services: Services, user_id: str, query: str) -> list[bytes]:
+    """16-byte keys of the canonical entities whose name or alias the query contains."""
+    names = query_names(query)
     if not names:
         return []
-    embeddings = services.embedder.embed(names)
-    seeds: list[bytes] = []
     with services.db.unit_of_work(user_id) as session:
-        for embedding in embeddings:
-            for match in nearest_canonical_entities(session, user_id, embedding, SEEDS_PER_ENTITY):
-                if match.similarity >= settings.entity_match_threshold:
-                    seeds.append(match.id.bytes)
-    return list(dict.fromkeys(seeds))
+        return [bytes(k) for k in session.execute(text(_SEED_SQL), {"user_id": user_id, "names": names}).scalars()]
 
 
-def ppr_candidates(services: Services, user_id: str, seeds: list[bytes]) -> list[Candidate]:
-    """Top-K segments per scale by PPR from the seed entities (10 / 5 / 5 / 3 by default)."""
+def graph_ranking(
+    services: Services, user_id: str, seeds: list[bytes], reference: TimeReference, scales: list[int], pool: int
+) -> list[uuid.UUID]:
+    """Segments of `scales` visible under `reference`, ranked by specificity-weighted PPR from the seeds."""
     settings = services.settings
-    candidates: list[Candidate] = []
-    for scale, k in settings.episodic_top_k.items():
+    with services.db.unit_of_work(user_id) as session:
+        index = segment_indexes.get(session, user_id)
+    since = reference.since.timestamp() if reference.since else None
+    visible_ids = {index.ids[i] for i in np.flatnonzero(index.visible(scales, reference.until.timestamp(), since))}
+    per_scale: list[list[uuid.UUID]] = []
+    for scale in scales:
         graph = load_graph(services, GraphKey(user_id, MemoryType.EPISODIC, scale))
         seed_nodes = graph.node_indices(seeds)
         if seed_nodes.size == 0:
             continue
-        scores = personalized_pagerank(
+        degree = np.maximum(graph.degree, 1.0)
+        total = float(graph.degree.sum()) or 1.0
+        reset = np.zeros(graph.node_count)
+        reset[seed_nodes] = np.log1p(total / degree[seed_nodes])  # specificity: rare entities weigh most
+        node_scores = personalized_pagerank(
             graph,
-            uniform_reset(graph, seed_nodes),
+            reset,
             damping=settings.ppr_damping,
             tolerance=settings.ppr_tolerance,
             max_iterations=settings.ppr_max_iterations,
         )
-        segment_scores = graph.segment_scores(scores)
-        for index in top_k(segment_scores, k):
-            candidates.append(Candidate(key_to_uuid(graph.segment_keys[index]), scale, float(segment_scores[index])))
-    return candidates
+        segment_scores = graph.segment_scores(node_scores / degree)  # undo PPR's pull towards hubs
+        ranked: list[uuid.UUID] = []
+        for position in np.argsort(-segment_scores, kind="stable"):
+            if segment_scores[position] <= 0 or len(ranked) >= pool:
+                break
+            segment_id = key_to_uuid(graph.segment_keys[position])
+            if segment_id in visible_ids:
+                ranked.append(segment_id)
+        per_scale.append(ranked)
+    # PPR masses of different scale graphs are not comparable: interleave the scales by rank.
+    interleaved = [ranking[rank] for rank in range(pool) for ranking in per_scale if rank < len(ranking)]
+    return interleaved[:pool]
 
 
 def _describe(memory: RetrievedMemory, number: int, max_chars: int) -> str:
@@ -124,7 +139,9 @@ def _describe(memory: RetrievedMemory, number: int, max_chars: int) -> str:
     return f"[{number}] ({scale} segment, {when}) <memory>{body}</memory>"
 
 
-def rerank(services: Services, query: str, memories: list[RetrievedMemory], usage: _Usage) -> list[RetrievedMemory]:
+def rerank(
+    services: Services, query: str, memories: list[RetrievedMemory], usage: _Usage, k: int
+) -> list[RetrievedMemory]:
     """The cross-scale reranker's top picks (raises ModelOutputError if it answers nonsense)."""
     settings = services.settings
     request = build_request(
@@ -133,7 +150,7 @@ def rerank(services: Services, query: str, memories: list[RetrievedMemory], usag
         max_tokens=settings.extraction_max_tokens,
         response_model=RerankResult,
         query=sanitize_memory_text(query, settings.memory_text_max_chars),
-        k=settings.episodic_final_k,
+        k=k,
         candidates="\n".join(_describe(m, i, settings.memory_text_max_chars) for i, m in enumerate(memories, start=1)),
     )
     result, response = complete_structured(services.llm, request, RerankResult)
@@ -141,98 +158,57 @@ def rerank(services: Services, query: str, memories: list[RetrievedMemory], usag
     picked = [memories[n - 1] for n in dict.fromkeys(result.selected) if 1 <= n <= len(memories)]
     if not picked and memories:
         raise ModelOutputError("reranker selected no valid candidate")
-    return [m.model_copy(update={"source": "rerank"}) for m in picked[: settings.episodic_final_k]]
+    return [m.model_copy(update={"source": "rerank"}) for m in picked[:k]]
 
 
-def retrieve_episodic(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
-    """The top captions across the four temporal scales for `query`."""
+def retrieve_episodic(
+    services: Services,
+    user_id: str,
+    query: str,
+    *,
+    now: datetime | None = None,
+    limit: int | None = None,
+    scales: tuple[int, ...] | None = None,
+) -> RetrievalResult:
+    """The most relevant episodic memories for `query` as of `now`, across the temporal scales."""
     started = time.perf_counter()
     settings = services.settings
-    now = now or datetime.now(UTC)
+    reference = parse_time_reference(query, now or datetime.now(UTC))
+    limit = limit or settings.episodic_final_k
+    chosen_scales = list(scales or settings.scale_durations)
     usage = _Usage()
-    seeds = query_seed_entities(services, user_id, query, usage)
-    candidates = ppr_candidates(services, user_id, seeds) if seeds else []
-    reason: str | None = None
-    if not candidates:
-        reason = "no known entities in the query" if not seeds else "no episodic memories near the query entities"
-        result = hybrid_search(
-            services,
-            user_id,
-            query,
-            now=now,
-            limit=settings.episodic_final_k,
-            reason=f"hybrid fallback: {reason}",
-        )
-        return result.model_copy(
-            update={"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
-        )
-
-    memories = _load_segments(services, user_id, candidates)
-    if not memories:
-        result = hybrid_search(
-            services,
-            user_id,
-            query,
-            now=now,
-            limit=settings.episodic_final_k,
-            reason="hybrid fallback: graph candidates have no captions",
-        )
-        return result.model_copy(
-            update={"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
-        )
-    try:
-        chosen = rerank(services, query, memories, usage)
-        reason = None
-    except GpuUnavailableError:
-        raise
-    except Exception as exc:  # the rerank model failed: fuse the PPR ranking with text search instead
-        logger.warning("cross-scale rerank failed, falling back to hybrid search: %s", exc)
-        # PPR scores of different scales are not comparable; interleave the scales by rank instead.
-        rank_in_scale: dict[str, int] = {}
-        counters: dict[int | None, int] = {}
-        for m in memories:
-            counters[m.duration_seconds] = counters.get(m.duration_seconds, 0) + 1
-            rank_in_scale[m.id] = counters[m.duration_seconds]
-        ranking = [uuid.UUID(m.id) for m in sorted(memories, key=lambda m: rank_in_scale[m.id])]
-        fallback = hybrid_search(
-            services, user_id, query, now=now, limit=settings.episodic_final_k, graph_ranking=ranking
-        )
-        chosen = fallback.items
-        reason = "hybrid fallback: rerank failed"
+    seeds = query_seed_entities(services, user_id, query)
+    ranking = graph_ranking(services, user_id, seeds, reference, chosen_scales, settings.hybrid_pool) if seeds else []
+    use_reranker = settings.episodic_rerank_enabled
+    fused = hybrid_search(
+        services,
+        user_id,
+        query,
+        reference=reference,
+        limit=max(limit, settings.rerank_candidates) if use_reranker else limit,
+        graph_ranking=ranking,
+        durations=chosen_scales,
+    )
+    items, reason = fused.items, fused.reason
+    if not seeds:
+        reason = reason or "no known entities in the query: text and vector search only"
+    if use_reranker and len(items) > limit:
+        try:
+            items = rerank(services, query, items, usage, limit)
+        except GpuUnavailableError:
+            raise
+        except Exception as exc:  # the rerank model failed: the fused order stands
+            logger.warning("cross-scale rerank failed, keeping the fused order: %s", exc)
+            items, reason = items[:limit], "rerank failed: fused order"
     logger.debug("episodic retrieval took %.1f ms", (time.perf_counter() - started) * 1000)
+    if reference.since is not None:
+        reason = f"{reason}; " if reason else ""
+        reason += f"searched {reference.describe()}"
     return RetrievalResult(
         memory_type=MemoryKind.EPISODIC,
         query=query,
-        items=chosen,
+        items=items[:limit],
         reason=reason,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
     )
-
-
-def _load_segments(services: Services, user_id: str, candidates: list[Candidate]) -> list[RetrievedMemory]:
-    """The candidate segments' captions, in candidate order (scale by scale, best first)."""
-    ids = list(dict.fromkeys(c.segment_id for c in candidates))
-    with services.db.unit_of_work(user_id) as session:
-        rows = {r.id: r for r in session.execute(text(_SEGMENTS_SQL), {"user_id": user_id, "ids": ids})}
-    memories: list[RetrievedMemory] = []
-    seen: set[uuid.UUID] = set()
-    for c in candidates:
-        row = rows.get(c.segment_id)
-        if row is None or c.segment_id in seen or not (row.caption or row.transcript):
-            continue
-        seen.add(c.segment_id)
-        memories.append(
-            RetrievedMemory(
-                id=str(row.id),
-                memory_type=MemoryKind.EPISODIC,
-                text=segment_memory_text(row.caption, row.transcript),
-                score=c.score,
-                source="ppr",
-                start_time=row.start_time,
-                end_time=row.end_time,
-                duration_seconds=row.duration_seconds,
-                segment_id=str(row.id),
-            )
-        )
-    return memories

@@ -1,44 +1,40 @@
-"""Hybrid segment search (spec 002 "Layer 6"): full text + vector + graph, fused, decayed, diversified.
+"""Hybrid segment search (spec 002 "Layer 6", relevance first): BM25 + vector + graph, fused, diversified.
 
-Three ranked lists — PostgreSQL full text (`ts_rank_cd` over the segment's tsvector), cosine over
-caption embeddings, and a graph (PPR) ranking when the caller has one — are fused by Reciprocal
-Rank Fusion, scaled by temporal decay (coarse summaries keep a floor: they are long-lived), and
-diversified by Maximal Marginal Relevance. It generates candidates and is the fallback when a graph
-or a model is missing.
+Three ranked lists — BM25 over the user's segments (term rarity from the user's own memories, see
+`lexical`), cosine over caption embeddings, and a graph (PPR) ranking when the caller has one — are
+fused by weighted Reciprocal Rank Fusion and diversified by Maximal Marginal Relevance.
+
+Time never overrides relevance: there is no blanket decay. Every list is "as of" the question's time
+reference — nothing that ends after it was asked, and only the range it names ("yesterday morning")
+when it names one — and the direction it looks in ("the last time", "first") only breaks near-ties.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import uuid
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
 from sqlalchemy import text
 
 from worldmm.db.queries import vector_literal
 from worldmm.memory.episodic.segment_text import segment_memory_text
+from worldmm.retrieval.lexical import SegmentIndex, query_lexemes, segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
+from worldmm.retrieval.timeref import TimeFocus, TimeReference, parse_time_reference
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from worldmm.services import Services
 
 K = TypeVar("K", bound=Hashable)
 
-EVERGREEN_MIN_SECONDS = 3600  # 1 h summaries summarise a stretch of life; they decay to the floor only
-MMR_POOL = 20  # spec 002: candidate pool capped at 20 to bound the O(K^2) MMR cost
 _WORD = re.compile(r"[A-Za-z0-9']+")
-
-_FULL_TEXT_SQL = """
-SELECT s.id
-FROM worldmm_segments s, websearch_to_tsquery('english', :query) q
-WHERE s.user_id = :user_id AND s.search_tsv @@ q AND s.duration_seconds = ANY(:durations)
-ORDER BY ts_rank_cd(s.search_tsv, q) DESC, s.end_time DESC
-LIMIT :pool
-"""
 
 # Exact per-user scan: a filtered HNSW scan can stop before it finds `pool` of this user's rows.
 _VECTOR_SQL = """
@@ -46,13 +42,14 @@ WITH candidates AS MATERIALIZED (
     SELECT s.id, s.caption_embedding <=> CAST(:embedding AS vector) AS distance
     FROM worldmm_segments s
     WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
+      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
 )
 SELECT id FROM candidates ORDER BY distance, id LIMIT :pool
 """
 
 _ROWS_SQL = """
 SELECT s.id, s.caption, s.transcript, s.start_time, s.end_time, s.duration_seconds,
-       s.caption_embedding::text AS embedding
+       s.caption_embedding::real[] AS embedding
 FROM worldmm_segments s
 WHERE s.user_id = :user_id AND s.id = ANY(:ids)
 """
@@ -60,36 +57,34 @@ WHERE s.user_id = :user_id AND s.id = ANY(:ids)
 
 @dataclass(frozen=True)
 class SegmentRow:
-    """What fusion needs of a candidate segment."""
+    """What fusion and diversification need of a candidate segment."""
 
     id: uuid.UUID
     text: str
     start_time: datetime
     end_time: datetime
     duration_seconds: int
-    embedding: list[float] | None
+    embedding: np.ndarray | None
 
 
-def rrf_fuse(ranked_lists: Sequence[Sequence[K]], k: int) -> dict[K, float]:
-    """Reciprocal Rank Fusion: score(item) = Σ 1 / (k + rank), ranks from 1, over the lists holding it."""
+@dataclass(frozen=True)
+class SegmentRankings:
+    """The ranked candidate lists of one query, best first, each already bounded in time."""
+
+    lexical: list[uuid.UUID]
+    dense: list[uuid.UUID]
+
+
+def rrf_fuse(
+    ranked_lists: Sequence[Sequence[K]], k: int, weights: Sequence[float] | None = None
+) -> dict[K, float]:
+    """Weighted Reciprocal Rank Fusion: score(item) = Σ w / (k + rank), ranks from 1, over the lists holding it."""
     scores: dict[K, float] = {}
-    for ranking in ranked_lists:
+    for position, ranking in enumerate(ranked_lists):
+        weight = 1.0 if weights is None else weights[position]
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     return scores
-
-
-def decay_factor(age_days: float, half_life_days: float, floor: float | None = None) -> float:
-    """2^(-age / half-life), never below `floor` when given (long-lived memories); future ages count as 0."""
-    factor = 2.0 ** (-max(0.0, age_days) / half_life_days)
-    return max(floor, factor) if floor is not None else factor
-
-
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
 
 
 def _jaccard(a: str, b: str) -> float:
@@ -98,43 +93,103 @@ def _jaccard(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
 
 
-def mmr_select(
-    relevance: dict[K, float],
-    similarity: Any,
-    lam: float,
-    k: int,
-) -> list[K]:
+def mmr_select(relevance: dict[K, float], similarity: np.ndarray, order: Sequence[K], lam: float, k: int) -> list[K]:
     """Maximal Marginal Relevance: greedily pick λ·rel − (1−λ)·max sim to the picked, rel scaled to [0, 1].
 
-    `similarity(a, b)` gives the similarity of two items in [0, 1].
+    `order` lists the candidates; `similarity` is their pairwise similarity matrix in that order.
     """
-    if not relevance or k <= 0:
+    if not order or k <= 0:
         return []
-    top = max(relevance.values()) or 1.0
-    remaining = sorted(relevance, key=lambda item: -relevance[item])[:MMR_POOL]
-    chosen: list[K] = []
-    while remaining and len(chosen) < k:
-        best = max(
-            remaining,
-            key=lambda item: (
-                lam * relevance[item] / top - (1 - lam) * max((similarity(item, c) for c in chosen), default=0.0)
-            ),
-        )
+    rel = np.array([relevance[item] for item in order], dtype=np.float64)
+    top = rel.max() or 1.0
+    gain = lam * rel / top
+    penalty = np.zeros(len(order))
+    available = np.ones(len(order), dtype=bool)
+    chosen: list[int] = []
+    while len(chosen) < min(k, len(order)):
+        marginal = np.where(available, gain - (1 - lam) * penalty, -np.inf)
+        best = int(np.argmax(marginal))
         chosen.append(best)
-        remaining.remove(best)
-    return chosen
+        available[best] = False
+        penalty = np.maximum(penalty, similarity[best])
+    return [order[i] for i in chosen]
 
 
-def _or_query(query: str) -> str:
-    """websearch syntax OR-ing the question's words: a question rarely shares all words with a caption."""
-    words = _WORD.findall(query)
-    return " or ".join(words)
+def similarity_matrix(rows: Sequence[SegmentRow]) -> np.ndarray:
+    """Pairwise similarity in [0, 1]: cosine of embeddings where both have one, word Jaccard otherwise."""
+    n = len(rows)
+    matrix = np.zeros((n, n))
+    embedded = [i for i, r in enumerate(rows) if r.embedding is not None]
+    if embedded:
+        vectors = np.stack([rows[i].embedding for i in embedded])  # type: ignore[misc]
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit = vectors / np.where(norms == 0, 1.0, norms)
+        matrix[np.ix_(embedded, embedded)] = np.clip(unit @ unit.T, 0.0, 1.0)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if rows[i].embedding is None or rows[j].embedding is None:
+                matrix[i, j] = matrix[j, i] = _jaccard(rows[i].text, rows[j].text)
+    return matrix
 
 
-def _parse_vector(value: str | None) -> list[float] | None:
-    if not value:
-        return None
-    return [float(x) for x in value.strip("[]").split(",")]
+def time_order_bonus(rows: dict[uuid.UUID, SegmentRow], focus: TimeFocus, scale: float) -> dict[uuid.UUID, float]:
+    """A tie-break in [0, scale]: later candidates score more for RECENT, earlier ones for EARLIEST."""
+    if focus == TimeFocus.NONE or len(rows) < 2:
+        return dict.fromkeys(rows, 0.0)
+    ordered = sorted(rows, key=lambda i: (rows[i].end_time, i), reverse=focus == TimeFocus.RECENT)
+    return {item: scale * (1.0 - position / (len(ordered) - 1)) for position, item in enumerate(ordered)}
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    return moment.timestamp() if moment is not None else None
+
+
+def rank_segments(
+    services: Services,
+    session: Session,
+    user_id: str,
+    query: str,
+    embedding: list[float],
+    reference: TimeReference,
+    durations: list[int],
+    pool: int,
+) -> SegmentRankings:
+    """The BM25 and dense rankings of the segments of `durations` visible under `reference`, `pool` each."""
+    generation, lexemes = query_lexemes(session, user_id, query)
+    index: SegmentIndex = segment_indexes.get(session, user_id, generation)
+    lexical: list[uuid.UUID] = []
+    if lexemes and index.size:
+        mask = index.visible(durations, reference.until.timestamp(), _epoch(reference.since))
+        scores = index.bm25(lexemes, mask)
+        candidates = np.flatnonzero(mask & (scores > 0))
+        best = candidates[np.argsort(-scores[candidates], kind="stable")[:pool]]
+        lexical = [index.ids[i] for i in best]
+    dense = list(
+        session.execute(
+            text(_VECTOR_SQL),
+            {
+                "embedding": vector_literal(embedding),
+                "user_id": user_id,
+                "durations": durations,
+                "until": reference.until,
+                "since": reference.since,
+                "pool": pool,
+            },
+        ).scalars()
+    )
+    return SegmentRankings(lexical=lexical, dense=dense)
+
+
+def load_rows(session: Session, user_id: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SegmentRow]:
+    """The candidates' text, times and embeddings."""
+    rows: dict[uuid.UUID, SegmentRow] = {}
+    for r in session.execute(text(_ROWS_SQL), {"user_id": user_id, "ids": list(ids)}):
+        body = segment_memory_text(r.caption, r.transcript)
+        if not body:
+            continue
+        embedding = np.asarray(r.embedding, dtype=np.float32) if r.embedding is not None else None
+        rows[r.id] = SegmentRow(r.id, body, r.start_time, r.end_time, r.duration_seconds, embedding)
+    return rows
 
 
 def hybrid_search(
@@ -147,66 +202,38 @@ def hybrid_search(
     graph_ranking: Sequence[uuid.UUID] = (),
     durations: Sequence[int] | None = None,
     reason: str | None = None,
+    reference: TimeReference | None = None,
+    diversify: bool = True,
 ) -> RetrievalResult:
-    """Segments for `query` by fused full-text, vector and graph rankings, decayed and diversified."""
+    """Segments for `query` by fused BM25, vector and graph rankings, as of `now` (or `reference`)."""
     settings = services.settings
-    now = now or datetime.now(UTC)
-    limit = limit or settings.hybrid_top_k
+    reference = reference or parse_time_reference(query, now or datetime.now(UTC))
+    limit = max(1, limit or settings.hybrid_top_k)
     scales = list(durations or settings.scale_durations)
-    pool = max(MMR_POOL, limit)
+    pool = max(settings.hybrid_pool, limit)
     [query_embedding] = services.embedder.embed([query])
-    or_query = _or_query(query)
 
     with services.db.unit_of_work(user_id) as session:
-        full_text: list[uuid.UUID] = []
-        if or_query:
-            full_text = list(
-                session.execute(
-                    text(_FULL_TEXT_SQL),
-                    {"query": or_query, "user_id": user_id, "durations": scales, "pool": pool},
-                ).scalars()
-            )
-        vector = list(
-            session.execute(
-                text(_VECTOR_SQL),
-                {
-                    "embedding": vector_literal(query_embedding),
-                    "user_id": user_id,
-                    "durations": scales,
-                    "pool": pool,
-                },
-            ).scalars()
+        rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
+        if reference.since is not None and not (rankings.lexical or rankings.dense):
+            reason = reason or f"nothing in {reference.describe()}; searched everything before it"
+            reference = TimeReference(until=reference.until, focus=reference.focus)
+            rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
+        fused = rrf_fuse(
+            [rankings.lexical, rankings.dense, list(graph_ranking)[:pool]],
+            settings.rrf_k,
+            [settings.rrf_weight_lexical, settings.rrf_weight_dense, settings.rrf_weight_graph],
         )
-        graph = list(graph_ranking)[:pool]
-        fused = rrf_fuse([full_text, vector, graph], settings.rrf_k)
-        rows = {
-            r.id: SegmentRow(
-                id=r.id,
-                text=segment_memory_text(r.caption, r.transcript),
-                start_time=r.start_time,
-                end_time=r.end_time,
-                duration_seconds=r.duration_seconds,
-                embedding=_parse_vector(r.embedding),
-            )
-            for r in session.execute(text(_ROWS_SQL), {"user_id": user_id, "ids": list(fused)})
-        }
+        shortlist = sorted(fused, key=lambda i: (-fused[i], i))[:pool]
+        rows = load_rows(session, user_id, shortlist)
 
-    relevance: dict[uuid.UUID, float] = {}
-    for segment_id, score in fused.items():
-        row = rows.get(segment_id)
-        if row is None or not row.text:
-            continue
-        age_days = (now - row.end_time).total_seconds() / 86_400
-        floor = settings.decay_floor if row.duration_seconds >= EVERGREEN_MIN_SECONDS else None
-        relevance[segment_id] = score * decay_factor(age_days, settings.decay_half_life_days, floor)
-
-    def similarity(a: uuid.UUID, b: uuid.UUID) -> float:
-        ra, rb = rows[a], rows[b]
-        if ra.embedding is not None and rb.embedding is not None:
-            return max(0.0, _cosine(ra.embedding, rb.embedding))
-        return _jaccard(ra.text, rb.text)
-
-    chosen = mmr_select(relevance, similarity, settings.mmr_lambda, limit)
+    bonus = time_order_bonus(rows, reference.focus, settings.time_tiebreak / (settings.rrf_k + 1))
+    relevance = {i: fused[i] + bonus[i] for i in rows}
+    order = sorted(relevance, key=lambda i: (-relevance[i], i))
+    if diversify:
+        chosen = mmr_select(relevance, similarity_matrix([rows[i] for i in order]), order, settings.mmr_lambda, limit)
+    else:
+        chosen = order[:limit]
     items = [
         RetrievedMemory(
             id=str(segment_id),
@@ -222,5 +249,5 @@ def hybrid_search(
         for segment_id in chosen
     ]
     if not items and reason is None:
-        reason = "no matching memories"
+        reason = "no matching memories" + (f" in {reference.describe()}" if reference.since else "")
     return RetrievalResult(memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason)

@@ -1,0 +1,314 @@
+"""`worldmm eval`: build a benchmark's memory through the project's write path, ask every question, score.
+
+Every question is asked "as of" its time: the retrievers and the baselines see only windows that end
+by then. Evidence recall@k counts a question as found when one of its evidence windows is in the top
+k (exact), or a window within ±30 s of one (lenient). Retrieval latency is measured per method.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import text
+
+from worldmm.eval.baselines import PlainBM25, rrf, top
+from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
+from worldmm.memory.episodic.segment_text import segment_memory_text
+
+if TYPE_CHECKING:
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.services import Services
+
+KS = (1, 3, 5, 10, 20)
+LENIENT_SECONDS = 30
+WINDOW_SECONDS = 30
+BASELINES = ("bm25", "dense", "bm25+dense rrf")
+RETRIEVERS = ("hybrid", "episodic")
+
+_WINDOWS_SQL = """
+SELECT id, session_id, window_index, caption_embedding::text AS embedding
+FROM worldmm_segments
+WHERE user_id = :user_id AND duration_seconds = :duration
+"""
+
+
+@dataclass(frozen=True)
+class StoredWindows:
+    """The benchmark's windows as stored: segment ids, embeddings, and their end times (for visibility)."""
+
+    windows: list[EvalWindow]
+    segment_ids: list[Any]
+    embeddings: np.ndarray
+    end_s: np.ndarray
+    start_s: np.ndarray
+    position_of_segment: dict[Any, int]
+    position_of_window: dict[str, int]
+
+
+def build_memory(
+    services: Services, user_id: str, benchmark: Benchmark, *, progress: bool = True
+) -> dict[str, Any]:
+    """Ingest the benchmark's windows through the text-window path (resumable); returns what it did."""
+    from tqdm import tqdm
+
+    from worldmm.pipeline.text_windows import TextWindow, ingest_text_windows
+
+    windows = [
+        TextWindow(
+            session_id=w.session_id,
+            window_index=w.window_index,
+            start_time=w.start_time,
+            end_time=w.end_time,
+            caption=w.caption,
+            transcript=w.transcript,
+        )
+        for w in benchmark.windows
+    ]
+    started = time.perf_counter()
+    with tqdm(total=len(windows), desc=f"memory of {benchmark.name}", unit="window", disable=not progress) as bar:
+        report = ingest_text_windows(services, user_id, windows, progress=bar.update)
+    return {"seconds": round(time.perf_counter() - started, 1), "report": _jsonable(report)}
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: _jsonable(getattr(value, k)) for k in value.__dataclass_fields__}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
+
+
+def load_stored_windows(services: Services, user_id: str, benchmark: Benchmark) -> StoredWindows:
+    """Map the benchmark's windows to their stored segments (every window must have been stored)."""
+    by_key = {(w.session_id, w.window_index): i for i, w in enumerate(benchmark.windows)}
+    segment_ids: list[Any] = [None] * len(benchmark.windows)
+    dim = services.settings.embedding_dim
+    embeddings = np.zeros((len(benchmark.windows), dim), dtype=np.float32)
+    with services.db.unit_of_work(user_id) as session:
+        for row in session.execute(text(_WINDOWS_SQL), {"user_id": user_id, "duration": WINDOW_SECONDS}):
+            position = by_key.get((row.session_id, row.window_index))
+            if position is None:
+                continue
+            segment_ids[position] = row.id
+            if row.embedding:
+                embeddings[position] = np.array(row.embedding.strip("[]").split(","), dtype=np.float32)
+    missing = [benchmark.windows[i].window_id for i, s in enumerate(segment_ids) if s is None]
+    if missing:
+        raise RuntimeError(f"{len(missing)} windows were not stored (first: {missing[0]}): run the build again")
+    norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
+    return StoredWindows(
+        windows=benchmark.windows,
+        segment_ids=segment_ids,
+        embeddings=embeddings / np.where(norms == 0, 1, norms),
+        end_s=np.array([w.end_time.timestamp() for w in benchmark.windows]),
+        start_s=np.array([w.start_time.timestamp() for w in benchmark.windows]),
+        position_of_segment={s: i for i, s in enumerate(segment_ids)},
+        position_of_window={w.window_id: i for i, w in enumerate(benchmark.windows)},
+    )
+
+
+def _hits(ranked: Sequence[int], question: EvalQuestion, stored: StoredWindows) -> dict[str, list[bool]]:
+    """Per k: whether an evidence window is in the top k, exactly and within ±30 s."""
+    targets = [stored.position_of_window[e] for e in question.evidence]
+    target_sessions = {stored.windows[t].session_id for t in targets}
+    target_starts = stored.start_s[targets]
+    exact: list[bool] = []
+    lenient: list[bool] = []
+    for k in KS:
+        head = list(ranked[:k])
+        exact.append(any(p in targets for p in head))
+        lenient.append(
+            any(
+                stored.windows[p].session_id in target_sessions
+                and float(np.min(np.abs(target_starts - stored.start_s[p]))) <= LENIENT_SECONDS
+                for p in head
+            )
+        )
+    return {"exact": exact, "lenient": lenient}
+
+
+def _retriever_rankings(services: Services, user_id: str, stored: StoredWindows) -> dict[str, Callable[..., list[int]]]:
+    from worldmm.retrieval.episodic_retriever import retrieve_episodic
+    from worldmm.retrieval.hybrid import hybrid_search
+
+    depth = max(KS)
+
+    def positions(items: Sequence[Any]) -> list[int]:
+        return [
+            stored.position_of_segment[sid]
+            for item in items
+            if (sid := _as_uuid(item.segment_id)) in stored.position_of_segment
+        ]
+
+    def hybrid(question: EvalQuestion) -> list[int]:
+        result = hybrid_search(services, user_id, question.question, now=question.asked_at, limit=depth,
+                               durations=[WINDOW_SECONDS])
+        return positions(result.items)
+
+    def episodic(question: EvalQuestion) -> list[int]:
+        result = retrieve_episodic(services, user_id, question.question, now=question.asked_at, limit=depth,
+                                   scales=(WINDOW_SECONDS,))
+        return positions(result.items)
+
+    return {"hybrid": hybrid, "episodic": episodic}
+
+
+def _as_uuid(value: str | None) -> Any:
+    import uuid
+
+    return uuid.UUID(value) if value else None
+
+
+class PrecomputedEmbedder:
+    """The questions' embeddings computed once in a batch, so retrieval latency is retrieval alone."""
+
+    def __init__(self, inner: TextEmbedder, texts: list[str]) -> None:
+        self.inner = inner
+        started = time.perf_counter()
+        self.vectors = dict(zip(texts, inner.embed(texts), strict=True)) if texts else {}
+        self.seconds_per_text = (time.perf_counter() - started) / max(1, len(texts))
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in texts if t not in self.vectors]
+        if missing:
+            self.vectors.update(zip(missing, self.inner.embed(missing), strict=True))
+        return [self.vectors[t] for t in texts]
+
+
+def evaluate(services: Services, user_id: str, benchmark: Benchmark, *, progress: bool = True) -> dict[str, Any]:
+    """Ask every question of `benchmark` of the already-built memory of `user_id`; recall and latency."""
+    from tqdm import tqdm
+
+    from worldmm.services import Services
+
+    stored = load_stored_windows(services, user_id, benchmark)
+    bm25 = PlainBM25([segment_memory_text(w.caption, w.transcript) for w in benchmark.windows])
+    questions = [q for q in benchmark.questions if q.evidence]
+    embedder = PrecomputedEmbedder(services.embedder, [q.question for q in questions])
+    querying = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
+    retrievers = _retriever_rankings(querying, user_id, stored)
+    depth = max(KS)
+    hits: dict[str, dict[str, list[list[bool]]]] = defaultdict(lambda: defaultdict(list))
+    by_category: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    latency: dict[str, list[float]] = defaultdict(list)
+    query_embeddings = embedder.embed([q.question for q in questions])
+    for question, query_embedding in tqdm(
+        list(zip(questions, query_embeddings, strict=True)), desc="questions", unit="q", disable=not progress
+    ):
+        visible = stored.end_s <= question.asked_at.timestamp()
+        started = time.perf_counter()
+        lexical = top(bm25.scores(question.question, visible), visible, depth, positive_only=True)
+        latency["bm25"].append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        dense = top(stored.embeddings @ np.asarray(query_embedding, dtype=np.float32), visible, depth)
+        latency["dense"].append((time.perf_counter() - started) * 1000)
+        rankings: dict[str, list[int]] = {
+            "bm25": lexical,
+            "dense": dense,
+            "bm25+dense rrf": rrf([lexical, dense])[:depth],
+        }
+        for name, retrieve in retrievers.items():
+            started = time.perf_counter()
+            rankings[name] = retrieve(question)
+            latency[name].append((time.perf_counter() - started) * 1000)
+        for name, ranked in rankings.items():
+            if any(stored.end_s[p] > question.asked_at.timestamp() for p in ranked):
+                raise AssertionError(f"{name} returned a window from after the question was asked")
+            result = _hits(ranked, question, stored)
+            for mode, values in result.items():
+                hits[name][mode].append(values)
+            by_category[question.category][name].append(result["exact"][KS.index(10)])
+    report = _report(benchmark, questions, hits, by_category, latency)
+    report["query_embedding_ms_per_question"] = round(embedder.seconds_per_text * 1000, 2)
+    return report
+
+
+def _report(
+    benchmark: Benchmark,
+    questions: list[EvalQuestion],
+    hits: dict[str, dict[str, list[list[bool]]]],
+    by_category: dict[str, dict[str, list[bool]]],
+    latency: dict[str, list[float]],
+) -> dict[str, Any]:
+    methods: dict[str, Any] = {}
+    for name, modes in hits.items():
+        methods[name] = {
+            mode: {f"R@{k}": round(float(np.mean([row[i] for row in rows])), 4) for i, k in enumerate(KS)}
+            for mode, rows in modes.items()
+        }
+        times = sorted(latency.get(name, []))
+        methods[name]["latency_ms"] = {
+            "p50": round(statistics.median(times), 2) if times else None,
+            "p95": round(times[min(len(times) - 1, int(0.95 * len(times)))], 2) if times else None,
+        }
+    return {
+        "benchmark": benchmark.name,
+        "windows": len(benchmark.windows),
+        "questions": len(questions),
+        "methods": methods,
+        "recall_at_10_by_category": {
+            category: {name: round(float(np.mean(v)), 4) for name, v in per.items()}
+            | {"questions": len(next(iter(per.values())))}
+            for category, per in sorted(by_category.items())
+        },
+    }
+
+
+def markdown_table(report: dict[str, Any]) -> str:
+    """The report's recall table (exact window; lenient ±30 s in brackets) and latency."""
+    header = "| method | " + " | ".join(f"R@{k}" for k in KS) + " | p50 ms | p95 ms |"
+    lines = [header, "|" + "---|" * (len(KS) + 3)]
+    for name, values in report["methods"].items():
+        cells = [f"{values['exact'][f'R@{k}']:.3f} ({values['lenient'][f'R@{k}']:.3f})" for k in KS]
+        lat = [values["latency_ms"][p] for p in ("p50", "p95")]
+        timing = " | ".join("–" if v is None else f"{v:.1f}" for v in lat)
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {timing} |")
+    return "\n".join(lines)
+
+
+def run_eval(
+    services: Services,
+    benchmark: Benchmark,
+    *,
+    user_id: str,
+    out: Path | None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Build (resumable) and evaluate; writes the JSON report to `out` when given."""
+    build = build_memory(services, user_id, benchmark, progress=progress)
+    report = evaluate(services, user_id, benchmark, progress=progress)
+    report = {
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {_cpu_count()} cores, Python {platform.python_version()}",
+        "embedding_provider": services.settings.embedding_provider,
+        "extraction": str(services.settings.extraction_backend),
+        "summaries": str(services.settings.summary_backend),
+        "user_id": user_id,
+        "build": build,
+    } | report
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _cpu_count() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

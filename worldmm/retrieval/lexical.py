@@ -1,0 +1,171 @@
+"""The lexical leg: Okapi BM25 over a user's segments, with term rarity from that user's own memories.
+
+PostgreSQL's `english` text search configuration tokenises and stems both the segments (the generated
+`search_tsv` column) and the query, so the two always agree. Full-text ranking in SQL (`ts_rank_cd`)
+has no notion of term rarity — a name in every window weighs as much as the rare word that matters —
+and scoring BM25 in SQL unnests every matching document (50–170 ms for a week). Instead a user's
+term frequencies are loaded once into a sparse matrix (a week: ~6k segments, ~0.4M postings) and
+kept per process, revalidated by the user's segment generation (one primary-key read); a query then costs a few column
+slices. Document frequencies and the average length are taken over the segments visible to the
+query ("as of" its time bound), so a question asked on Monday is scored as Monday's memory would be.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sqlalchemy import text
+
+if TYPE_CHECKING:
+    from scipy.sparse import csc_matrix
+    from sqlalchemy.orm import Session
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+# Bumped by triggers (migration 0005) whenever a segment's text or times change.
+_GENERATION_SQL = """
+SELECT coalesce((SELECT generation FROM worldmm_segment_generations WHERE user_id = :user_id), 0)
+"""
+
+_POSTINGS_SQL = """
+SELECT s.id, s.duration_seconds,
+       extract(epoch FROM s.start_time)::float8 AS start_s, extract(epoch FROM s.end_time)::float8 AS end_s,
+       coalesce(array_agg(t.lexeme) FILTER (WHERE t.lexeme IS NOT NULL), '{}') AS lexemes,
+       coalesce(array_agg(cardinality(t.positions)) FILTER (WHERE t.lexeme IS NOT NULL), '{}') AS counts
+FROM worldmm_segments s
+LEFT JOIN LATERAL unnest(s.search_tsv) AS t(lexeme, positions, weights) ON true
+WHERE s.user_id = :user_id AND (s.caption IS NOT NULL OR s.transcript IS NOT NULL)
+GROUP BY s.id
+ORDER BY s.end_time, s.id
+"""
+
+# One round trip per query: the user's segment generation and the query's lexemes.
+_QUERY_SQL = """
+SELECT coalesce((SELECT generation FROM worldmm_segment_generations WHERE user_id = :user_id), 0) AS generation,
+       array(SELECT lexeme FROM unnest(to_tsvector('english', :query)) AS t(lexeme, positions, weights)) AS lexemes
+"""
+
+
+@dataclass(frozen=True)
+class SegmentIndex:
+    """A user's segments as arrays (ordered by end time) and their term counts as a sparse matrix."""
+
+    ids: list[uuid.UUID]
+    durations: np.ndarray  # int32 seconds: 30, 180, 600, 3600
+    start_s: np.ndarray  # float64 epoch seconds
+    end_s: np.ndarray
+    vocabulary: dict[str, int]
+    term_counts: csc_matrix  # documents × terms, float32 term frequencies
+    lengths: np.ndarray  # float32 tokens per document (sum of term frequencies)
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def visible(self, durations: list[int], until_s: float, since_s: float | None = None) -> np.ndarray:
+        """Boolean mask of the segments of these scales that end in (since, until]."""
+        mask = np.isin(self.durations, durations) & (self.end_s <= until_s)
+        if since_s is not None:
+            mask &= self.end_s > since_s
+        return mask
+
+    def bm25(self, lexemes: list[str], mask: np.ndarray, k1: float = BM25_K1, b: float = BM25_B) -> np.ndarray:
+        """BM25 score of every segment for the query lexemes; statistics over the `mask`ed segments only."""
+        scores = np.zeros(self.size, dtype=np.float64)
+        visible = int(mask.sum())
+        if visible == 0:
+            return scores
+        average_length = float(self.lengths[mask].mean()) or 1.0
+        norm = k1 * (1.0 - b + b * self.lengths / average_length)
+        for lexeme in dict.fromkeys(lexemes):
+            column = self.vocabulary.get(lexeme)
+            if column is None:
+                continue
+            start, end = self.term_counts.indptr[column], self.term_counts.indptr[column + 1]
+            rows = self.term_counts.indices[start:end]
+            rows = rows[mask[rows]]
+            if rows.size == 0:
+                continue
+            tf = self.term_counts[rows, column].toarray().ravel()
+            idf = math.log(1.0 + (visible - rows.size + 0.5) / (rows.size + 0.5))
+            scores[rows] += idf * tf * (k1 + 1.0) / (tf + norm[rows])
+        return scores
+
+
+def build_segment_index(session: Session, user_id: str) -> SegmentIndex:
+    """Load a user's segments and their term counts from the database."""
+    from scipy.sparse import csr_matrix
+
+    ids: list[uuid.UUID] = []
+    durations: list[int] = []
+    starts: list[float] = []
+    ends: list[float] = []
+    vocabulary: dict[str, int] = {}
+    indptr = [0]
+    indices: list[int] = []
+    counts: list[float] = []
+    for row in session.execute(text(_POSTINGS_SQL), {"user_id": user_id}):
+        ids.append(row.id)
+        durations.append(row.duration_seconds)
+        starts.append(row.start_s)
+        ends.append(row.end_s)
+        for lexeme, count in zip(row.lexemes, row.counts, strict=True):
+            indices.append(vocabulary.setdefault(lexeme, len(vocabulary)))
+            counts.append(float(count))
+        indptr.append(len(indices))
+    matrix = csr_matrix(
+        (np.asarray(counts, dtype=np.float32), np.asarray(indices, dtype=np.int32), np.asarray(indptr)),
+        shape=(len(ids), max(1, len(vocabulary))),
+    )
+    return SegmentIndex(
+        ids=ids,
+        durations=np.asarray(durations, dtype=np.int32),
+        start_s=np.asarray(starts, dtype=np.float64),
+        end_s=np.asarray(ends, dtype=np.float64),
+        vocabulary=vocabulary,
+        term_counts=matrix.tocsc(),
+        lengths=np.asarray(matrix.sum(axis=1), dtype=np.float32).ravel(),
+    )
+
+
+def query_lexemes(session: Session, user_id: str, query: str) -> tuple[int, list[str]]:
+    """The user's segment generation, and the query's stemmed, stop-word-free lexemes (as the segments')."""
+    row = session.execute(text(_QUERY_SQL), {"user_id": user_id, "query": query}).one()
+    return int(row.generation), list(row.lexemes)
+
+
+class SegmentIndexCache:
+    """Per-process LRU of users' segment indexes, each revalidated by the segment generation on every use."""
+
+    def __init__(self, capacity: int = 8) -> None:
+        self.capacity = max(1, capacity)
+        self._items: OrderedDict[str, tuple[int, SegmentIndex]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session: Session, user_id: str, generation: int | None = None) -> SegmentIndex:
+        """The user's index at `generation` (read when not given): the cached one, or rebuilt."""
+        if generation is None:
+            generation = int(session.execute(text(_GENERATION_SQL), {"user_id": user_id}).scalar_one())
+        with self._lock:
+            item = self._items.get(user_id)
+            if item is not None and item[0] == generation:
+                self._items.move_to_end(user_id)
+                return item[1]
+        index = build_segment_index(session, user_id)
+        with self._lock:
+            self._items[user_id] = (generation, index)
+            self._items.move_to_end(user_id)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return index
+
+
+segment_indexes = SegmentIndexCache()
+"""The process's cache (a warm Lambda container keeps it between invocations)."""
