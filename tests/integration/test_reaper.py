@@ -53,11 +53,13 @@ def test_reaper_reinvokes_stale_non_complete_windows_of_every_user(svc, db):
     add(db, "user-a", 0, ProcessingStatus.PENDING, timedelta(hours=2), duration=180)
     # WHEN the reaper runs with a one-hour threshold
     reaped = reap_orphans(svc, older_than_s=3600)
-    # THEN only the two stale 30 s windows are re-invoked, oldest first
-    assert [(w["user_id"], w["window_index"]) for w in reaped] == [("user-b", 3), ("user-a", 0)]
+    # THEN the two stale 30 s windows are re-invoked, oldest first, then for the stale summary its last
+    # complete window (whose re-check resumes the summary); the fresh window is left alone
+    assert [(w["user_id"], w["window_index"]) for w in reaped] == [("user-b", 3), ("user-a", 0), ("user-a", 1)]
     assert svc.invoker.invocations == [
         ("IngestWindowFunction", {"sessionId": "s1", "userId": "user-b", "windowIndex": 3, "frameCount": 16}),
         ("IngestWindowFunction", {"sessionId": "s1", "userId": "user-a", "windowIndex": 0, "frameCount": 16}),
+        ("IngestWindowFunction", {"sessionId": "s1", "userId": "user-a", "windowIndex": 1, "frameCount": 16}),
     ]
 
 

@@ -117,13 +117,14 @@ def produce_summary(
     """
     claim = _claim(services, user_id, session_id, key, final=final)
     if claim is None:
+        if _is_complete(services, user_id, session_id, key):
+            # Resume: a function killed after completing this summary may not have closed its parent.
+            close_upwards(services, user_id, session_id, key)
         return SummaryOutcome(key, None, produced=False)
     produced = False
     while claim is not None:
         try:
-            summary, response = merge_captions(
-                services.llm, services.settings, key.duration_seconds, claim.children
-            )
+            summary, model = services.summarizer.summarize(key.duration_seconds, claim.children)
             embedding = services.embedder.embed([summary])[0]
         except ModelOutputError as exc:
             _mark_failed(services, user_id, session_id, claim, str(exc))
@@ -363,6 +364,12 @@ def _mark_failed(services: Services, user_id: str, session_id: str, claim: _Clai
         if row is not None:
             row.processing_status = ProcessingStatus.FAILED
             row.error = error[:2000]
+
+
+def _is_complete(services: Services, user_id: str, session_id: str, key: SlotKey) -> bool:
+    with services.db.unit_of_work(user_id) as session:
+        row = _slot(session, user_id, session_id, key)
+        return row is not None and row.processing_status == ProcessingStatus.COMPLETE
 
 
 def _segment_id(services: Services, user_id: str, session_id: str, key: SlotKey) -> uuid.UUID | None:

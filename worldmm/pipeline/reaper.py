@@ -1,7 +1,9 @@
-"""The orphan reaper: re-invokes windows left `pending`/`failed` too long (spec 000 leaves them ownerless).
+"""The orphan reaper: re-invokes windows left `pending`/`failed` too long (spec 000 leaves them ownerless),
+and for each summary left pending/failed too long one complete window of its span: an already-complete
+window re-checks its parents' closure, so the summary is resumed by the ingest function's own code.
 
-It reads across users only through the SECURITY DEFINER function `worldmm_stale_pending_windows`, which
-returns the windows' keys and nothing else of theirs.
+It reads across users only through SECURITY DEFINER functions (`worldmm_stale_pending_windows`,
+`worldmm_stale_summary_windows`), which return windows' keys and nothing else of theirs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm")
 
 STALE_SQL = "SELECT * FROM worldmm_stale_pending_windows(make_interval(secs => :secs), :max_rows)"
+STALE_SUMMARIES_SQL = "SELECT * FROM worldmm_stale_summary_windows(make_interval(secs => :secs), :max_rows)"
 
 
 class ReapedWindow(TypedDict):
@@ -31,10 +34,13 @@ class ReapedWindow(TypedDict):
     frame_count: int
 
 
-def stale_windows(services: Services, older_than_s: int, max_rows: int) -> list[ReapedWindow]:
-    """Non-complete 30 s windows not touched for `older_than_s` seconds, oldest first, of every user."""
+def stale_windows(
+    services: Services, older_than_s: int, max_rows: int, *, sql: str = STALE_SQL
+) -> list[ReapedWindow]:
+    """Non-complete 30 s windows not touched for `older_than_s` seconds, oldest first, of every user
+    (with STALE_SUMMARIES_SQL: a complete window under each such summary)."""
     with services.db.unit_of_work(None) as session:
-        rows = session.execute(text(STALE_SQL), {"secs": older_than_s, "max_rows": max_rows})
+        rows = session.execute(text(sql), {"secs": older_than_s, "max_rows": max_rows})
         return [
             ReapedWindow(
                 user_id=r.user_id,
@@ -51,7 +57,13 @@ def reap_orphans(services: Services, older_than_s: int | None = None) -> list[Re
     settings = services.settings
     age = settings.reaper_pending_after_s if older_than_s is None else older_than_s
     reaped: list[ReapedWindow] = []
-    for window in stale_windows(services, age, settings.reaper_max_windows):
+    windows = stale_windows(services, age, settings.reaper_max_windows)
+    seen = {(w["user_id"], w["session_id"], w["window_index"]) for w in windows}
+    for window in stale_windows(services, age, settings.reaper_max_windows, sql=STALE_SUMMARIES_SQL):
+        if (window["user_id"], window["session_id"], window["window_index"]) not in seen:
+            seen.add((window["user_id"], window["session_id"], window["window_index"]))
+            windows.append(window)
+    for window in windows:
         payload = IngestWindowEvent(
             sessionId=window["session_id"],
             userId=window["user_id"],

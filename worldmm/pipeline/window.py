@@ -92,7 +92,12 @@ def _window_complete(services: Services, user_id: str, session_id: str, window_i
     try:
         on_window_complete(services, user_id, session_id, window_index)
         _close_ended_session(services, user_id, session_id)
-    except Exception as exc:  # a summary left pending is redone at the next window or session end
+    except Exception as exc:
+        # The window is durable and its result stands; the summary is left pending or failed, and is
+        # redone by the next window, the session end, or the reaper (which re-invokes one of its windows).
+        from worldmm.observability import count
+
+        count("SummaryFailed")
         logger.exception("multiscale_failed", extra={"session_id": session_id, "window_index": window_index})
         logger.debug("multiscale_error", extra={"error": str(exc)})
 
@@ -136,6 +141,7 @@ def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowS
         existing = find_window_segment(services, user_id, session_id, index)
         if existing is not None and existing[1] == ProcessingStatus.COMPLETE:
             log_step(logger, "already_processed", segment_id=str(existing[0]))
+            _window_complete(services, user_id, session_id, index)
             return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
         log_step(logger, "no_frames", session_id=session_id, window_index=index)
         return IngestWindowSkipped(reason="no_frames")
@@ -155,6 +161,8 @@ def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowS
     )
     if claim.status == ClaimStatus.COMPLETE:
         log_step(logger, "already_processed", segment_id=str(claim.segment_id))
+        # A run killed between completing the window and closing its summaries is resumed here.
+        _window_complete(services, user_id, session_id, index)
         return IngestWindowAlreadyProcessed(segment_id=str(claim.segment_id))
     if claim.status == ClaimStatus.BUSY:
         log_step(logger, "window_in_progress", segment_id=str(claim.segment_id))
