@@ -2,103 +2,39 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from tests.deployed.stack import (
-    ACCOUNT,
-    REGION,
-    DeployedStack,
-    FakeGpuWorker,
-    LambdaInvokeRecorder,
-    load_template,
+from tests.deployed.emulators import (
+    ScriptedModels,
+    deploy_stack,
+    deployed_postgres,
+    model_server,
+    moto_server,
+    template_default,
 )
-from tests.harness import _free_port, embedded_postgres, make_settings
+from tests.deployed.stack import DeployedStack, FakeGpuWorker, LambdaInvokeRecorder
 from tests.support_adapters import FakeModelServer
 from worldmm.db.local import LocalDatabase
-from worldmm.llm.port import LLMRequest
-from worldmm.llm.scripted import ScriptedLLM
-
-USER = "wearer-1"
-
-
-def _template_default(name: str) -> str:
-    return str(load_template()["Parameters"][name]["Default"])
 
 
 @pytest.fixture(scope="session")
 def deployed_pg() -> Iterator[LocalDatabase]:
-    """PostgreSQL migrated with the template's embedding dimensions (1536), as production is."""
-    dims = {
-        "embedding_dim": int(_template_default("EmbeddingDim")),
-        "visual_embedding_dim": int(_template_default("VisualEmbeddingDim")),
-    }
-    with embedded_postgres(make_settings(**dims)) as local:
+    with deployed_postgres() as local:
         yield local
 
 
 @pytest.fixture(scope="session")
 def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
-
-
-class ScriptedModels:
-    """The models' answers, served over the OpenAI wire by FakeModelServer: a ScriptedLLM per purpose.
-
-    The agent searches episodic memory once and then answers. `latency_s` simulates model latency.
-    """
-
-    def __init__(self) -> None:
-        from tests.support_memory import script_memory_models
-
-        self.llm = script_memory_models(ScriptedLLM())
-        self.llm.script("cross_scale_rerank", {"selected": [1]})
-        self.llm.script("response", {"answer": "You talked with Alice."})
-        self.llm.script("reasoning_agent", self._agent)
-        self.latency_s = 0.0
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _agent(request: LLMRequest) -> dict[str, Any]:
-        if "Alice" in request.prompt_text and "talks with" in request.prompt_text:
-            return {"action": "ANSWER"}
-        return {"action": "SEARCH", "memory_type": "episodic", "query": "who did I talk with"}
-
-    def reply(self, body: dict[str, Any]) -> str:
-        fmt = body.get("response_format") or {}
-        purpose = fmt.get("json_schema", {}).get("name", "unstructured")
-        request = LLMRequest(purpose=purpose, messages=body["messages"], model=body["model"], max_tokens=256)
-        if self.latency_s:
-            import time
-
-            time.sleep(self.latency_s)
-        return self.llm.complete(request).text
-
-    def purposes(self) -> list[str]:
-        return [c.purpose for c in self.llm.calls]
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
 def models() -> Iterator[tuple[FakeModelServer, ScriptedModels]]:
-    server = FakeModelServer().start()
     scripted = ScriptedModels()
-    server.chat_reply = scripted.reply
-    server.transcription = {
-        "text": " I talk with Alice about the trip.",
-        "segments": [{"id": 0, "start": 0.0, "end": 3.0, "text": " I talk with Alice about the trip."}],
-    }
+    server = model_server(scripted)
     try:
         yield server, scripted
     finally:
@@ -114,21 +50,9 @@ def lambda_service() -> Iterator[LambdaInvokeRecorder]:
 
 @pytest.fixture(scope="session")
 def gpu_worker() -> Iterator[FakeGpuWorker]:
-    worker = FakeGpuWorker(int(_template_default("VisualEmbeddingDim")))
+    worker = FakeGpuWorker(int(template_default("VisualEmbeddingDim")))
     yield worker
     worker.stop()
-
-
-def rds_secret(pg: LocalDatabase) -> dict[str, Any]:
-    """What RDS writes into a database secret, for the application role on the embedded server."""
-    return {
-        "engine": "postgres",
-        "host": str(pg.socket_dir),
-        "port": 5432,
-        "username": "worldmm_app",
-        "password": "s3cr@t/with:specials",
-        "dbname": "worldmm",
-    }
 
 
 @pytest.fixture(scope="session")
@@ -140,36 +64,5 @@ def stack(
     gpu_worker: FakeGpuWorker,
 ) -> DeployedStack:
     """template.yaml deployed on the emulators with its default parameters (RedisUrl empty)."""
-    import boto3
-
-    secrets = boto3.client("secretsmanager", region_name=REGION, endpoint_url=moto_url)
-    db_arn = secrets.create_secret(Name="worldmm/db", SecretString=json.dumps(rds_secret(deployed_pg)))["ARN"]
-    keys = {
-        "openai_api_key": "sk-test",
-        "groq_api_key": "gsk-test",
-        "gpu_worker_token": "gpu-token",
-        "cursor_secret": "cursor-secret-from-secrets-manager",
-    }
-    secrets.create_secret(Name=_template_default("ModelKeysSecretName"), SecretString=json.dumps(keys))
-    parameters = {
-        name: str(spec["Default"]) for name, spec in load_template()["Parameters"].items() if "Default" in spec
-    }
-    parameters.update(
-        {
-            "DatabaseSecretArn": db_arn,
-            "JwtIssuer": f"https://cognito-idp.{REGION}.amazonaws.com/{REGION}_test",
-            "JwtAudience": "client-id",
-            "VpcSubnetIds": "subnet-1",
-            "LambdaSecurityGroupIds": "sg-1",
-        }
-    )
     server, _ = models
-    endpoints = {
-        "AWS_ENDPOINT_URL": moto_url,
-        "AWS_ENDPOINT_URL_LAMBDA": lambda_service.url,
-        "OPENAI_BASE_URL": f"{server.url}/v1",
-        "GROQ_BASE_URL": server.url,
-        "GPU_WORKER_URL": gpu_worker.url,
-    }
-    assert ACCOUNT
-    return DeployedStack(moto_url=moto_url, parameters=parameters, endpoints=endpoints).deploy()
+    return deploy_stack(moto_url, deployed_pg, server, lambda_service, gpu_worker)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.deployed.conftest import USER, ScriptedModels
+from tests.deployed.emulators import USER, ScriptedModels
 from tests.deployed.settings_contract import DEFAULT_IS_RIGHT_ON_AWS, UNSET_ON_AWS, settings_missing_from_template
 from tests.deployed.stack import EMULATOR_ENDPOINTS, DeployedStack, LambdaInvokeRecorder, Run
 from tests.support_adapters import FakeModelServer
