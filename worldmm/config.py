@@ -116,6 +116,7 @@ class Settings(BaseSettings):
     local_llm_threads: int | None = None
     local_whisper_model: Path | None = None
     local_embedding_model: Path | None = None
+    local_embedding_batch_size: int = 128  # MiniLM sorts by length: large batches cost little padding
 
     # --- ingest ---------------------------------------------------------------
     window_seconds: int = 30

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from worldmm.ingest.transcription import Transcriber
     from worldmm.llm.port import LLM
     from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
     from worldmm.pipeline.invoker import FunctionInvoker
 
@@ -60,6 +62,18 @@ class Services:
         return build_text_embedder(self.settings)
 
     @cached_property
+    def extractor(self) -> Extractor:
+        from worldmm.memory.episodic.extractor import build_extractor
+
+        return build_extractor(self.settings, lambda: self.llm)
+
+    @cached_property
+    def summarizer(self) -> Summarizer:
+        from worldmm.memory.episodic.summarizer import build_summarizer
+
+        return build_summarizer(self.settings, lambda: self.llm)
+
+    @cached_property
     def transcriber(self) -> Transcriber:
         from worldmm.ingest.transcriber import build_transcriber
 
@@ -93,6 +107,11 @@ class Services:
 
         return build_chat_repository(self.settings, self)
 
+    def replace(self, **overrides: Any) -> Services:
+        """A Services with the same settings and the ports built so far, `overrides` put in their place."""
+        built = {name: value for name, value in self.__dict__.items() if name in _PORTS}
+        return Services(self.settings, **{**built, **overrides})
+
     def gpu_url(self) -> str | None:
         """The GPU worker's base URL now: GPU_WORKER_URL, else SSM/EC2 discovery (aws), else None."""
         if self.settings.gpu_worker_url:
@@ -104,7 +123,19 @@ class Services:
         return resolve_gpu_url(self.settings)
 
 
-_PORTS = {"db", "store", "llm", "embedder", "transcriber", "visual", "invoker", "graph_cache", "chats"}
+_PORTS = {
+    "db",
+    "store",
+    "llm",
+    "embedder",
+    "extractor",
+    "summarizer",
+    "transcriber",
+    "visual",
+    "invoker",
+    "graph_cache",
+    "chats",
+}
 
 _default: Services | None = None
 

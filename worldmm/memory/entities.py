@@ -1,4 +1,7 @@
-"""Entity resolution (spec 001): exact surface match → embedding ≥ threshold → LLM confirm → alias row.
+"""Entity resolution (spec 001): exact surface match → embedding ≥ threshold → confirm → alias row.
+
+The confirmation is the extraction port's judgement (`Extractor.confirm_same`): the LLM prompt, or the
+spaCy adapter's lemma rule.
 
 All surface forms of one window are resolved together: one embedding call, one nearest-canonical scan
 per new form, one batched confirmation call. Rows are written with INSERT ... ON CONFLICT DO NOTHING on
@@ -24,6 +27,8 @@ from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog
 
 if TYPE_CHECKING:
+    from worldmm.config import Settings
+    from worldmm.llm.port import LLM
     from worldmm.services import Services
 
 logger = Logger(service="worldmm", child=True)
@@ -119,10 +124,9 @@ def _insert_entities(
 
 
 def confirm_candidates(
-    services: Services, candidates: list[Candidate], context: str, usage: UsageLog | None
+    llm: LLM, settings: Settings, candidates: list[Candidate], context: str, usage: UsageLog | None
 ) -> set[str]:
     """Ask the model, in one call, which candidates are the same entity; returns their surface forms."""
-    settings = services.settings
     pairs = "\n".join(
         f'{i}. new: "{c.surface_form}" | known: "{c.canonical_name}"'
         for i, c in enumerate(candidates, start=1)
@@ -135,7 +139,7 @@ def confirm_candidates(
         context=context[:MAX_CONTEXT_CHARS] or "(none)",
         pairs=pairs,
     )
-    response = services.llm.complete(request)
+    response = llm.complete(request)
     if usage is not None:
         usage.add(CONFIRM_PURPOSE, response)
     try:
@@ -191,7 +195,7 @@ def resolve_entities(
                 _insert_entities(session, user_id, pending, vectors, {})
                 resolved.update(_existing(session, user_id, [f.lower() for f in pending]))
         if candidates:
-            confirmed = confirm_candidates(services, candidates, context, usage)
+            confirmed = services.extractor.confirm_same(candidates, context, usage)
             aliases = {c.surface_form: c for c in candidates if c.surface_form in confirmed}
             with services.db.unit_of_work(user_id) as session:
                 _insert_entities(session, user_id, pending, vectors, aliases)

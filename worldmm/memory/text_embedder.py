@@ -173,7 +173,9 @@ def build_text_embedder(settings: Settings) -> TextEmbedder:
         )
     if provider == "local":
         return MiniLMEmbedder(
-            settings.local_embedding_model or default_minilm_path(), expected_dim=settings.embedding_dim
+            settings.local_embedding_model or default_minilm_path(),
+            expected_dim=settings.embedding_dim,
+            batch_size=settings.local_embedding_batch_size,
         )
     if provider == "hash":
         from worldmm.memory.hash_embedder import HashEmbedder

@@ -23,7 +23,6 @@ from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.captioner import caption_window
 from worldmm.llm.usage import UsageLog
 from worldmm.memory.entities import resolve_entities
-from worldmm.memory.episodic.openie import extract_entities, extract_triples
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.memory.episodic.store import (
     PreparedTriple,
@@ -233,20 +232,17 @@ def extract_episodic(
     services: Services, user_id: str, text: str, usage: UsageLog, *, context: str | None = None
 ) -> EpisodicExtraction:
     """NER, episodic triples and entity resolution over `text` (only entity rows are written here)."""
-    settings = services.settings
-    entities, ner_warnings, ner_response = extract_entities(services.llm, settings, text)
-    usage.add("ner", ner_response)
-    log_step(logger, "ner_complete", entity_count=len(entities))
-    triples, triple_warnings, triple_response = extract_triples(services.llm, settings, text, entities)
-    usage.add("episodic_triples", triple_response)
-    log_step(logger, "triples_extracted", triple_count=len(triples))
-    warnings = ner_warnings + triple_warnings
-    if warnings:
-        logger.warning("extraction_warnings", extra={"flow": "ingest_window", "warnings": warnings[:20]})
-    forms = triple_entity_forms(triples, entities)
+    extraction = services.extractor.extract(text, usage)
+    log_step(logger, "ner_complete", entity_count=len(extraction.entities))
+    log_step(logger, "triples_extracted", triple_count=len(extraction.triples))
+    if extraction.warnings:
+        logger.warning(
+            "extraction_warnings", extra={"flow": "ingest_window", "warnings": extraction.warnings[:20]}
+        )
+    forms = triple_entity_forms(extraction.triples, extraction.entities)
     entity_ids = resolve_entities(services, user_id, forms, context or text, usage=usage)
-    prepared = prepare_triples(triples, entity_ids, services.embedder)
-    return EpisodicExtraction(entity_ids=entity_ids, triples=prepared, warnings=warnings)
+    prepared = prepare_triples(extraction.triples, entity_ids, services.embedder)
+    return EpisodicExtraction(entity_ids=entity_ids, triples=prepared, warnings=extraction.warnings)
 
 
 def extract_and_store_episodic(

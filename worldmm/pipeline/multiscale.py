@@ -43,7 +43,6 @@ from worldmm.memory.episodic.multiscale import (
     SlotKey,
     children_of,
     fingerprint,
-    merge_captions,
     parent_of,
 )
 
@@ -144,7 +143,7 @@ def produce_summary(
                 "scale": key.duration_seconds,
                 "window_index": key.window_index,
                 "children": len(claim.children),
-                "model": response.model,
+                "model": model,
             },
         )
         try:
@@ -214,7 +213,14 @@ def _ready_children(rows: list[Segment], key: SlotKey, *, final: bool, exists: b
 
 def _as_captions(rows: Iterable[Segment]) -> tuple[ChildCaption, ...]:
     return tuple(
-        ChildCaption(str(r.id), r.duration_seconds, r.start_time, r.end_time, (r.caption or "").strip())
+        ChildCaption(
+            str(r.id),
+            r.duration_seconds,
+            r.start_time,
+            r.end_time,
+            (r.caption or "").strip(),
+            (r.transcript or "").strip(),
+        )
         for r in rows
     )
 

@@ -89,13 +89,14 @@ def children_of(parent: SlotKey) -> list[SlotKey]:
 
 @dataclass(frozen=True)
 class ChildCaption:
-    """One child's contribution to a merge: identity, time span and caption."""
+    """One child's contribution to a merge: identity, time span, caption (and what was heard)."""
 
     segment_id: str
     duration_seconds: int
     start_time: datetime
     end_time: datetime
     caption: str
+    transcript: str = ""  # read by the extractive summariser; the LLM merge reads captions only
 
 
 def fingerprint(children: Sequence[ChildCaption]) -> str:

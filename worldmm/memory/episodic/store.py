@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -42,24 +43,33 @@ def prepare_triples(
     triples: list[ExtractedTriple], entity_ids: dict[str, uuid.UUID], embedder: TextEmbedder
 ) -> list[PreparedTriple]:
     """Attach canonical ids (an object naming a known entity becomes an FK, else a literal) and embeddings."""
+    return prepare_triple_groups([triples], entity_ids, embedder)[0]
+
+
+def prepare_triple_groups(
+    groups: Sequence[list[ExtractedTriple]], entity_ids: dict[str, uuid.UUID], embedder: TextEmbedder
+) -> list[list[PreparedTriple]]:
+    """`prepare_triples` for many texts' triples at once: one embedding call for all of them."""
     by_lower = {form.lower(): eid for form, eid in entity_ids.items()}
-    usable = [t for t in triples if t.subject.lower() in by_lower]
-    if not usable:
-        return []
-    vectors = embedder.embed([t.text for t in usable])
-    prepared: list[PreparedTriple] = []
-    for t, vector in zip(usable, vectors, strict=True):
-        object_id = by_lower.get(t.object.lower())
-        prepared.append(
-            PreparedTriple(
-                subject_entity_id=by_lower[t.subject.lower()],
-                predicate=t.predicate,
-                object_entity_id=object_id,
-                object_literal=None if object_id else t.object,
-                text=t.text,
-                embedding=vector,
+    usable = [[t for t in triples if t.subject.lower() in by_lower] for triples in groups]
+    flat = [t for triples in usable for t in triples]
+    vectors = iter(embedder.embed([t.text for t in flat]) if flat else [])
+    prepared: list[list[PreparedTriple]] = []
+    for triples in usable:
+        group: list[PreparedTriple] = []
+        for t in triples:
+            object_id = by_lower.get(t.object.lower())
+            group.append(
+                PreparedTriple(
+                    subject_entity_id=by_lower[t.subject.lower()],
+                    predicate=t.predicate,
+                    object_entity_id=object_id,
+                    object_literal=None if object_id else t.object,
+                    text=t.text,
+                    embedding=next(vectors),
+                )
             )
-        )
+        prepared.append(group)
     return prepared
 
 
@@ -96,7 +106,15 @@ def insert_triples(
 
 def delete_segment_derivatives(session: Session, segment_id: uuid.UUID) -> None:
     """Remove a segment's episodic triples and visual embedding (a retried window starts clean)."""
+    delete_derivatives_of(session, [segment_id])
+
+
+def delete_derivatives_of(session: Session, segment_ids: Sequence[uuid.UUID]) -> None:
+    """`delete_segment_derivatives` for many segments in two statements."""
+    if not segment_ids:
+        return
+    ids = list(segment_ids)
     session.execute(
-        delete(Triple).where(Triple.segment_id == segment_id, Triple.memory_type == MemoryType.EPISODIC)
+        delete(Triple).where(Triple.segment_id.in_(ids), Triple.memory_type == MemoryType.EPISODIC)
     )
-    session.execute(delete(VisualEmbedding).where(VisualEmbedding.segment_id == segment_id))
+    session.execute(delete(VisualEmbedding).where(VisualEmbedding.segment_id.in_(ids)))

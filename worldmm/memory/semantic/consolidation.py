@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
 from sqlalchemy import select, text, update
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.config import ConsolidationMode
@@ -36,7 +37,7 @@ from worldmm.db.queries import vector_literal
 from worldmm.errors import ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request, parse_model
-from worldmm.llm.usage import record_usage
+from worldmm.llm.usage import UsageLog, record_usage
 from worldmm.memory.episodic.openie import ExtractedTriple, clean_field
 
 if TYPE_CHECKING:
@@ -158,6 +159,24 @@ def decide(
     return _validated(answer, new, snapshot, settings, response.model), response
 
 
+NEAR_IDENTICAL = 0.95
+"""Without a model, a candidate at least this similar is the same fact (NONE); anything else is ADDed."""
+
+
+def decide_by_similarity(new: ExtractedTriple, candidates: list[CandidateTriple]) -> Decision:
+    """The model-free decision (spaCy extraction): a near-identical known fact → NONE, else ADD.
+
+    Without a model an update cannot be told from a new fact, so nothing is ever invalidated here.
+    """
+    snapshot = tuple(candidates)
+    best = max(candidates, key=lambda c: c.similarity, default=None)
+    if best is not None and best.similarity >= NEAR_IDENTICAL:
+        reason = f"near-identical to a known fact (similarity {best.similarity:.2f}), no model to merge"
+        return Decision(ConsolidationEvent.NONE, (best.id,), None, reason, None, snapshot)
+    reason = "no similar fact in memory" if best is None else "no model to judge an update; kept as a new fact"
+    return Decision(ConsolidationEvent.ADD, (), new, reason, None, snapshot)
+
+
 def _validated(
     answer: ConsolidationAnswer,
     new: ExtractedTriple,
@@ -196,13 +215,14 @@ def consolidate_summary(
     services: Services, user_id: str, segment_id: uuid.UUID, summary: str
 ) -> ConsolidationReport:
     """Extract semantic triples from a 10 min summary and consolidate them into the user's memory."""
-    from worldmm.memory.semantic.extraction import SEMANTIC_PURPOSE, extract_semantic_triples
-
-    triples, warnings, response = extract_semantic_triples(services.llm, services.settings, summary)
-    with services.db.unit_of_work(user_id) as session:
-        record_usage(session, user_id, segment_id, SEMANTIC_PURPOSE, response)
+    usage = UsageLog()
+    extraction = services.extractor.semantic_triples(summary, usage)
+    triples = extraction.triples
+    if usage.entries:
+        with services.db.unit_of_work(user_id) as session:
+            usage.flush(session, user_id, segment_id)
     report = consolidate_triples(services, user_id, segment_id, triples, context=summary)
-    report.warnings[:0] = warnings
+    report.warnings[:0] = extraction.warnings
     logger.info(
         "semantic_consolidated",
         extra={"segment_id": str(segment_id), "triple_count": len(triples), "events": dict(report.events)},
@@ -271,7 +291,7 @@ def _consolidate_one(
     apply = settings.consolidation_mode == ConsolidationMode.APPLY
     for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
         candidates = _snapshot(services, user_id, embedding)
-        decision, response = decide(services.llm, settings, new, candidates)
+        decision, response = services.extractor.decide(new, candidates)
         prepared = _prepare(services, user_id, new, embedding, decision, context) if apply else None
         with services.db.unit_of_work(user_id) as session:
             _lock_user(session, user_id)
@@ -369,20 +389,24 @@ def _apply(
         )
     if prepared is None or decision.stored is None:
         return None
-    triple = Triple(
-        segment_id=segment_id,
-        user_id=user_id,
-        memory_type=MemoryType.SEMANTIC,
-        subject_entity_id=prepared.subject_id,
-        predicate=decision.stored.predicate,
-        object_entity_id=prepared.object_id,
-        object_literal=prepared.object_literal,
-        embedding=prepared.embedding,
-        valid_at=valid_at or now,
-    )
-    session.add(triple)
-    session.flush()
-    return triple.id
+    # Two surface forms can resolve to one entity: the same fact twice from one summary is kept once.
+    return session.execute(
+        insert(Triple)
+        .values(
+            id=uuid.uuid4(),
+            segment_id=segment_id,
+            user_id=user_id,
+            memory_type=MemoryType.SEMANTIC,
+            subject_entity_id=prepared.subject_id,
+            predicate=decision.stored.predicate,
+            object_entity_id=prepared.object_id,
+            object_literal=prepared.object_literal,
+            embedding=prepared.embedding,
+            valid_at=valid_at or now,
+        )
+        .on_conflict_do_nothing()
+        .returning(Triple.id)
+    ).scalar_one_or_none()
 
 
 def _inputs(new: ExtractedTriple, decision: Decision, attempt: int) -> dict[str, Any]:

