@@ -20,6 +20,7 @@ BENCHES = {
     "ingest_session": ["-m", "bench.bench_ingest_session"],
     "ppr": ["-m", "bench.bench_ppr"],
     "retrieval": ["-m", "bench.bench_retrieval"],
+    "chat_latency": ["-m", "bench.bench_chat_latency", "--model-latency", "1.5"],
     "local_adapters": ["-m", "bench.bench_local_adapters"],
     "gpu_worker_tiny": ["bench/bench_gpu_worker.py", "--tiny", "--clips", "8"],
 }

@@ -43,9 +43,9 @@ class ScriptedModels:
         self._lock = threading.Lock()
 
     def _agent(self, request: LLMRequest) -> dict[str, Any]:
-        if not self.always_search and "Alice" in request.prompt_text and "talks with" in request.prompt_text:
+        if not self.always_search and "frames with Alice" in request.prompt_text:  # a caption was retrieved
             return {"action": "ANSWER"}
-        return {"action": "SEARCH", "memory_type": "episodic", "query": "who did I talk with"}
+        return {"action": "SEARCH", "memory_type": "episodic", "query": "when was I with Alice"}
 
     def reply(self, body: dict[str, Any]) -> str:
         fmt = body.get("response_format") or {}
@@ -172,3 +172,17 @@ def emulated_stack() -> Iterator[Emulated]:
         stack.callback(worker.stop)
         deployed = deploy_stack(moto_url, pg, server, recorder, worker)
         yield Emulated(deployed, server, scripted, recorder, pg)
+
+
+def backdate_session(stack: DeployedStack, session_id: str, seconds: float) -> None:
+    """Move the session's start into the past: a test uploads in seconds what glasses upload over
+    minutes, and chat only sees windows that have ended (as-of retrieval)."""
+    from datetime import UTC, datetime, timedelta
+
+    created = (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat()
+    stack.client("dynamodb").update_item(
+        TableName=stack.physical["SessionsTable"],
+        Key={"sessionId": {"S": session_id}},
+        UpdateExpression="SET createdAt = :c",
+        ExpressionAttributeValues={":c": {"S": created}},
+    )

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from tests.deployed.emulators import ScriptedModels
+from tests.deployed.emulators import ScriptedModels, backdate_session
 from tests.deployed.stack import DeployedStack
 from tests.support_adapters import FakeModelServer
 from tests.support_capture import http_event
@@ -21,20 +21,25 @@ API_GATEWAY_LIMIT_S = 30.0  # HTTP API's maximum integration timeout
 CHAT_FUNCTIONS = ("ChatFunction", "ChatVerboseFunction")
 
 
-def seed_one_window(stack: DeployedStack, user: str) -> None:
-    """A session with one ingested window (frames and audio put straight into the bucket)."""
+def seed_windows(stack: DeployedStack, user: str, count: int = 4) -> None:
+    """A session of `count` ingested windows (frames and audio put straight into the bucket): more
+    candidates than the agent keeps, so every search also pays the cross-scale rerank call."""
     from tests.deployed.test_deployed_flow import jpeg, wav
 
     started = stack.invoke("CaptureStartFunction", http_event("POST", "/sessions", sub=user)).result
     session = json.loads(started["body"])["sessionId"]
+    backdate_session(stack, session, 3600)
     s3 = stack.client("s3")
     bucket = stack.physical["FramesBucket"]
-    for i in range(16):
-        s3.put_object(Bucket=bucket, Key=f"sessions/{session}/window_0/frame_{i:04d}.jpg", Body=jpeg(i))
-    s3.put_object(Bucket=bucket, Key=f"sessions/{session}/window_0/audio.wav", Body=wav())
+    for window in range(count):
+        prefix = f"sessions/{session}/window_{window}/"
+        for i in range(16):
+            s3.put_object(Bucket=bucket, Key=f"{prefix}frame_{i:04d}.jpg", Body=jpeg(i + window))
+        s3.put_object(Bucket=bucket, Key=f"{prefix}audio.wav", Body=wav())
     stack.client("sqs").purge_queue(QueueUrl=stack.physical["UploadEventsQueue"])  # not this test's concern
-    event = {"sessionId": session, "userId": user, "windowIndex": 0, "frameCount": 16}
-    assert stack.invoke("IngestWindowFunction", event).result["status"] == "ok"
+    for window in range(count):
+        event = {"sessionId": session, "userId": user, "windowIndex": window, "frameCount": 16}
+        assert stack.invoke("IngestWindowFunction", event).result["status"] == "ok"
 
 
 def test_chat_worst_case_sequential_model_calls_fit_the_timeouts_at_1_5_s_per_call(
@@ -42,7 +47,7 @@ def test_chat_worst_case_sequential_model_calls_fit_the_timeouts_at_1_5_s_per_ca
 ) -> None:
     server, scripted = models
     user = f"budget-{uuid.uuid4()}"
-    seed_one_window(stack, user)
+    seed_windows(stack, user)
     # GIVEN an agent that searches every round (the most model calls a question can take)
     scripted.always_search = True
     try:
