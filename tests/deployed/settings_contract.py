@@ -57,6 +57,8 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "ANSWER_MAX_TOKENS",
     "EMBEDDING_BATCH_SIZE",
     "GRAPH_CACHE_LOCAL_ENTRIES",
+    "GRAPH_CACHE_TTL_S",
+    "REDIS_TIMEOUT_S",
     # retrieval and the agent (spec 001, 002)
     "PPR_DAMPING",
     "PPR_TOLERANCE",
