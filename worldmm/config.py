@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     answer_max_tokens: int = 768
     batch_poll_interval_s: float = 10.0
     batch_completion_window: str = "24h"
+    # LLM_MODE=batch applies to backfills (ingest_session); the live window path always calls directly.
+    batch_max_requests: int = 256  # requests a backfill gathers into one Batch job
+    batch_linger_s: float = 2.0  # how long a forming job waits for more requests after its first
+    batch_deadline_s: float = 3600.0  # a job not done by then is cancelled and its requests go direct
     llm_concurrency: int = 8
     # Purposes answered directly even when LLM_MODE=batch (the interactive agent loop, spec 001).
     # Query-time callers of shared prompts (ner, entity_confirm) add metadata {"dispatch": "direct"}.

@@ -20,6 +20,7 @@ from worldmm.llm.client import (
     LLMCallError,
     LLMConfigurationError,
     OpenAILLM,
+    build_backfill_llm,
     build_llm,
     chat_completion_body,
 )
@@ -307,16 +308,17 @@ def test_build_llm_local_provider_is_llama_cpp_on_the_packaged_gguf() -> None:
     assert llm.model_path == default_gguf_path()
 
 
-def test_build_llm_batch_mode_sends_extraction_to_batch_and_agent_direct(server: FakeModelServer) -> None:
-    # GIVEN batch mode on OpenAI
+def test_backfill_llm_batch_mode_sends_extraction_to_batch_and_agent_direct(server: FakeModelServer) -> None:
+    # GIVEN batch mode on OpenAI (backfills; the live path stays direct)
     settings = make_settings(
         llm_provider="openai",
         llm_mode="batch",
         openai_api_key="k",
         openai_base_url=server.url + "/v1",
         batch_poll_interval_s=0.001,
+        batch_linger_s=0.05,
     )
-    llm = build_llm(settings, gpu_url=lambda: None)
+    llm = build_backfill_llm(settings, build_llm(settings, gpu_url=lambda: None))
     assert isinstance(llm, DispatchingLLM)
     # WHEN extraction and agent requests are completed together
     query_ner = replace(_request("query", purpose="ner"), metadata={"dispatch": "direct"})

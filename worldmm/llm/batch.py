@@ -8,9 +8,11 @@ exception; the others still succeed.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -18,7 +20,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.errors import ModelOutputError, WorldMMError
 from worldmm.llm.client import chat_completion_body, response_from_body
-from worldmm.llm.port import LLMRequest, LLMResponse
+from worldmm.llm.port import LLM, LLMRequest, LLMResponse
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -134,21 +136,22 @@ class BatchLLM:
             submitted_at=time.perf_counter(),
         )
 
-    def wait(self, batch_id: str) -> Any:
-        """Poll the batch every `poll_interval_s` until it reaches a terminal status."""
+    def wait(self, batch_id: str, max_wait_s: float | None = None) -> Any:
+        """Poll the batch every `poll_interval_s` until it reaches a terminal status (or the wait limit)."""
         client = self.client()
+        limit = self.max_wait_s if max_wait_s is None else max_wait_s
         started = time.monotonic()
         while True:
             batch = client.batches.retrieve(batch_id)
             if batch.status in TERMINAL_STATUSES:
                 return batch
-            if self.max_wait_s is not None and time.monotonic() - started > self.max_wait_s:
-                raise BatchTimeoutError(f"batch {batch_id} still {batch.status} after {self.max_wait_s}s")
+            if limit is not None and time.monotonic() - started > limit:
+                raise BatchTimeoutError(f"batch {batch_id} still {batch.status} after {limit}s")
             self._sleep(self.poll_interval_s)
 
-    def collect(self, job: _Submitted) -> dict[str, LLMResponse | Exception]:
+    def collect(self, job: _Submitted, max_wait_s: float | None = None) -> dict[str, LLMResponse | Exception]:
         """Wait for `job` and map its output and error files back to its custom ids."""
-        batch = self.wait(job.batch_id)
+        batch = self.wait(job.batch_id, max_wait_s)
         latency_ms = (time.perf_counter() - job.submitted_at) * 1000
         client = self.client()
         results: dict[str, LLMResponse | Exception] = {}
@@ -204,3 +207,105 @@ def _batch_failure_reason(batch: Any) -> str:
     data = getattr(errors, "data", None) or []
     messages = [f"{getattr(e, 'code', '')}: {getattr(e, 'message', '')}" for e in data]
     return "; ".join(messages) or "no output line"
+
+
+class CollectingBatchLLM:
+    """Gathers concurrent requests (a backfill's windows, one per thread) into shared Batch API jobs.
+
+    The pipeline's code is sequential per window; run many windows on threads and each stage's calls
+    (every window's caption, then every window's NER, ...) meet here and go out as one job. A group is
+    submitted when it holds `max_requests` or `linger_s` after its first request. A job still running
+    `deadline_s` after submission is cancelled and its requests are answered by direct calls, so a
+    backfill never waits longer than the deadline on the Batch API.
+    """
+
+    def __init__(
+        self,
+        direct: LLM,
+        batch: BatchLLM,
+        *,
+        max_requests: int = 256,
+        linger_s: float = 2.0,
+        deadline_s: float = 3600.0,
+    ) -> None:
+        self.direct = direct
+        self.batch = batch
+        self.max_requests = max(1, min(max_requests, MAX_REQUESTS_PER_BATCH))
+        self.linger_s = linger_s
+        self.deadline_s = deadline_s
+        self.job_sizes: list[int] = []  # requests per submitted job (logs, tests)
+        self.fallbacks = 0  # requests answered directly because their job missed the deadline
+        self._pending: list[tuple[LLMRequest, Future[LLMResponse]]] = []
+        self._cond = threading.Condition()
+        self._dispatcher: threading.Thread | None = None
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        return self._enqueue([request])[0].result()
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
+        results: list[LLMResponse | Exception] = []
+        for future in self._enqueue(requests):
+            try:
+                results.append(future.result())
+            except Exception as exc:  # a failed request is a result in its place, as in BatchLLM
+                results.append(exc)
+        return results
+
+    def _enqueue(self, requests: Sequence[LLMRequest]) -> list[Future[LLMResponse]]:
+        futures: list[Future[LLMResponse]] = [Future() for _ in requests]
+        with self._cond:
+            self._pending.extend(zip(requests, futures, strict=True))
+            if self._dispatcher is None or not self._dispatcher.is_alive():
+                self._dispatcher = threading.Thread(target=self._dispatch, name="llm-batch", daemon=True)
+                self._dispatcher.start()
+            self._cond.notify_all()
+        return futures
+
+    def _dispatch(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pending:
+                    self._cond.wait(timeout=60.0)
+                    if not self._pending:
+                        self._dispatcher = None
+                        return
+                closes_at = time.monotonic() + self.linger_s
+                while len(self._pending) < self.max_requests and (left := closes_at - time.monotonic()) > 0:
+                    self._cond.wait(timeout=left)
+                group = self._pending[: self.max_requests]
+                del self._pending[: self.max_requests]
+            threading.Thread(target=self._run, args=(group,), name="llm-batch-job", daemon=True).start()
+
+    def _run(self, group: list[tuple[LLMRequest, Future[LLMResponse]]]) -> None:
+        requests = [request for request, _ in group]
+        results: dict[int, LLMResponse | Exception] = {}
+        job: _Submitted | None = None
+        try:
+            run = uuid.uuid4().hex[:12]
+            job = self.batch.submit([f"{run}-{i}" for i in range(len(requests))], requests)
+            self.job_sizes.append(len(requests))
+            by_id = self.batch.collect(job, max_wait_s=self.deadline_s)
+            results = {i: by_id[cid] for i, cid in enumerate(job.custom_ids)}
+        except BatchTimeoutError as exc:
+            logger.warning("llm_batch_deadline_passed", extra={"requests": len(requests), "error": str(exc)})
+            if job is not None:
+                self._cancel(job.batch_id)
+        except Exception as exc:  # the Batch API itself failed: the backfill still goes on, directly
+            logger.warning("llm_batch_failed", extra={"requests": len(requests), "error": str(exc)})
+        missing = [i for i in range(len(requests)) if i not in results]
+        if missing:
+            self.fallbacks += len(missing)
+            answers = self.direct.complete_many([requests[i] for i in missing])
+            results.update(zip(missing, answers, strict=True))
+        for i, (_, future) in enumerate(group):
+            result = results[i]
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+    def _cancel(self, batch_id: str) -> None:
+        try:
+            self.batch.client().batches.cancel(batch_id)
+        except Exception as exc:  # it expires on its own; nothing waits on it any more
+            logger.warning("llm_batch_cancel_failed", extra={"batch_id": batch_id, "error": str(exc)})

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldmm.config import LLMMode
 from worldmm.errors import BadRequest
 from worldmm.ingest.frames import list_frame_keys, load_frames, window_audio_key, window_prefix
 from worldmm.ingest.storage import DirectoryObjectStore, ObjectNotFound
@@ -148,9 +149,12 @@ def ingest_session(
     from worldmm.pipeline.multiscale import on_session_end
     from worldmm.services import get_services
 
-    services = services or get_services()
+    services = _backfill_services(services or get_services())
     settings = services.settings
-    workers = max(1, concurrency or settings.ingest_concurrency)
+    batching = settings.llm_mode == LLMMode.BATCH
+    # In batch mode every window waits on shared Batch jobs, so run enough of them to fill a job.
+    default_workers = settings.batch_max_requests if batching else settings.ingest_concurrency
+    workers = max(1, concurrency or default_workers)
     started = time.perf_counter()
     root = Path(session_dir)
     meta = load_metadata(root)
@@ -199,6 +203,22 @@ def ingest_session(
     report.wall_s = time.perf_counter() - started
     logger.info("ingest_session_completed", extra=report.as_dict())
     return report
+
+
+def _backfill_services(services: Services) -> Services:
+    """The same services with the backfill LLM (LLM_MODE=batch: shared Batch jobs; else unchanged)."""
+    import copy
+
+    from worldmm.llm.client import build_backfill_llm
+
+    llm = build_backfill_llm(services.settings, services.llm)
+    if llm is services.llm:
+        return services
+    backfill = copy.copy(services)
+    for built_on_llm in ("extractor", "summarizer"):  # rebuilt on first use, over the backfill LLM
+        backfill.__dict__.pop(built_on_llm, None)
+    backfill.__dict__["llm"] = llm
+    return backfill
 
 
 def _count_summaries(services: Services, user_id: str, session_id: str) -> int:
