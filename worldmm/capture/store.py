@@ -67,9 +67,9 @@ class CaptureStore:
         self, sessions_table: str, windows_table: str, *, open_shards: int = 8, client: Any | None = None
     ) -> None:
         if client is None:
-            import boto3
+            from worldmm.aws import aws_client
 
-            client = boto3.client("dynamodb")
+            client = aws_client("dynamodb")
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         self.client = client

@@ -312,9 +312,9 @@ class DynamoChatRepository:
     @property
     def _client(self) -> DynamoDBClient:
         if self._client_override is None:
-            import boto3
+            from worldmm.aws import aws_client
 
-            self._client_override = boto3.client("dynamodb")
+            self._client_override = aws_client("dynamodb")
         return self._client_override
 
     def create_chat(self, user_id: str) -> str:

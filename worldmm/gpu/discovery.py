@@ -26,15 +26,27 @@ def _config(settings: Settings) -> Any:
 
 
 def ssm_client(settings: Settings) -> Any:
-    import boto3
+    """The process's SSM client (built once per container)."""
+    from worldmm.aws import aws_client
 
-    return boto3.client("ssm", config=_config(settings))
+    return aws_client(
+        "ssm",
+        connect_timeout=settings.gpu_connect_timeout_s,
+        read_timeout=settings.gpu_read_timeout_s,
+        max_attempts=2,
+    )
 
 
 def ec2_client(settings: Settings) -> Any:
-    import boto3
+    """The process's EC2 client (built once per container)."""
+    from worldmm.aws import aws_client
 
-    return boto3.client("ec2", config=_config(settings))
+    return aws_client(
+        "ec2",
+        connect_timeout=settings.gpu_connect_timeout_s,
+        read_timeout=settings.gpu_read_timeout_s,
+        max_attempts=2,
+    )
 
 
 def normalize_gpu_instance_id(value: str | None) -> str | None:

@@ -38,13 +38,13 @@ def window_event_from_body(body: str) -> IngestWindowEvent:
 
 def extend_visibility(services: Services, record: SQSRecord, reason: str) -> None:
     """Hide the message for DLQ_VISIBILITY_EXTENSION_S so a GPU outage does not spin the consumer."""
-    import boto3
+    from worldmm.aws import aws_client
 
     seconds = services.settings.dlq_visibility_extension_s
     queue_url = services.settings.ingest_dlq_url
     if not queue_url:
         raise RuntimeError("INGEST_DLQ_URL is not set")
-    boto3.client("sqs").change_message_visibility(
+    aws_client("sqs").change_message_visibility(
         QueueUrl=queue_url, ReceiptHandle=record.receipt_handle, VisibilityTimeout=seconds
     )
     log_step(

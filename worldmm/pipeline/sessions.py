@@ -94,19 +94,22 @@ def info_from_item(session_id: str, item: dict[str, Any]) -> SessionInfo:
 
 
 class DynamoSessionCatalog:
-    """The sessions table (key `sessionId`)."""
+    """The sessions table (key `sessionId`), through the process's low-level client (thread-safe)."""
 
-    def __init__(self, table_name: str, resource: Any | None = None) -> None:
-        import boto3
-        from botocore.config import Config
+    def __init__(self, table_name: str, client: Any | None = None) -> None:
+        from boto3.dynamodb.types import TypeDeserializer
 
-        self._table = (
-            resource or boto3.resource("dynamodb", config=Config(connect_timeout=5, read_timeout=10))
-        ).Table(table_name)
+        from worldmm.aws import aws_client
+
+        self._table = table_name
+        self._client = client or aws_client("dynamodb", connect_timeout=5, read_timeout=10)
+        self._deserialize = TypeDeserializer().deserialize
 
     def get(self, session_id: str) -> SessionInfo | None:
-        item = self._table.get_item(Key={"sessionId": session_id}).get("Item")
-        return info_from_item(session_id, item) if item else None
+        raw = self._client.get_item(TableName=self._table, Key={"sessionId": {"S": session_id}}).get("Item")
+        if not raw:
+            return None
+        return info_from_item(session_id, {k: self._deserialize(v) for k, v in raw.items()})
 
 
 class StoreSessionCatalog:

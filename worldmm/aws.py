@@ -1,0 +1,34 @@
+"""AWS SDK clients, built once per process (a warm Lambda container reuses them across invocations).
+
+boto3 clients are thread-safe; endpoints come from the SDK's own configuration (AWS_ENDPOINT_URL*),
+never from code.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+
+@lru_cache(maxsize=32)
+def aws_client(
+    service: str,
+    *,
+    connect_timeout: float | None = None,
+    read_timeout: float | None = None,
+    max_attempts: int | None = None,
+) -> Any:
+    """The process's client for `service` with these timeouts (one per distinct configuration)."""
+    import boto3
+    from botocore.config import Config
+
+    build: Any = boto3.client  # the service is a runtime name, not one of the stubs' literals
+
+    options: dict[str, Any] = {}
+    if connect_timeout is not None:
+        options["connect_timeout"] = connect_timeout
+    if read_timeout is not None:
+        options["read_timeout"] = read_timeout
+    if max_attempts is not None:
+        options["retries"] = {"max_attempts": max_attempts, "mode": "standard"}
+    return build(service, config=Config(**options)) if options else build(service)
