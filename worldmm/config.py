@@ -166,10 +166,11 @@ class Settings(BaseSettings):
     rrf_weight_lexical: float = 1.0  # BM25 over the user's segments
     rrf_weight_dense: float = 1.0  # cosine over caption embeddings
     rrf_weight_graph: float = 1.0  # PPR from the query's entities, weighted by specificity
-    time_tiebreak: float = 0.5  # the question's time direction: at most this fraction of one top rank
+    time_tiebreak: float = 0.1  # the question's time direction: at most this fraction of one top rank
     mmr_lambda: float = 0.7
     hybrid_top_k: int = 10
-    hybrid_pool: int = 50  # candidates per ranked list before fusion and MMR
+    hybrid_pool: int = 50  # candidates per ranked list before fusion
+    hnsw_ef_search: int = 100  # HNSW candidate list for the caption vector search (at least the pool)
     max_agent_rounds: int = 5
     answer_grounding_guard: bool = True  # quote the best memory when an answer cites none of them
     memory_text_max_chars: int = 600

@@ -35,9 +35,28 @@ if TYPE_CHECKING:
 K = TypeVar("K", bound=Hashable)
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
+MMR_MIN_POOL = 20  # MMR looks at 2 × limit candidates, at least this many
 
-# Exact per-user scan: a filtered HNSW scan can stop before it finds `pool` of this user's rows.
+# The HNSW index with pgvector's iterative scan (it keeps walking the graph until `pool` rows pass the
+# user and time filters); the outer query restores the exact order of what it found.
 _VECTOR_SQL = """
+WITH candidates AS MATERIALIZED (
+    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS vector) AS distance
+    FROM worldmm_segments s
+    WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
+      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
+    ORDER BY s.caption_embedding <=> CAST(:embedding AS vector)
+    LIMIT :pool
+)
+SELECT id FROM candidates ORDER BY distance, id
+"""
+
+_HNSW_SETTINGS_SQL = (
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', :ef, true)"
+)
+
+# Exact per-user scan: used when the index walk stopped short of the rows the user has.
+_VECTOR_EXACT_SQL = """
 WITH candidates AS MATERIALIZED (
     SELECT s.id, s.caption_embedding <=> CAST(:embedding AS vector) AS distance
     FROM worldmm_segments s
@@ -49,7 +68,7 @@ SELECT id FROM candidates ORDER BY distance, id LIMIT :pool
 
 _ROWS_SQL = """
 SELECT s.id, s.caption, s.transcript, s.start_time, s.end_time, s.duration_seconds,
-       s.caption_embedding::real[] AS embedding
+       s.caption_embedding::text AS embedding
 FROM worldmm_segments s
 WHERE s.user_id = :user_id AND s.id = ANY(:ids)
 """
@@ -157,26 +176,26 @@ def rank_segments(
     """The BM25 and dense rankings of the segments of `durations` visible under `reference`, `pool` each."""
     generation, lexemes = query_lexemes(session, user_id, query)
     index: SegmentIndex = segment_indexes.get(session, user_id, generation)
+    mask = index.visible(durations, reference.until.timestamp(), _epoch(reference.since))
     lexical: list[uuid.UUID] = []
     if lexemes and index.size:
-        mask = index.visible(durations, reference.until.timestamp(), _epoch(reference.since))
         scores = index.bm25(lexemes, mask)
         candidates = np.flatnonzero(mask & (scores > 0))
         best = candidates[np.argsort(-scores[candidates], kind="stable")[:pool]]
         lexical = [index.ids[i] for i in best]
-    dense = list(
-        session.execute(
-            text(_VECTOR_SQL),
-            {
-                "embedding": vector_literal(embedding),
-                "user_id": user_id,
-                "durations": durations,
-                "until": reference.until,
-                "since": reference.since,
-                "pool": pool,
-            },
-        ).scalars()
-    )
+    params = {
+        "embedding": vector_literal(embedding),
+        "user_id": user_id,
+        "durations": durations,
+        "until": reference.until,
+        "since": reference.since,
+        "pool": pool,
+    }
+    ef_search = str(max(services.settings.hnsw_ef_search, pool))
+    session.execute(text(_HNSW_SETTINGS_SQL), {"ef": ef_search})
+    dense = list(session.execute(text(_VECTOR_SQL), params).scalars())
+    if len(dense) < min(pool, int(mask.sum())):
+        dense = list(session.execute(text(_VECTOR_EXACT_SQL), params).scalars())
     return SegmentRankings(lexical=lexical, dense=dense)
 
 
@@ -187,7 +206,7 @@ def load_rows(session: Session, user_id: str, ids: Sequence[uuid.UUID]) -> dict[
         body = segment_memory_text(r.caption, r.transcript)
         if not body:
             continue
-        embedding = np.asarray(r.embedding, dtype=np.float32) if r.embedding is not None else None
+        embedding = np.fromstring(r.embedding[1:-1], dtype=np.float32, sep=",") if r.embedding else None
         rows[r.id] = SegmentRow(r.id, body, r.start_time, r.end_time, r.duration_seconds, embedding)
     return rows
 
@@ -224,7 +243,7 @@ def hybrid_search(
             settings.rrf_k,
             [settings.rrf_weight_lexical, settings.rrf_weight_dense, settings.rrf_weight_graph],
         )
-        shortlist = sorted(fused, key=lambda i: (-fused[i], i))[:pool]
+        shortlist = sorted(fused, key=lambda i: (-fused[i], i))[: max(2 * limit, MMR_MIN_POOL)]
         rows = load_rows(session, user_id, shortlist)
 
     bonus = time_order_bonus(rows, reference.focus, settings.time_tiebreak / (settings.rrf_k + 1))

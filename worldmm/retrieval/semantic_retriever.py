@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import text
@@ -27,7 +27,7 @@ WITH candidates AS MATERIALIZED (
            t.embedding <=> CAST(:embedding AS vector) AS distance
     FROM worldmm_triples t
     WHERE t.user_id = :user_id AND t.memory_type = 'semantic' AND t.invalidated_at IS NULL
-      AND t.embedding IS NOT NULL
+      AND t.embedding IS NOT NULL AND (t.valid_at IS NULL OR t.valid_at <= :until)
 ), nearest AS (
     SELECT * FROM candidates ORDER BY distance, id LIMIT :k
 )
@@ -48,17 +48,19 @@ JOIN worldmm_entities sc ON sc.id = coalesce(se.canonical_entity_id, se.id)
 LEFT JOIN worldmm_entities oe ON oe.id = t.object_entity_id
 LEFT JOIN worldmm_entities oc ON oc.id = coalesce(oe.canonical_entity_id, oe.id)
 WHERE t.user_id = :user_id AND t.id = ANY(:ids) AND t.memory_type = 'semantic' AND t.invalidated_at IS NULL
+  AND (t.valid_at IS NULL OR t.valid_at <= :until)
 """
 
 
 def retrieve_semantic(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
-    """The user's most relevant valid semantic facts for `query`."""
+    """The user's most relevant semantic facts for `query` that are valid and known by `now`."""
     settings = services.settings
+    until = now or datetime.now(UTC)
     [embedding] = services.embedder.embed([query])
     with services.db.unit_of_work(user_id) as session:
         seed_rows = session.execute(
             text(_SEED_SQL),
-            {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.semantic_seed_k},
+            {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.semantic_seed_k, "until": until},
         ).all()
     if not seed_rows:
         return RetrievalResult(memory_type=MemoryKind.SEMANTIC, query=query, reason="no semantic memories yet")
@@ -79,7 +81,7 @@ def retrieve_semantic(services: Services, user_id: str, query: str, *, now: date
     # Ask for more than needed: a triple invalidated since the graph was cached is dropped below.
     best = top_k(edge_scores, 2 * settings.semantic_top_k)
     ranked = [(key_to_uuid(graph.edge_triple[i]), float(edge_scores[i])) for i in best]
-    items = _load_triples(services, user_id, ranked)[: settings.semantic_top_k]
+    items = _load_triples(services, user_id, ranked, until)[: settings.semantic_top_k]
     return RetrievalResult(
         memory_type=MemoryKind.SEMANTIC,
         query=query,
@@ -88,11 +90,12 @@ def retrieve_semantic(services: Services, user_id: str, query: str, *, now: date
     )
 
 
-def _load_triples(services: Services, user_id: str, ranked: list[tuple[uuid.UUID, float]]) -> list[RetrievedMemory]:
+def _load_triples(
+    services: Services, user_id: str, ranked: list[tuple[uuid.UUID, float]], until: datetime
+) -> list[RetrievedMemory]:
+    params = {"user_id": user_id, "ids": [t for t, _ in ranked], "until": until}
     with services.db.unit_of_work(user_id) as session:
-        rows = {
-            r.id: r for r in session.execute(text(_TRIPLES_SQL), {"user_id": user_id, "ids": [t for t, _ in ranked]})
-        }
+        rows = {r.id: r for r in session.execute(text(_TRIPLES_SQL), params)}
     items: list[RetrievedMemory] = []
     for triple_id, score in ranked:
         row = rows.get(triple_id)

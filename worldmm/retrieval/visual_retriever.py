@@ -6,7 +6,7 @@ reason, and the agent carries on with episodic and semantic memory (graceful deg
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
@@ -26,8 +26,8 @@ logger = Logger(service="worldmm", child=True)
 _NEAREST_SQL = """
 WITH candidates AS MATERIALIZED (
     SELECT v.segment_id, v.embedding <=> CAST(:embedding AS vector) AS distance
-    FROM worldmm_visual_embeddings v
-    WHERE v.user_id = :user_id
+    FROM worldmm_visual_embeddings v JOIN worldmm_segments s ON s.id = v.segment_id
+    WHERE v.user_id = :user_id AND s.end_time <= :until
 ), nearest AS (
     SELECT * FROM candidates ORDER BY distance, segment_id LIMIT :k
 )
@@ -50,8 +50,9 @@ def _frame_keys(services: Services, session_id: str, window_index: int) -> list[
 
 
 def retrieve_visual(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
-    """Windows whose clips look most like `query`, with their frame keys."""
+    """Windows (ended by `now`) whose clips look most like `query`, with their frame keys."""
     settings = services.settings
+    until = now or datetime.now(UTC)
     try:
         embedding = services.visual.encode_text(query)
     except (UnavailableError, GpuUnavailableError, GpuRequestError) as exc:
@@ -60,7 +61,7 @@ def retrieve_visual(services: Services, user_id: str, query: str, *, now: dateti
     with services.db.unit_of_work(user_id) as session:
         rows = session.execute(
             text(_NEAREST_SQL),
-            {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.visual_top_k},
+            {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.visual_top_k, "until": until},
         ).all()
     items = [
         RetrievedMemory(
