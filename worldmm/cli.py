@@ -89,7 +89,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from worldmm.db import migrate
-    from worldmm.eval.datasets import load_egolife, load_locomo
+    from worldmm.eval.datasets import load_egolife, load_locomo, load_sample_session
     from worldmm.eval.run import markdown_table, run_eval
     from worldmm.services import Services, set_services
 
@@ -97,6 +97,9 @@ def _eval(args: argparse.Namespace) -> int:
         days = set(args.days) if args.days else None
         benchmark = load_egolife(Path(args.path or DEFAULT_EGOLIFE), days=days)
         suffix = "-".join(sorted(days)).lower() if days else "week"
+    elif args.benchmark == "sample":
+        benchmark = load_sample_session()
+        suffix = "morning"
     else:
         if not args.path:
             raise SystemExit("worldmm eval locomo needs the path of a LoCoMo-format JSON file")
@@ -159,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("eval", help="memory quality: build a benchmark's memory, ask its questions, report recall")
-    p.add_argument("benchmark", choices=("egolife", "locomo"))
+    p.add_argument("benchmark", choices=("egolife", "locomo", "sample"))
     p.add_argument("path", nargs="?", default=None, help="egolife: the data folder; locomo: the JSON file")
     p.add_argument("--days", nargs="*", default=None, help="egolife: only these days (e.g. DAY1)")
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")

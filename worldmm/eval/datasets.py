@@ -173,3 +173,57 @@ def load_locomo(path: Path) -> Benchmark:
             )
     windows.sort(key=lambda w: (w.end_time, w.window_id))
     return Benchmark(name=path.stem, windows=windows, questions=questions)
+
+
+SAMPLE_SESSION_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_sample_session.py"
+SAMPLE_EVIDENCE: dict[str, tuple[str, ...]] = {
+    "Where did I leave my blue notebook?": ("cafe-message", "office-notebook-missing", "office-call-cafe"),
+    "Where are my keys?": ("office-arrive", "office-reminders"),
+    "Who reminded me about the doctor's appointment?": ("kitchen-doctor",),
+    "What do I drink every morning?": ("kitchen-latte-habit", "cafe-order", "cafe-pay", "office-one-coffee"),
+    "What do I have tomorrow morning?": ("kitchen-doctor", "kitchen-calendar", "office-late-tomorrow"),
+    "When is Marco's presentation?": ("office-marco-slides",),
+}
+"""The sample session's questions and the scenes (windows) that hold their answers."""
+
+
+def load_sample_session(script: Path = SAMPLE_SESSION_SCRIPT) -> Benchmark:
+    """The scripted sample morning as text: each scene's lines as its window's transcript (no captions:
+    nothing here sees the frames), and the sample questions asked when the session ends."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("worldmm_sample_session_script", script)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    start = module.SESSION_START
+    window_seconds = module.WINDOW_SECONDS
+    windows = [
+        EvalWindow(
+            window_id=scene.key,
+            session_id="sample-morning",
+            window_index=index,
+            start_time=start + timedelta(seconds=index * window_seconds),
+            end_time=start + timedelta(seconds=(index + 1) * window_seconds),
+            caption="",
+            transcript="\n".join(f"{speaker}: {line}" for speaker, line in scene.lines),
+        )
+        for index, scene in enumerate(module.SCENES)
+    ]
+    asked_at = windows[-1].end_time + timedelta(minutes=1)
+    questions = [
+        EvalQuestion(
+            question_id=f"sample-{number}",
+            question=question,
+            category=kind,
+            asked_at=asked_at,
+            evidence=SAMPLE_EVIDENCE[question],
+            answer=answer,
+        )
+        for number, (kind, question, answer) in enumerate(module.SAMPLE_QUESTIONS)
+        if question in SAMPLE_EVIDENCE
+    ]
+    return Benchmark(name="sample-session", windows=windows, questions=questions)

@@ -26,7 +26,7 @@ from sqlalchemy import text
 
 from worldmm.db.models import MemoryType
 from worldmm.errors import GpuUnavailableError, ModelOutputError
-from worldmm.graph.build import GraphKey, key_to_uuid
+from worldmm.graph.build import GraphKey, UserGraph, key_to_uuid
 from worldmm.graph.cache import load_graph
 from worldmm.graph.ppr import personalized_pagerank
 from worldmm.llm.structured import build_request, complete_structured
@@ -43,6 +43,7 @@ logger = Logger(service="worldmm", child=True)
 
 RERANK_PURPOSE = "cross_scale_rerank"
 MAX_NAME_WORDS = 4
+GRAPH_SPREAD_WEIGHT = 0.5  # PPR's share of a segment's graph score, below one seed's direct mention
 _WORDS = re.compile(r"[\w'&-]+")
 
 # Names and aliases are matched exactly (lower-cased) on the unique (user_id, lower(surface_form)) index.
@@ -107,10 +108,10 @@ def graph_ranking(
         seed_nodes = graph.node_indices(seeds)
         if seed_nodes.size == 0:
             continue
+        reset = specificity_reset(graph, seed_nodes, settings.seed_hub_fraction)
+        if not reset.any():
+            continue
         degree = np.maximum(graph.degree, 1.0)
-        total = float(graph.degree.sum()) or 1.0
-        reset = np.zeros(graph.node_count)
-        reset[seed_nodes] = np.log1p(total / degree[seed_nodes])  # specificity: rare entities weigh most
         node_scores = personalized_pagerank(
             graph,
             reset,
@@ -118,7 +119,11 @@ def graph_ranking(
             tolerance=settings.ppr_tolerance,
             max_iterations=settings.ppr_max_iterations,
         )
-        segment_scores = graph.segment_scores(node_scores / degree)  # undo PPR's pull towards hubs
+        # Segments that name a seed lead (by the seeds' specificity); PPR (degree-normalised, undoing its
+        # pull towards hubs) orders the rest by how close they are to the seeds in the graph.
+        direct = graph.segment_scores(reset)
+        spread = graph.segment_scores(node_scores / degree)
+        segment_scores = direct + spread / (float(spread.max()) or 1.0) * GRAPH_SPREAD_WEIGHT
         ranked: list[uuid.UUID] = []
         for position in np.argsort(-segment_scores, kind="stable"):
             if segment_scores[position] <= 0 or len(ranked) >= pool:
@@ -130,6 +135,18 @@ def graph_ranking(
     # PPR masses of different scale graphs are not comparable: interleave the scales by rank.
     interleaved = [ranking[rank] for rank in range(pool) for ranking in per_scale if rank < len(ranking)]
     return interleaved[:pool]
+
+
+def specificity_reset(graph: UserGraph, seed_nodes: np.ndarray, hub_fraction: float) -> np.ndarray:
+    """PPR reset weights: log(N / n) for a seed named in n of the graph's N segments; hubs (in more than
+    `hub_fraction` of them, such as the wearer) get none — they would spread to every memory."""
+    segments = max(1, graph.segment_keys.shape[0])
+    frequency = np.bincount(graph.segment_nodes, minlength=graph.node_count)[seed_nodes]
+    weights = np.log((segments + 1) / (frequency + 0.5))
+    weights[frequency > hub_fraction * segments] = 0.0
+    reset = np.zeros(graph.node_count)
+    reset[seed_nodes] = np.maximum(weights, 0.0)
+    return reset
 
 
 def _describe(memory: RetrievedMemory, number: int, max_chars: int) -> str:
