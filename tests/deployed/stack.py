@@ -196,6 +196,7 @@ class DeployedStack:
     template: dict[str, Any] = field(default_factory=load_template)
     physical: dict[str, str] = field(default_factory=dict)
     reads: dict[str, set[str]] = field(default_factory=dict)
+    runs: list[Run] = field(default_factory=list)
 
     # --- CloudFormation intrinsics ----------------------------------------------------------------
     def _condition(self, name: str) -> bool:
@@ -409,4 +410,6 @@ class DeployedStack:
             raise AssertionError(f"{function} raised {outcome['error']}:\n{output[-6000:]}")
         read = set(outcome["settings_read"])
         self.reads.setdefault(function, set()).update(read)
-        return Run(function, outcome["result"], read, seconds, output)
+        run = Run(function, outcome["result"], read, seconds, output)
+        self.runs.append(run)
+        return run

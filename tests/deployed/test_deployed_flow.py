@@ -98,6 +98,19 @@ def segments(pg: LocalDatabase, session_id: str) -> list[tuple[int, int, str]]:
     return [tuple(r) for r in rows]  # type: ignore[misc]
 
 
+def emf_metrics(run: Run) -> set[str]:
+    """Names of the metrics a run printed as CloudWatch embedded metric format in namespace WorldMM."""
+    names: set[str] = set()
+    for line in run.output.splitlines():
+        if '"CloudWatchMetrics"' not in line:
+            continue
+        blob = json.loads(line[line.index("{") :])
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            if directive["Namespace"] == "WorldMM":
+                names.update(m["Name"] for m in directive["Metrics"])
+    return names
+
+
 def run_invocations(stack: DeployedStack, recorder: LambdaInvokeRecorder) -> list[Run]:
     """Run every asynchronous invoke the functions made, each as a cold start of its target."""
     by_name = {stack.physical[name]: name for name in stack.functions()}
@@ -202,6 +215,11 @@ def test_whole_flow_runs_on_the_templates_own_environment(
     reruns = run_invocations(stack, lambda_service)
     # THEN the windows are ingested again
     assert [r.result["status"] for r in reruns] == ["ok", "ok"]
+
+    # AND every invocation published its metrics in the template's namespace
+    assert all(emf_metrics(run) for run in stack.runs), [r.function for r in stack.runs if not emf_metrics(r)]
+    published = set().union(*(emf_metrics(run) for run in stack.runs))
+    assert {"ColdStart", "WindowsIngested", "ModelCalls", "ModelPromptTokens", "ChatLatency"} <= published
 
     # AND no function read a setting its template environment lacks (unless its default is right on AWS)
     given = {function: set(stack.environment(function)) for function in stack.reads}

@@ -19,6 +19,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import LLMMode, LLMProvider, Settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError, ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
+from worldmm.observability import count
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -245,9 +246,13 @@ class OpenAILLM:
         try:
             completion = client.chat.completions.create(**body)
         except Exception as exc:
+            count("ModelCallsFailed")
             raise self._map_error(exc, request) from exc
         latency_ms = (time.perf_counter() - started) * 1000
         response = response_from_body(completion.model_dump(), latency_ms=latency_ms)
+        count("ModelCalls")
+        count("ModelPromptTokens", response.prompt_tokens)
+        count("ModelCompletionTokens", response.completion_tokens)
         logger.debug(
             "llm_call",
             extra={

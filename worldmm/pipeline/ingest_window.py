@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
+from worldmm.observability import count, log_metrics
 from worldmm.pipeline.dlq import handle_dlq_record
 from worldmm.pipeline.events import IngestWindowEvent
 from worldmm.pipeline.window import ingest_window
@@ -21,6 +22,7 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 
 @logger.inject_lambda_context
+@log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Ingest one window. GpuUnavailableError and step failures propagate: OnFailure routes to the DLQ."""
     try:
@@ -28,7 +30,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     except ValidationError as exc:  # retrying a malformed event can never succeed
         logger.error("invalid_event", extra={"errors": exc.errors(include_url=False)})
         return {"status": "skipped", "reason": "invalid_event"}
-    return ingest_window(get_services(), parsed).model_dump()
+    try:
+        result = ingest_window(get_services(), parsed)
+    except Exception:
+        count("WindowsFailed")  # the event goes to IngestDLQ (OnFailure)
+        raise
+    count("WindowsIngested" if result.status == "ok" else "WindowsSkipped")
+    return result.model_dump()
 
 
 def _record_handler(record: SQSRecord) -> dict[str, Any]:
@@ -36,6 +44,7 @@ def _record_handler(record: SQSRecord) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context
+@log_metrics
 def sqs_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Retry DLQ'd windows; a failed item stays on the queue (visibility extended while the GPU is down)."""
     response = process_partial_response(

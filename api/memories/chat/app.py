@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from api.common import current_user, make_app, parse_body
 from worldmm.chat.models import ChatRequest, ChatResponse
 from worldmm.chat.service import handle_chat
+from worldmm.observability import log_metrics, timed
 from worldmm.services import get_services
 
 app = make_app()
@@ -20,10 +21,12 @@ logger = Logger(service="chat")
 def chat() -> dict[str, Any]:
     user_id = current_user(app)
     request = parse_body(app, ChatRequest)
-    result = handle_chat(get_services(), user_id, request.question, request.chat_id)
+    with timed("ChatLatency"):
+        result = handle_chat(get_services(), user_id, request.question, request.chat_id)
     return ChatResponse(answer=result.answer, chat_id=result.chat_id).model_dump()
 
 
 @logger.inject_lambda_context
+@log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)
