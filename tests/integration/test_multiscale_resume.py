@@ -78,8 +78,10 @@ def test_a_complete_summary_closes_its_parent_when_rechecked(svc: Services) -> N
 def test_a_summary_failure_is_counted_and_logged_not_raised(
     svc: Services, scripted_llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from worldmm import observability
     from worldmm.observability import metrics
 
+    monkeypatch.setattr(observability, "recording", lambda: True)  # as on the aws profile
     # GIVEN a merge that fails outright
     scripted_llm.script("merge_captions", RuntimeError("model down"))
     for n in range(6):
