@@ -1,6 +1,10 @@
-"""Powertools Metrics for every function: one EMF namespace (POWERTOOLS_METRICS_NAMESPACE), published
-by `log_metrics` on each handler. Library code only counts. On the local profile nothing is recorded
-(no namespace, and the CLI's output stays free of EMF lines)."""
+"""Powertools Tracer and Metrics for every function (`@instrument` on each handler).
+
+Metrics: one EMF namespace (POWERTOOLS_METRICS_NAMESPACE), published when the handler returns or
+raises; library code only counts. On the local profile nothing is recorded (no namespace, and the
+CLI's output stays free of EMF lines). Tracer: the handler's X-Ray subsegment (the template sets
+`Tracing: Active`); Powertools disables it outside Lambda.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from aws_lambda_powertools import Metrics
+from aws_lambda_powertools import Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
 metrics = Metrics()
+tracer = Tracer()
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
@@ -36,15 +41,16 @@ def milliseconds(name: str, value: float) -> None:
         metrics.add_metric(name=name, unit=MetricUnit.Milliseconds, value=value)
 
 
-def log_metrics(handler: Handler) -> Handler:
-    """Publish the invocation's metrics (and a ColdStart count) when the handler returns or raises."""
-    published = metrics.log_metrics(handler, capture_cold_start_metric=True)
+def instrument(handler: Handler) -> Handler:
+    """Trace the handler and publish the invocation's metrics (and a ColdStart count)."""
+    traced = tracer.capture_lambda_handler(handler)
+    published = metrics.log_metrics(traced, capture_cold_start_metric=True)
 
     @functools.wraps(handler)
     def run(event: Any, context: Any) -> Any:
         if recording():
             return published(event, context)
-        return handler(event, context)
+        return traced(event, context)
 
     return run  # type: ignore[return-value]
 

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.capture.models import UploadedObject, UploadKind, UploadOutcome
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 
 if TYPE_CHECKING:
     from worldmm.capture.service import CaptureService
@@ -79,7 +79,7 @@ def _record_handler(record: SQSRecord) -> None:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """SQS batch of S3 notifications → recorded uploads; partial batch failures reported."""
     response = process_partial_response(

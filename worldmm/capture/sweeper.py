@@ -7,13 +7,13 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 
 logger = Logger(service="worldmm-capture-sweeper")
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """EventBridge schedule → close overdue windows (each invokes ingest exactly once)."""
     from worldmm.capture.service import capture_service

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
-from worldmm.observability import count, log_metrics
+from worldmm.observability import count, instrument
 from worldmm.pipeline.dlq import handle_dlq_record
 from worldmm.pipeline.events import IngestWindowEvent
 from worldmm.pipeline.window import ingest_window
@@ -22,7 +22,7 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Ingest one window. GpuUnavailableError and step failures propagate: OnFailure routes to the DLQ."""
     try:
@@ -44,7 +44,7 @@ def _record_handler(record: SQSRecord) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def sqs_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Retry DLQ'd windows; a failed item stays on the queue (visibility extended while the GPU is down)."""
     response = process_partial_response(

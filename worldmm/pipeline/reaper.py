@@ -14,7 +14,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from sqlalchemy import text
 
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 from worldmm.pipeline.events import IngestWindowEvent
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def reap_orphans(services: Services, older_than_s: int | None = None) -> list[Re
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Scheduled entry point (EventBridge rate)."""
     from worldmm.services import get_services

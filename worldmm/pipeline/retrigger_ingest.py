@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 from worldmm.pipeline.events import RetriggerEvent
 from worldmm.pipeline.retrigger import retrigger
 from worldmm.services import get_services
@@ -18,7 +18,7 @@ logger = Logger(service="worldmm")
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """`{triggered, skipped}`, or `{statusCode: 400}` when sessionId or userId is missing."""
     try:

@@ -8,7 +8,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from api.common import current_user, make_app
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 
 app = make_app()
 logger = Logger(service="capture-end")
@@ -23,6 +23,6 @@ def end_session(session_id: str) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from api.common import current_user, make_app, parse_body
 from worldmm.capture.models import PresignFramesRequest
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 
 app = make_app()
 logger = Logger(service="capture-frames")
@@ -25,6 +25,6 @@ def presign_frames(session_id: str) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from api.common import current_user, make_app
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 
 app = make_app()
 logger = Logger(service="capture-start")
@@ -27,6 +27,6 @@ def start_session() -> Response:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

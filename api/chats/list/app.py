@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from api.common import current_user, make_app, parse_body
 from worldmm.chat.models import ListChatsRequest
-from worldmm.observability import log_metrics
+from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
@@ -24,6 +24,6 @@ def list_chats() -> dict[str, Any]:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

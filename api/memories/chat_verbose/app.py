@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from api.common import current_user, make_app, parse_body
 from worldmm.chat.models import ChatRequest, VerboseChatResponse
 from worldmm.chat.service import handle_chat
-from worldmm.observability import log_metrics, timed
+from worldmm.observability import instrument, timed
 from worldmm.services import get_services
 
 app = make_app()
@@ -27,6 +27,6 @@ def chat_verbose() -> dict[str, Any]:
 
 
 @logger.inject_lambda_context
-@log_metrics
+@instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)
