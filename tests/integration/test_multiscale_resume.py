@@ -118,6 +118,7 @@ def test_the_reaper_reinvokes_the_last_complete_window_under_a_stale_failed_summ
     reaped = reap_orphans(svc, older_than_s=3600)
     # THEN it re-invokes ingest for window 5, whose re-check produces the summary
     assert [(w["session_id"], w["window_index"]) for w in reaped] == [(SESSION, 5)]
-    [(name, payload)] = svc.invoker.invocations  # type: ignore[attr-defined]
+    [(function, payload)] = svc.invoker.invocations  # type: ignore[attr-defined]
+    assert function == "IngestWindowFunction"
     ingest_window(svc, IngestWindowEvent.model_validate(payload))
     assert _scales(svc) == [(180, 0, ProcessingStatus.COMPLETE)]
