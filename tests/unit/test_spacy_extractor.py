@@ -38,7 +38,7 @@ def test_spacy_wearer_is_i_and_conjoined_verbs_inherit_the_subject(extractor: Sp
     result = extractor.extract("I picked up the screwdriver and handed it to Shure.")
     # THEN particles join the verb, "it" is no entity, and "I" is kept as an entity form
     assert _spo(result.triples) == [("I", "pick up", "screwdriver"), ("I", "hand to", "Shure")]
-    assert result.entities == ["screwdriver", "I", "Shure"]
+    assert result.entities == ["screwdriver", "Shure", "I"]
 
 
 def test_spacy_drops_pronoun_only_chunks_and_resolves_relative_subjects(extractor: SpacyExtractor) -> None:

@@ -38,6 +38,7 @@ _NON_ENTITY_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL",
 _SUBJECT_DEPS = {"nsubj", "nsubjpass"}
 _OBJECT_DEPS = {"dobj", "attr", "oprd"}
 _INHERITS_SUBJECT = {"conj", "xcomp", "advcl", "relcl", "ccomp"}
+_NOT_NAMES = {"PRON", "DET", "AUX", "ADP", "CCONJ", "SCONJ", "PUNCT", "PART", "NUM"}
 _STRIP_LEADING_POS = {"DET", "PRON", "PUNCT", "CCONJ", "PART"}
 # "[11:09:47] Shure: Mark it." or "Shure: Mark it." — a transcript line with its speaker.
 _SPEAKER_LINE = re.compile(r"^\s*(?:\[[0-9:.\s-]+\]\s*)?([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s+(\S.*)$")
@@ -102,7 +103,14 @@ class _DocReader:
             [e for e in self.doc.ents if e.label_ not in _NON_ENTITY_LABELS] + list(self.chunks.values()),
             key=lambda s: (s.start, -len(s)),
         )
-        for span in spans:
+        covered = {t.i for span in spans for t in span}
+        # A capitalised word inside a sentence is a name even where the small model mistags it ("to Shure").
+        spans += [
+            self.doc[t.i : t.i + 1]
+            for t in self.doc
+            if t.is_title and not t.is_sent_start and t.i not in covered and t.pos_ not in _NOT_NAMES
+        ]
+        for span in sorted(spans, key=lambda s: (s.start, -len(s))):
             name = _clean(list(span))
             if name:
                 names.append(name[: self.max_chars])
@@ -249,12 +257,8 @@ class SpacyExtractor:
         return results
 
     def entities(self, text: str, usage: UsageLog | None = None) -> list[str]:
-        units = _units(text[: self.settings.ingest_max_input_chars])
-        docs = self._parse([u.text for u in units])
-        max_chars = self.settings.max_field_chars
-        readers = [_DocReader(doc, u.speaker, max_chars) for doc, u in zip(docs, units, strict=True)]
-        names = [n for reader in readers for n in reader.entities()]
-        return _dedupe(names, self.settings.max_entities_per_window)
+        """A question's entities; the wearer ("I") is left out: it is in every memory, so it selects none."""
+        return [e for e in self.extract(text).entities if e != WEARER]
 
     def semantic_triples(self, summary: str, usage: UsageLog | None = None) -> Extraction:
         """The summary's own triples: without a model, what repeats across days is the habit signal."""
