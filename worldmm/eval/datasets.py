@@ -69,14 +69,17 @@ def _clock(day: str, hms: str) -> datetime:
     return egolife_day(day) + timedelta(hours=hours, minutes=minutes, seconds=seconds)
 
 
-def load_egolife(directory: Path, *, days: set[str] | None = None) -> Benchmark:
-    """EgoLife A1_JAKE: the 30-s windows and the development questions (optionally only some days)."""
+def load_egolife(directory: Path, *, days: set[str] | None = None, until: datetime | None = None) -> Benchmark:
+    """EgoLife A1_JAKE: the 30-s windows and the development questions, optionally only some days and
+    only up to `until` (windows ending by then; questions asked by then with all their evidence kept)."""
     windows: list[EvalWindow] = []
     position: dict[str, int] = {}
     with (directory / "A1_JAKE_windows30s.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             raw = json.loads(line)
             if days is not None and raw["day"] not in days:
+                continue
+            if until is not None and egolife_day(raw["day"]) + timedelta(seconds=raw["end_s"]) > until:
                 continue
             index = position.get(raw["day"], 0)
             position[raw["day"]] = index + 1
@@ -99,14 +102,15 @@ def load_egolife(directory: Path, *, days: set[str] | None = None) -> Benchmark:
         for line in handle:
             raw = json.loads(line)
             evidence = tuple(t["window_id"] for t in raw["targets"] if t["window_id"] in known)
-            if days is not None and (raw["query_day"] not in days or len(evidence) < len(raw["targets"])):
+            asked_at = _clock(raw["query_day"], raw["query_time"])
+            if len(evidence) < len(raw["targets"]) or (until is not None and asked_at > until):
                 continue
             questions.append(
                 EvalQuestion(
                     question_id=str(raw["id"]),
                     question=raw["question"],
                     category=raw["type"],
-                    asked_at=_clock(raw["query_day"], raw["query_time"]),
+                    asked_at=asked_at,
                     evidence=evidence,
                     choices=dict(raw.get("choices") or {}),
                     answer=raw.get("answer"),
