@@ -2,8 +2,7 @@
 
 Runs template.yaml's chat functions as cold starts on the emulators of tests/deployed (moto server,
 embedded PostgreSQL through the Secrets Manager secret, OpenAI-wire fake models that sleep
-`--model-latency` seconds per call), after ingesting four windows (so every search also pays the
-cross-scale rerank). Measures plain and verbose chat for
+`--model-latency` seconds per call), after ingesting four windows. Measures plain and verbose chat for
 the typical question (one search, then the answer) and the worst case (the agent searches every
 round, then is forced to answer), and the same with no model latency (the fixed cost: cold start,
 database, embeddings, GPU worker and DynamoDB round trips).
@@ -54,7 +53,7 @@ def main() -> None:
 
     with emulated_stack() as emulated:
         user = f"bench-{uuid.uuid4()}"
-        seed_windows(emulated.stack, user)
+        seed_windows(emulated.stack, user, count=4)
         results: dict[str, Any] = {}
         for function in ("ChatFunction", "ChatVerboseFunction"):
             for case, worst in (("typical", False), ("worst", True)):

@@ -21,9 +21,8 @@ API_GATEWAY_LIMIT_S = 30.0  # HTTP API's maximum integration timeout
 CHAT_FUNCTIONS = ("ChatFunction", "ChatVerboseFunction")
 
 
-def seed_windows(stack: DeployedStack, user: str, count: int = 4) -> None:
-    """A session of `count` ingested windows (frames and audio put straight into the bucket): more
-    candidates than the agent keeps, so every search also pays the cross-scale rerank call."""
+def seed_windows(stack: DeployedStack, user: str, count: int = 2) -> None:
+    """A session of `count` ingested windows (frames and audio put straight into the bucket)."""
     from tests.deployed.test_deployed_flow import jpeg, wav
 
     started = stack.invoke("CaptureStartFunction", http_event("POST", "/sessions", sub=user)).result
