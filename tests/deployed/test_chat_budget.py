@@ -21,8 +21,8 @@ API_GATEWAY_LIMIT_S = 30.0  # HTTP API's maximum integration timeout
 CHAT_FUNCTIONS = ("ChatFunction", "ChatVerboseFunction")
 
 
-def seed_windows(stack: DeployedStack, user: str, count: int = 2) -> None:
-    """A session of `count` ingested windows (frames and audio put straight into the bucket)."""
+def seed_windows(stack: DeployedStack, user: str, count: int = 2) -> str:
+    """A session of `count` ingested windows (frames and audio put straight into the bucket); its id."""
     from tests.deployed.test_deployed_flow import jpeg, wav
 
     started = stack.invoke("CaptureStartFunction", http_event("POST", "/sessions", sub=user)).result
@@ -39,6 +39,7 @@ def seed_windows(stack: DeployedStack, user: str, count: int = 2) -> None:
     for window in range(count):
         event = {"sessionId": session, "userId": user, "windowIndex": window, "frameCount": 16}
         assert stack.invoke("IngestWindowFunction", event).result["status"] == "ok"
+    return session
 
 
 def test_chat_worst_case_sequential_model_calls_fit_the_timeouts_at_1_5_s_per_call(

@@ -256,3 +256,29 @@ def test_no_library_code_reads_the_environment_outside_settings() -> None:
         if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text())
     ]
     assert readers == []
+
+
+def test_scheduled_and_queue_functions_run_on_their_template_environment(stack: DeployedStack) -> None:
+    from tests.deployed.test_chat_budget import seed_windows
+
+    # GIVEN a window that was ingested, and its invocation record in IngestDLQ (Lambda's OnFailure format)
+    user = f"dlq-{uuid.uuid4()}"
+    session = seed_windows(stack, user, count=1)
+    payload = {"sessionId": session, "userId": user, "windowIndex": 0, "frameCount": 16}
+    on_failure = {
+        "version": "1.0",
+        "requestContext": {"condition": "RetriesExhausted", "approximateInvokeCount": 1},
+        "requestPayload": payload,
+        "responseContext": {"statusCode": 200, "functionError": "Unhandled"},
+    }
+    stack.client("sqs").send_message(QueueUrl=stack.physical["IngestDLQ"], MessageBody=json.dumps(on_failure))
+    # WHEN the DLQ consumer, the orphan reaper and the capture sweeper run as their events arrive
+    dlq = stack.invoke("IngestDLQConsumer", sqs_event(stack, "IngestDLQ"))
+    reaper = stack.invoke("OrphanReaperFunction", {"source": "aws.scheduler"})
+    sweeper = stack.invoke("CaptureSweeperFunction", {"source": "aws.scheduler"})
+    # THEN each ran with its template environment: the window is retried (already complete), nothing is stale
+    assert dlq.result == {"batchItemFailures": []}
+    assert reaper.result == {"reaped": 0}
+    assert sweeper.result["closedWindows"] == []
+    given = {function: set(stack.environment(function)) for function in stack.reads}
+    assert settings_missing_from_template(stack.reads, given) == {}
