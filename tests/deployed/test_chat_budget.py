@@ -23,7 +23,7 @@ CHAT_FUNCTIONS = ("ChatFunction", "ChatVerboseFunction")
 
 def seed_windows(stack: DeployedStack, user: str, count: int = 2) -> str:
     """A session of `count` ingested windows (frames and audio put straight into the bucket); its id."""
-    from tests.deployed.test_deployed_flow import jpeg, wav
+    from tests.deployed.test_deployed_flow import jpeg, sqs_event, wav
 
     started = stack.invoke("CaptureStartFunction", http_event("POST", "/sessions", sub=user)).result
     session = json.loads(started["body"])["sessionId"]
@@ -35,7 +35,7 @@ def seed_windows(stack: DeployedStack, user: str, count: int = 2) -> str:
         for i in range(16):
             s3.put_object(Bucket=bucket, Key=f"{prefix}frame_{i:04d}.jpg", Body=jpeg(i + window))
         s3.put_object(Bucket=bucket, Key=f"{prefix}audio.wav", Body=wav())
-    stack.client("sqs").purge_queue(QueueUrl=stack.physical["UploadEventsQueue"])  # not this test's concern
+    sqs_event(stack, "UploadEventsQueue")  # drained: the capture path is not this helper's concern
     for window in range(count):
         event = {"sessionId": session, "userId": user, "windowIndex": window, "frameCount": 16}
         assert stack.invoke("IngestWindowFunction", event).result["status"] == "ok"

@@ -259,11 +259,8 @@ def test_no_library_code_reads_the_environment_outside_settings() -> None:
 
 
 def test_scheduled_and_queue_functions_run_on_their_template_environment(stack: DeployedStack) -> None:
-    from tests.deployed.test_chat_budget import seed_windows
-
-    # GIVEN a window that was ingested, and its invocation record in IngestDLQ (Lambda's OnFailure format)
-    user = f"dlq-{uuid.uuid4()}"
-    session = seed_windows(stack, user, count=1)
+    # GIVEN a window's failed invocation record in IngestDLQ (Lambda's OnFailure format); its frames are gone
+    user, session = f"dlq-{uuid.uuid4()}", f"S{uuid.uuid4().hex[:20]}"
     payload = {"sessionId": session, "userId": user, "windowIndex": 0, "frameCount": 16}
     on_failure = {
         "version": "1.0",
@@ -276,7 +273,7 @@ def test_scheduled_and_queue_functions_run_on_their_template_environment(stack: 
     dlq = stack.invoke("IngestDLQConsumer", sqs_event(stack, "IngestDLQ"))
     reaper = stack.invoke("OrphanReaperFunction", {"source": "aws.scheduler"})
     sweeper = stack.invoke("CaptureSweeperFunction", {"source": "aws.scheduler"})
-    # THEN each ran with its template environment: the window is retried (already complete), nothing is stale
+    # THEN each ran with its template environment: the window is retried (and skipped), nothing is stale
     assert dlq.result == {"batchItemFailures": []}
     assert reaper.result == {"reaped": 0}
     assert sweeper.result["closedWindows"] == []
