@@ -99,10 +99,7 @@ class _DocReader:
         names: list[str] = []
         if self.speaker:
             names.append(self.speaker)
-        spans = sorted(
-            [e for e in self.doc.ents if e.label_ not in _NON_ENTITY_LABELS] + list(self.chunks.values()),
-            key=lambda s: (s.start, -len(s)),
-        )
+        spans = [e for e in self.doc.ents if e.label_ not in _NON_ENTITY_LABELS] + list(self.chunks.values())
         covered = {t.i for span in spans for t in span}
         # A capitalised word inside a sentence is a name even where the small model mistags it ("to Shure").
         spans += [
