@@ -23,6 +23,13 @@ class LLMProvider(StrEnum):
     SCRIPTED = "scripted"
 
 
+class AgentMode(StrEnum):
+    """How a question is answered: the spec 001 agent loop, or the fixed plan a small model can run."""
+
+    LOOP = "loop"
+    PLAN = "plan"
+
+
 class LLMMode(StrEnum):
     DIRECT = "direct"
     BATCH = "batch"
@@ -173,7 +180,7 @@ class Settings(BaseSettings):
     hybrid_pool: int = 50  # candidates per ranked list before fusion
     hnsw_ef_search: int = 100  # HNSW candidate list for the caption vector search (at least the pool)
     max_agent_rounds: int = 5
-    answer_grounding_guard: bool = True  # quote the best memory when an answer cites none of them
+    agent_mode: AgentMode | None = None  # None: `plan` beside the small local LLM, else `loop`
     memory_text_max_chars: int = 600
 
     # --- chat API -------------------------------------------------------------
@@ -219,6 +226,13 @@ class Settings(BaseSettings):
         if self.episodic_rerank is not None:
             return self.episodic_rerank
         return not self._small_local_llm
+
+    @property
+    def agent_mode_effective(self) -> AgentMode:
+        """AGENT_MODE, or its default: the fixed plan beside the small local LLM (it cannot follow the actions)."""
+        if self.agent_mode is not None:
+            return self.agent_mode
+        return AgentMode.PLAN if self._small_local_llm else AgentMode.LOOP
 
     @property
     def _small_local_llm(self) -> bool:

@@ -86,5 +86,10 @@ def _print_answer(answer: DemoAnswer) -> None:
             f"{json.dumps(step.get('query') or '')} -> [{ids}] ({step.get('elapsed_ms', 0):.0f} ms)"
             + (f" note: {step['note']}" if step.get("note") else "")
         )
+    for citation in trace.get("citations", []):
+        print(
+            f"   cites {citation.get('memory_type')} {citation.get('segment_id') or citation.get('id')} "
+            f"{citation.get('start_time')} to {citation.get('end_time')} ({citation.get('duration_seconds')} s)"
+        )
     tokens = trace.get("total_prompt_tokens", 0) + trace.get("total_completion_tokens", 0)
     print(f"   elapsed {answer.elapsed_s:.1f}s, tokens {tokens}")

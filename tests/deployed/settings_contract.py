@@ -22,6 +22,7 @@ UNSET_ON_AWS: dict[str, str] = {
     "EXTRACTION_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
     "SUMMARY_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
     "EPISODIC_RERANK": "None means on whenever LLM_PROVIDER is not the small local model",
+    "AGENT_MODE": "None means the spec 001 agent loop whenever LLM_PROVIDER is not the small local model",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
@@ -78,7 +79,6 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "SEED_HUB_FRACTION",
     "MMR_LAMBDA",
     "MAX_AGENT_ROUNDS",
-    "ANSWER_GROUNDING_GUARD",
     "MEMORY_TEXT_MAX_CHARS",
     # chat API (spec 004)
     "CHAT_PAGE_DEFAULT",

@@ -44,7 +44,7 @@ UNKNOWN_CHAT = "00000000-0000-4000-8000-000000000000"
 def llm(scripted_llm: ScriptedLLM) -> ScriptedLLM:
     """The agent answers at once; the answer prompt returns a fixed text."""
     scripted_llm.script("reasoning_agent", {"action": "ANSWER"})
-    scripted_llm.script("response", ANSWER)
+    scripted_llm.script("response", {"answer": ANSWER})
     return scripted_llm
 
 

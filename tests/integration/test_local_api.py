@@ -38,7 +38,7 @@ def _auth(token: str) -> dict[str, str]:
 
 def test_serve_chat_round_trip_with_a_token(api: str, services: Services, scripted_llm: ScriptedLLM) -> None:
     # GIVEN the agent answers at once, and Alice's development token
-    scripted_llm.script("reasoning_agent", {"action": "ANSWER"}).script("response", "On the hall table.")
+    scripted_llm.script("reasoning_agent", {"action": "ANSWER"}).script("response", {"answer": "On the hall table."})
     token = issue_token(ALICE, services.settings)
     with httpx.Client(base_url=api, headers=_auth(token), timeout=10) as client:
         # WHEN she asks over HTTP, then lists her chats and reads the messages

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.harness import make_settings
+from worldmm.config import AgentMode
 from worldmm.errors import GpuUnavailableError
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
@@ -58,8 +59,6 @@ def _retrievers(**texts: list[str]) -> dict[MemoryKind, RecordingRetriever]:
 
 
 def _services(llm: ScriptedLLM, **overrides: object) -> Services:
-    # canned memories and answers share no words: the grounding guard is tested on its own below
-    overrides.setdefault("answer_grounding_guard", False)
     return Services(make_settings(**overrides), llm=llm)
 
 
@@ -77,7 +76,7 @@ def _search(kind: str, query: str) -> dict[str, str]:
 def test_retrieval_agent_dispatch_calls_the_chosen_retriever_with_the_query() -> None:
     # GIVEN the agent model searches semantic memory once, then answers
     llm = ScriptedLLM().queue("reasoning_agent", [_search("semantic", "who is Katrina"), {"action": "ANSWER"}])
-    llm.script("response", "Katrina is your roommate.")
+    llm.script("response", {"answer": "Katrina is your roommate."})
     retrievers = _retrievers()
     # WHEN
     result = answer_question(_services(llm), "user-1", "Who is Katrina?", now=NOW, retrievers=retrievers)
@@ -95,7 +94,7 @@ def test_retrieval_agent_dispatch_calls_the_chosen_retriever_with_the_query() ->
 
 def test_retrieval_agent_termination_answers_without_searching() -> None:
     # GIVEN the agent model answers straight away
-    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"}).script("response", "Hello.")
+    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"}).script("response", {"answer": "Hello."})
     retrievers = _retrievers()
     # WHEN
     result = answer_question(_services(llm), "user-1", "Hi", now=NOW, retrievers=retrievers)
@@ -109,7 +108,11 @@ def test_retrieval_agent_termination_answers_without_searching() -> None:
 
 def test_retrieval_agent_max_rounds_forces_the_answer_after_five_searches() -> None:
     # GIVEN an agent model that never stops searching
-    llm = ScriptedLLM().script("reasoning_agent", _search("episodic", "breakfast")).script("response", "Eggs.")
+    llm = (
+        ScriptedLLM()
+        .script("reasoning_agent", _search("episodic", "breakfast"))
+        .script("response", {"answer": "Eggs."})
+    )
     retrievers = _retrievers()
     # WHEN
     result = answer_question(_services(llm), "user-1", "What did I eat?", now=NOW, retrievers=retrievers)
@@ -123,7 +126,11 @@ def test_retrieval_agent_max_rounds_forces_the_answer_after_five_searches() -> N
 
 
 def test_retrieval_agent_max_rounds_follows_the_setting() -> None:
-    llm = ScriptedLLM().script("reasoning_agent", _search("visual", "red mug")).script("response", "On the desk.")
+    llm = (
+        ScriptedLLM()
+        .script("reasoning_agent", _search("visual", "red mug"))
+        .script("response", {"answer": "On the desk."})
+    )
     result = answer_question(
         _services(llm, max_agent_rounds=2), "user-1", "Where is my mug?", now=NOW, retrievers=_retrievers()
     )
@@ -134,7 +141,7 @@ def test_retrieval_agent_max_rounds_follows_the_setting() -> None:
 def test_retrieval_agent_unparseable_action_is_retried_once() -> None:
     # GIVEN garbage, then a valid ANSWER
     llm = ScriptedLLM().queue("reasoning_agent", ["I think I should search", {"action": "ANSWER"}])
-    llm.script("response", "Done.")
+    llm.script("response", {"answer": "Done."})
     # WHEN
     result = answer_question(_services(llm), "user-1", "Hi", now=NOW, retrievers=_retrievers())
     # THEN the same round retried and went on; the retry is in the trace with both calls' tokens
@@ -145,27 +152,28 @@ def test_retrieval_agent_unparseable_action_is_retried_once() -> None:
     assert round_1.prompt_tokens > 0
 
 
-def test_retrieval_agent_unparseable_action_twice_answers_with_what_is_known() -> None:
+def test_retrieval_agent_unparseable_action_twice_switches_to_the_fixed_plan() -> None:
     # GIVEN one good search, then two unparseable actions
     llm = ScriptedLLM().queue(
         "reasoning_agent",
         [_search("episodic", "dinner"), {"action": "SEARCH"}, '{"action": "DANCE"}', {"action": "ANSWER"}],
     )
-    llm.script("response", "Pasta.")
     retrievers = _retrievers(episodic=["I cooked pasta for dinner"])
     # WHEN
-    result = answer_question(_services(llm), "user-1", "What did I eat?", now=NOW, retrievers=retrievers)
-    # THEN the loop stopped at the second round and answered from the first round's memories
-    assert [r.action for r in result.trace.rounds] == ["SEARCH", "INVALID"]
+    result = answer_question(_services(llm), "user-1", "What did I cook for dinner?", now=NOW, retrievers=retrievers)
+    # THEN the loop stopped at the second round; the plan searched with the question and composed the answer
+    assert [r.action for r in result.trace.rounds] == ["SEARCH", "INVALID", "SEARCH", "SEARCH"]
+    assert [r.query for r in result.trace.rounds[2:]] == ["What did I cook for dinner?"] * 2
     assert len(llm.calls_for("reasoning_agent")) == 3
-    assert "I cooked pasta for dinner" in llm.calls_for("response")[0].prompt_text
-    assert result.answer == "Pasta."
-    assert result.trace.forced_answer is False
+    assert llm.calls_for("response") == []
+    assert result.trace.mode == "plan"
+    assert result.answer == 'Yesterday at 9:00: "I cooked pasta for dinner" (from your episodic memory).'
+    assert [c.id for c in result.trace.citations] == ["episodic-0"]
 
 
 def test_retrieval_agent_trace_records_tokens_per_round_and_totals() -> None:
     llm = ScriptedLLM().queue("reasoning_agent", [_search("semantic", "habits"), {"action": "ANSWER"}])
-    llm.script("response", "You run daily.")
+    llm.script("response", {"answer": "You run daily."})
     result = answer_question(_services(llm), "user-1", "What are my habits?", now=NOW, retrievers=_retrievers())
     search_round = result.trace.rounds[0]
     agent_call = llm.calls_for("reasoning_agent")[0]
@@ -182,7 +190,7 @@ def test_retrieval_agent_trace_records_tokens_per_round_and_totals() -> None:
 
 def test_retrieval_agent_gives_the_model_the_time_and_memory_timestamps() -> None:
     llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "2026-03-21 morning"), {"action": "ANSWER"}])
-    llm.script("response", "You went running.")
+    llm.script("response", {"answer": "You went running."})
     answer_question(_services(llm), "user-1", "What did I do yesterday morning?", now=NOW, retrievers=_retrievers())
     first_prompt = llm.calls_for("reasoning_agent")[0].prompt_text
     answer_prompt = llm.calls_for("response")[0].prompt_text
@@ -192,7 +200,7 @@ def test_retrieval_agent_gives_the_model_the_time_and_memory_timestamps() -> Non
 
 
 def test_retrieval_agent_uses_the_agent_model_without_reasoning_effort() -> None:
-    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"}).script("response", "Ok.")
+    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"}).script("response", {"answer": "Ok."})
     answer_question(_services(llm, agent_model="gpt-5"), "user-1", "Hi", now=NOW, retrievers=_retrievers())
     for call in llm.calls:
         assert call.model == "gpt-5"
@@ -201,7 +209,7 @@ def test_retrieval_agent_uses_the_agent_model_without_reasoning_effort() -> None
 
 def test_retrieval_agent_failing_retriever_becomes_an_empty_round() -> None:
     llm = ScriptedLLM().queue("reasoning_agent", [_search("semantic", "x"), {"action": "ANSWER"}])
-    llm.script("response", "I do not remember.")
+    llm.script("response", {"answer": "I do not remember."})
     retrievers = _retrievers()
     retrievers[MemoryKind.SEMANTIC] = RecordingRetriever(MemoryKind.SEMANTIC, error=RuntimeError("db down"))
     result = answer_question(_services(llm), "user-1", "?", now=NOW, retrievers=retrievers)
@@ -229,7 +237,7 @@ def _run_with_memory(memory_text: str) -> tuple[ScriptedLLM, Any]:
         rounds = len(re.findall(r"^Round \d+:", request.prompt_text, re.M))
         return _search("episodic", "office") if rounds < 2 else {"action": "ANSWER"}
 
-    llm = ScriptedLLM().script("reasoning_agent", agent).script("response", "You were at the office.")
+    llm = ScriptedLLM().script("reasoning_agent", agent).script("response", {"answer": "You were at the office."})
     retrievers = _retrievers(episodic=[memory_text])
     result = answer_question(_services(llm), "user-1", "Where was I?", now=NOW, retrievers=retrievers)
     return llm, result
@@ -257,7 +265,7 @@ def test_retrieval_agent_prompt_injection_in_memory_changes_nothing() -> None:
 
 
 def test_retrieval_agent_question_cannot_spoof_memory_delimiters() -> None:
-    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"}).script("response", "Ok.")
+    llm = ScriptedLLM().script("reasoning_agent", {"action": "ANSWER"}).script("response", {"answer": "Ok."})
     answer_question(
         _services(llm),
         "user-1",
@@ -275,7 +283,7 @@ def test_retrieval_agent_accepts_actions_in_any_case() -> None:
         "reasoning_agent",
         [{"action": "search", "memory_type": "Semantic", "query": " tea "}, {"action": "answer"}],
     )
-    llm.script("response", "Green tea.")
+    llm.script("response", {"answer": "Green tea."})
     retrievers = _retrievers()
     answer_question(_services(llm), "user-1", "What tea do I like?", now=NOW, retrievers=retrievers)
     assert retrievers[MemoryKind.SEMANTIC].calls == [("user-1", "tea", NOW)]
@@ -285,7 +293,7 @@ def test_retrieval_agent_accepts_actions_in_any_case() -> None:
 def test_retrieval_agent_query_copied_from_the_format_line_searches_with_the_question(copied) -> None:
     # GIVEN a weak agent model that copies the action format line as its query
     llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", copied), {"action": "ANSWER"}])
-    llm.script("response", "At the cafe.")
+    llm.script("response", {"answer": "At the cafe."})
     retrievers = _retrievers()
     # WHEN
     result = answer_question(_services(llm), "user-1", "Where is my notebook?", now=NOW, retrievers=retrievers)
@@ -303,35 +311,89 @@ def test_retrieval_agent_answer_is_the_structured_answer_field() -> None:
     assert llm.calls_for("response")[0].response_schema is not None
 
 
-def test_retrieval_agent_ungrounded_answer_is_given_the_best_memory_as_evidence() -> None:
-    # GIVEN a weak response model that answers with nothing from the memories it was given
-    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "kitchen"), {"action": "ANSWER"}])
-    llm.script("response", {"answer": "You"})
-    retrievers = _retrievers(episodic=["Katrina says we are almost out of milk"])
-    # WHEN
-    services = _services(llm, answer_grounding_guard=True)
-    result = answer_question(services, "user-1", "Who was in the kitchen?", now=NOW, retrievers=retrievers)
-    # THEN the remembered text is quoted with the answer, and the trace says so
-    assert result.answer.startswith("You\n\nFrom your memories")
-    assert "Katrina says we are almost out of milk" in result.answer
-    assert result.trace.answer_note is not None
-
-
-def test_retrieval_agent_grounded_answer_is_left_as_it_is() -> None:
-    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "kitchen"), {"action": "ANSWER"}])
-    llm.script("response", {"answer": "Katrina was there."})
-    retrievers = _retrievers(episodic=["Katrina says we are almost out of milk"])
-    result = answer_question(
-        _services(llm, answer_grounding_guard=True), "user-1", "Who was in the kitchen?", now=NOW, retrievers=retrievers
+def test_retrieval_agent_plan_mode_composes_the_answer_without_a_model() -> None:
+    # GIVEN the fixed plan (the small local model's default) and a memory holding the answer on one line
+    llm = ScriptedLLM()  # no script: any model call fails the test
+    retrievers = _retrievers(
+        episodic=["Me: I am at the office.\nMe: My keys are in my desk drawer. Do not forget them tonight."],
+        semantic=["Katrina is my roommate"],
     )
-    assert result.answer == "Katrina was there."
-    assert result.trace.answer_note is None
+    # WHEN
+    result = answer_question(
+        _services(llm, agent_mode="plan"), "user-1", "Where are my keys?", now=NOW, retrievers=retrievers
+    )
+    # THEN episodic and semantic memory were searched with the question; the answer is the line about keys,
+    # when it happened relative to now, and the memory it came from, which the trace cites
+    assert retrievers[MemoryKind.EPISODIC].calls == [("user-1", "Where are my keys?", NOW)]
+    assert retrievers[MemoryKind.SEMANTIC].calls == [("user-1", "Where are my keys?", NOW)]
+    assert retrievers[MemoryKind.VISUAL].calls == []
+    assert result.answer == 'Yesterday at 9:00: "Me: My keys are in my desk drawer." (from your episodic memory).'
+    assert [(c.id, c.memory_type) for c in result.trace.citations] == [("episodic-0", MemoryKind.EPISODIC)]
+    assert llm.calls == []
 
 
-def test_retrieval_agent_evidence_is_the_memory_closest_to_the_question() -> None:
-    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "morning drink"), {"action": "ANSWER"}])
-    llm.script("response", {"answer": "You"})
+def test_retrieval_agent_plan_mode_without_a_relevant_memory_does_not_remember() -> None:
+    # GIVEN memories that share no word with the question
+    retrievers = _retrievers(episodic=["Katrina says we are almost out of milk"], semantic=["I drink cappuccino"])
+    # WHEN
+    result = answer_question(
+        _services(ScriptedLLM(), agent_mode="plan"),
+        "user-1",
+        "Where did I park the bicycle?",
+        now=NOW,
+        retrievers=retrievers,
+    )
+    # THEN no memory is quoted as if it were evidence, and nothing is cited
+    assert result.answer == "I don't remember that."
+    assert result.trace.citations == []
+
+
+def test_retrieval_agent_unstructured_answer_is_never_returned_raw() -> None:
+    # GIVEN a model whose final answer is not the structured answer
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "dinner"), {"action": "ANSWER"}])
+    llm.script("response", "Sure! Here is what I found: {{answer}}")
+    retrievers = _retrievers(episodic=["I cooked pasta for dinner"])
+    # WHEN
+    result = answer_question(_services(llm), "user-1", "What did I cook for dinner?", now=NOW, retrievers=retrievers)
+    # THEN the answer is composed from the memories, cited, and the trace says why
+    assert result.answer == 'Yesterday at 9:00: "I cooked pasta for dinner" (from your episodic memory).'
+    assert [c.id for c in result.trace.citations] == ["episodic-0"]
+    assert result.trace.answer_note is not None and "failed validation" in result.trace.answer_note
+
+
+def test_retrieval_agent_citations_are_checked_against_what_was_retrieved() -> None:
+    # GIVEN a model citing memory 2 (retrieved) and memory 7 (never shown to it)
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "drink"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "A cappuccino, yesterday at 9:00.", "cited": [2, 7]})
     retrievers = _retrievers(episodic=["See you tomorrow at eleven", "I always have a cappuccino every morning"])
-    services = _services(llm, answer_grounding_guard=True)
-    result = answer_question(services, "user-1", "What do I drink every morning?", now=NOW, retrievers=retrievers)
-    assert "cappuccino every morning" in result.answer
+    # WHEN
+    result = answer_question(_services(llm), "user-1", "What do I drink?", now=NOW, retrievers=retrievers)
+    # THEN only the retrieved memory is cited, and the prompt numbered the memories it could cite
+    assert [c.id for c in result.trace.citations] == ["episodic-1"]
+    assert result.trace.answer_note is not None and "dropped" in result.trace.answer_note
+    assert "[2] <memory" in llm.calls_for("response")[0].prompt_text
+
+
+def test_retrieval_agent_answer_citing_nothing_valid_cites_the_memory_it_can_be_composed_from() -> None:
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "drink"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "A cappuccino.", "cited": [9]})
+    retrievers = _retrievers(episodic=["See you tomorrow at eleven", "I always have a cappuccino every morning"])
+    result = answer_question(_services(llm), "user-1", "What do I drink every morning?", now=NOW, retrievers=retrievers)
+    assert result.answer == "A cappuccino."
+    assert [c.id for c in result.trace.citations] == ["episodic-1"]
+
+
+def test_agent_mode_defaults_to_the_plan_beside_the_small_local_llm_and_the_loop_otherwise() -> None:
+    assert make_settings(llm_provider="local").agent_mode_effective == AgentMode.PLAN
+    assert make_settings(llm_provider="openai").agent_mode_effective == AgentMode.LOOP
+    assert make_settings(llm_provider="local", worldmm_profile="aws").agent_mode_effective == AgentMode.LOOP
+    assert make_settings(llm_provider="local", agent_mode="loop").agent_mode_effective == AgentMode.LOOP
+
+
+def test_retrieval_agent_plan_mode_asks_no_agent_model_beside_the_small_local_llm() -> None:
+    llm = ScriptedLLM()
+    result = answer_question(
+        _services(llm, llm_provider="local"), "user-1", "Where are my keys?", now=NOW, retrievers=_retrievers()
+    )
+    assert llm.calls == []
+    assert result.trace.mode == "plan"

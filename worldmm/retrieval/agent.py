@@ -1,10 +1,15 @@
-"""The adaptive reasoning agent (spec 001): up to 5 rounds of SEARCH / ANSWER, then the final answer.
+"""Answering a question: the adaptive reasoning agent (spec 001), or the fixed plan for a small model.
 
-Each round the agent model sees the question, the current time and every prior round with what it
-retrieved (sanitised, delimited memory text) and answers one JSON action. SEARCH dispatches to the
-episodic, semantic or visual retriever; ANSWER — or the round limit — hands all accumulated memories
-to the response prompt. An unparseable action is retried once, then the agent answers with what it
-has. Every round lands in the trace with its timings and tokens.
+Loop (`AGENT_MODE=loop`, the default beside a capable model): each round the agent model sees the
+question, the current time and every prior round with what it retrieved (sanitised, delimited memory
+text) and answers one JSON action. SEARCH dispatches to the episodic, semantic or visual retriever;
+ANSWER — or the round limit — hands all accumulated memories, numbered, to the response prompt, whose
+answer cites the numbers it rests on (checked against what was retrieved). An action unparseable
+twice switches to the plan.
+
+Plan (`AGENT_MODE=plan`, the default beside the small local LLM): search episodic and semantic memory
+with the question itself and compose the answer from the memories without a model
+(`worldmm.retrieval.compose`). Every answer's trace lists its citations; every round its timings.
 """
 
 from __future__ import annotations
@@ -16,20 +21,23 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from worldmm.config import AgentMode
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import NonPlaceholderStr, build_request, parse_model
+from worldmm.retrieval.compose import compose_answer
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
+    Citation,
     MemoryKind,
     RetrievalResult,
     RetrievedMemory,
     Trace,
     TraceRound,
 )
-from worldmm.retrieval.sanitize import format_memories, sanitize_question
+from worldmm.retrieval.sanitize import format_memories, format_memory, sanitize_question
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
@@ -85,12 +93,12 @@ class _Context:
     def history_text(self) -> str:
         return "\n\n".join(self.history) if self.history else "(no searches yet)"
 
-    def memories_text(self) -> str:
-        ordered = sorted(
+    def ordered(self) -> list[RetrievedMemory]:
+        """The memories in time order (undated last), as the response prompt numbers them."""
+        return sorted(
             self.memories.values(),
             key=lambda m: (m.start_time is None, m.start_time or datetime.min.replace(tzinfo=UTC)),
         )
-        return format_memories(ordered, self.max_chars)
 
 
 def _quote(text: str) -> str:
@@ -142,14 +150,17 @@ def answer_question(
     now: datetime | None = None,
     retrievers: Mapping[MemoryKind, Retriever] | None = None,
 ) -> AgentAnswer:
-    """Answer `question` from `user_id`'s memories with the spec 001 agent loop; the trace shows how."""
+    """Answer `question` from `user_id`'s memories (agent loop or fixed plan); the trace shows how and cites."""
     settings = services.settings
     started = time.perf_counter()
     now = now or datetime.now(UTC)
     retrievers = retrievers if retrievers is not None else default_retrievers()
     question_text = sanitize_question(question)
     context = _Context(settings.memory_text_max_chars)
-    trace = Trace()
+    mode = settings.agent_mode_effective
+    trace = Trace(mode=mode.value)
+    if mode == AgentMode.PLAN:
+        return _answer_by_plan(services, retrievers, user_id, question_text, now, context, trace, started)
 
     answered = False
     for round_no in range(1, settings.max_agent_rounds + 1):
@@ -158,7 +169,6 @@ def answer_question(
         tokens_in = sum(r.prompt_tokens for r in responses)
         tokens_out = sum(r.completion_tokens for r in responses)
         if action is None or action.action == "ANSWER":
-            # ANSWER, or an action unparseable twice: stop searching and answer from what is known.
             trace.rounds.append(
                 TraceRound(
                     round=round_no,
@@ -169,6 +179,11 @@ def answer_question(
                     note=note,
                 )
             )
+            if action is None:
+                # A model that cannot write the action twice will not write the answer either: the fixed plan.
+                trace.mode = AgentMode.PLAN.value
+                trace.answer_note = "two unparseable actions: switched to the fixed plan"
+                return _answer_by_plan(services, retrievers, user_id, question_text, now, context, trace, started)
             answered = True
             break
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
@@ -177,21 +192,10 @@ def answer_question(
         note = "; ".join(n for n in (note, drift_note) if n) or None
         result = _search(services, retrievers, user_id, action.memory_type, query, now)
         context.add(round_no, result)
-        trace.rounds.append(
-            TraceRound(
-                round=round_no,
-                action="SEARCH",
-                memory_type=action.memory_type,
-                query=query,
-                retrieved_ids=[m.id for m in result.items],
-                elapsed_ms=_ms(round_started),
-                prompt_tokens=tokens_in + result.prompt_tokens,
-                completion_tokens=tokens_out + result.completion_tokens,
-                note="; ".join(n for n in (note, result.reason) if n) or None,
-            )
-        )
+        trace.rounds.append(_search_round(round_no, query, result, round_started, tokens_in, tokens_out, note))
     trace.forced_answer = not answered
 
+    numbered = context.ordered()
     request = build_request(
         RESPONSE_PURPOSE,
         model=settings.agent_model,
@@ -200,70 +204,105 @@ def answer_question(
         reasoning_effort=None,
         now=_format_now(now),
         question=question_text,
-        context=context.memories_text(),
+        context=_numbered_memories(numbered, settings.memory_text_max_chars),
     )
     response = services.llm.complete(request)
     trace.answer_prompt_tokens = response.prompt_tokens
     trace.answer_completion_tokens = response.completion_tokens
-    answer = _answer_text(response.text)
-    evidence = (
-        _ungrounded_evidence(answer, question_text, list(context.memories.values()))
-        if settings.answer_grounding_guard
-        else None
-    )
-    if evidence is not None:
-        answer = f"{answer}\n\n{evidence}"
-        trace.answer_note = "the answer named nothing from the memories: the best-ranked memory is quoted with it"
+    structured = _answer_result(response.text)
+    if structured is None:
+        # Never the model's raw text: the answer composed from the memories stands in.
+        composed = compose_answer(services, question_text, numbered, now)
+        trace.answer_note = "the structured answer failed validation: composed from the memories"
+        trace.citations = [Citation.of(m) for m in composed.memories]
+        answer = composed.answer
+    else:
+        answer = structured.answer.strip()
+        cited = [numbered[n - 1] for n in dict.fromkeys(structured.cited) if 1 <= n <= len(numbered)]
+        if len(cited) < len(set(structured.cited)):
+            trace.answer_note = "citations of memories that were not retrieved were dropped"
+        if not cited:
+            cited = compose_answer(services, question_text, numbered, now).memories
+        trace.citations = [Citation.of(m) for m in cited]
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
 
 
-def _ungrounded_evidence(answer: str, question: str, memories: list[RetrievedMemory]) -> str | None:
-    """The memory closest to the question, quoted when the answer shares no content word with any memory.
+PLAN_KINDS = (MemoryKind.EPISODIC, MemoryKind.SEMANTIC)
+"""The fixed plan's searches, each with the question itself."""
 
-    A capable model's answer draws on the memories it was given; a weak one (a tiny local model) may
-    answer with nothing from them. Then the wearer sees what was remembered instead of an unsupported
-    reply. No memories: nothing to quote.
-    """
+
+def _answer_by_plan(
+    services: Services,
+    retrievers: Mapping[MemoryKind, Retriever],
+    user_id: str,
+    question: str,
+    now: datetime,
+    context: _Context,
+    trace: Trace,
+    started: float,
+) -> AgentAnswer:
+    """The fixed plan: search episodic and semantic memory with the question, then compose the answer."""
+    first = len(trace.rounds) + 1
+    for round_no, kind in enumerate(PLAN_KINDS, start=first):
+        round_started = time.perf_counter()
+        result = _search(services, retrievers, user_id, kind, question, now)
+        context.add(round_no, result)
+        trace.rounds.append(_search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
+    composed = compose_answer(services, question, list(context.memories.values()), now)
+    trace.citations = [Citation.of(m) for m in composed.memories]
+    trace.total_ms = _ms(started)
+    return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)
+
+
+def _search_round(
+    round_no: int,
+    query: str,
+    result: RetrievalResult,
+    started: float,
+    tokens_in: int,
+    tokens_out: int,
+    note: str | None,
+) -> TraceRound:
+    return TraceRound(
+        round=round_no,
+        action="SEARCH",
+        memory_type=result.memory_type,
+        query=query,
+        retrieved_ids=[m.id for m in result.items],
+        elapsed_ms=_ms(started),
+        prompt_tokens=tokens_in + result.prompt_tokens,
+        completion_tokens=tokens_out + result.completion_tokens,
+        note="; ".join(n for n in (note, result.reason) if n) or None,
+    )
+
+
+def _numbered_memories(memories: list[RetrievedMemory], max_chars: int) -> str:
+    """The memories for the response prompt, each after its number (what the answer cites)."""
     if not memories:
-        return None
-    memory_words = _content_words(" ".join(m.text for m in memories))
-    if _content_words(answer) & memory_words:
-        return None
-    # Scores from different rounds and retrievers are not comparable: rank by words shared with the question.
-    asked = _content_words(question)
-    best = max(memories, key=lambda m: (len(_content_words(m.text) & asked), m.score))
-    when = f" ({best.start_time:%a %d %b %H:%M})" if best.start_time else ""
-    return f"From your memories{when}: {_quote(best.text)}"
+        return "(no memories)"
+    return "\n".join(f"[{n}] {format_memory(m, max_chars)}" for n, m in enumerate(memories, start=1))
 
 
 class AnswerResult(BaseModel):
     """The response prompt's answer (structured, so a provider with constrained output emits only it)."""
 
     answer: NonPlaceholderStr
+    cited: list[int] = Field(default_factory=list, description="numbers of the memories the answer rests on")
 
 
-def _answer_text(text: str) -> str:
-    """The answer field, or the plain text when the model answered without JSON."""
+def _answer_result(text: str) -> AnswerResult | None:
+    """The structured answer, or None when the model's output is not one."""
     try:
-        return parse_model(text, AnswerResult).answer.strip()
-    except ModelOutputError:
-        return text.strip()
+        return parse_model(text, AnswerResult)
+    except ModelOutputError as exc:
+        logger.warning("unparseable structured answer: %s", exc)
+        return None
 
 
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 # Words of the action format line: a query made only of them was copied, not written.
 _FORMAT_WORDS = frozenset({"your", "search", "query", "words", "memory", "type", "action", "episodic", "semantic"})
-
-
-_STOPWORDS = frozenset(
-    {"the", "and", "you", "your", "was", "were", "are", "what", "who", "when", "where", "did", "this", "that"}
-)
-
-
-def _content_words(text: str) -> set[str]:
-    """Lower-cased words of three letters or more, less the commonest function words."""
-    return {w for w in (m.casefold() for m in _WORD.findall(text)) if len(w) >= 3 and w not in _STOPWORDS}
 
 
 def _grounded_query(query: str) -> tuple[str | None, str | None]:

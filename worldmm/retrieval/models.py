@@ -84,10 +84,35 @@ class TraceRound(BaseModel):
     note: str | None = None
 
 
-class Trace(BaseModel):
-    """Every round of one answer, the final answer step, and totals."""
+class Citation(BaseModel):
+    """One memory an answer rests on: which segment, when, at what scale, of which memory."""
 
+    id: str
+    memory_type: MemoryKind
+    segment_id: str | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    duration_seconds: int | None = Field(default=None, description="the scale: 30, 180, 600 or 3600 seconds")
+
+    @classmethod
+    def of(cls, memory: RetrievedMemory) -> Citation:
+        segment_id = memory.segment_id or (memory.id if memory.memory_type == MemoryKind.EPISODIC else None)
+        return cls(
+            id=memory.id,
+            memory_type=memory.memory_type,
+            segment_id=segment_id,
+            start_time=memory.start_time,
+            end_time=memory.end_time,
+            duration_seconds=memory.duration_seconds,
+        )
+
+
+class Trace(BaseModel):
+    """Every round of one answer, the final answer step, its citations, and totals."""
+
+    mode: str = Field(default="loop", description="loop (spec 001 agent) or plan (fixed search, composed answer)")
     rounds: list[TraceRound] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
     forced_answer: bool = False
     answer_prompt_tokens: int = 0
     answer_completion_tokens: int = 0

@@ -1,0 +1,120 @@
+"""The fixed plan on the sample session's memory (real PostgreSQL, spaCy, extractive summaries, no model call).
+
+The sample morning is ingested once, as text (each scene's lines are its window's transcript), exactly as
+`worldmm eval sample` builds it; questions are then asked through the chat-verbose handler and the agent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any, cast
+
+import pytest
+
+from tests.harness import make_settings, truncate_all
+from worldmm.db.engine import Database
+from worldmm.db.local import LocalDatabase
+from worldmm.eval.datasets import load_sample_session
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.pipeline.text_windows import TextWindow, ingest_text_windows
+from worldmm.retrieval.agent import answer_question
+from worldmm.retrieval.compose import NO_MEMORY
+from worldmm.services import Services, set_services
+
+pytestmark = pytest.mark.integration
+
+USER = "user-sample"
+BENCHMARK = load_sample_session()
+WINDOWS = {w.window_id: w for w in BENCHMARK.windows}
+ASKED_AT = BENCHMARK.questions[0].asked_at  # a minute after the morning's last window
+
+
+@pytest.fixture(scope="module")
+def sample(pg: LocalDatabase) -> Iterator[Services]:
+    """The sample morning's memory, built once for the module; no model may be called (none is scripted)."""
+    truncate_all(pg.admin_url)
+    settings = make_settings(
+        database_url=pg.app_url,
+        database_admin_url=pg.admin_url,
+        extraction_provider="spacy",
+        summary_provider="extractive",
+        agent_mode="plan",
+        episodic_rerank=False,  # as beside the small local LLM: no model call on the question path
+    )
+    db = Database(pg.app_url)
+    services = Services(settings, db=db, llm=ScriptedLLM(), embedder=HashEmbedder(settings.embedding_dim))
+    windows = [
+        TextWindow(
+            session_id=w.session_id,
+            window_index=w.window_index,
+            start_time=w.start_time,
+            end_time=w.end_time,
+            caption=w.caption,
+            transcript=w.transcript,
+        )
+        for w in BENCHMARK.windows
+    ]
+    ingest_text_windows(services, USER, windows)
+    set_services(services)
+    yield services
+    set_services(None)
+    truncate_all(pg.admin_url)
+
+
+def _overlaps(citation: Any, window_id: str) -> bool:
+    window = WINDOWS[window_id]
+    return bool(citation.start_time < window.end_time and window.start_time < citation.end_time)
+
+
+def test_plan_answers_where_the_keys_are_with_the_time_and_the_office_window(sample: Services) -> None:
+    # WHEN the wearer asks after the morning where the keys are
+    result = answer_question(sample, USER, "Where are my keys?", now=ASKED_AT)
+    # THEN the answer names the desk drawer and when it was said, and cites a memory of the office windows
+    assert "drawer" in result.answer.lower(), result.answer
+    [citation] = result.trace.citations
+    assert any(_overlaps(citation, w) for w in ("office-arrive", "office-reminders")), (citation, result.answer)
+    said = citation.start_time
+    assert f"this morning at {said.hour}:{said.minute:02d}" in result.answer.lower(), result.answer
+    assert citation.segment_id and citation.duration_seconds in (30, 180, 600, 3600)
+    assert sample.llm is not None and cast(ScriptedLLM, sample.llm).calls == []
+
+
+def test_plan_does_not_remember_what_was_never_recorded(sample: Services) -> None:
+    result = answer_question(sample, USER, "Where did I park my bicycle?", now=ASKED_AT)
+    assert result.answer == NO_MEMORY
+    assert result.trace.citations == []
+
+
+def test_plan_answers_only_from_memories_before_the_question(sample: Services) -> None:
+    # GIVEN a question asked before the morning began: nothing of it is memory yet
+    before = WINDOWS["office-arrive"].start_time - timedelta(hours=2)
+    result = answer_question(sample, USER, "Where are my keys?", now=before)
+    assert result.answer == NO_MEMORY
+    assert result.trace.citations == []
+
+
+def test_chat_verbose_trace_lists_the_citations(sample: Services) -> None:
+    # WHEN the question goes through the chat-verbose handler, as API Gateway calls it
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from api.memories.chat_verbose.app import lambda_handler
+    from worldmm.local_api import LocalLambdaContext, build_event
+
+    event = build_event(
+        "POST",
+        "/memories/chat/verbose",
+        {"content-type": "application/json"},
+        json.dumps({"question": "Where are my keys?"}).encode(),
+        {"sub": USER},
+    )
+    response = lambda_handler(event, cast(LambdaContext, LocalLambdaContext("ChatVerboseFunction")))
+    body = json.loads(response["body"])
+    # THEN the trace lists each cited segment with its times and scale
+    assert response["statusCode"] == 200, body
+    [citation] = body["trace"]["citations"]
+    assert set(citation) >= {"id", "segment_id", "memory_type", "start_time", "end_time", "duration_seconds"}
+    assert citation["memory_type"] == "episodic"
+    assert body["trace"]["mode"] == "plan"
