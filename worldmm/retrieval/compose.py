@@ -112,14 +112,34 @@ def relevant_memories(services: Services, question: str, memories: list[Retrieve
     return [memories[i] for i in order]
 
 
-def best_sentence(services: Services, question: str, memory_text: str) -> str:
-    """The sentence or line of `memory_text` sharing most lexemes with the question (the first on a tie)."""
-    pieces = [p.strip() for p in _SENTENCE.split(memory_text) if p and p.strip()]
-    if len(pieces) <= 1:
-        return memory_text.strip()
-    question_lexemes, *piece_lexemes = text_lexemes(services, [question, *pieces])
-    best = max(range(len(pieces)), key=lambda i: (len(piece_lexemes[i] & question_lexemes), -i))
-    return pieces[best]
+def _pieces(memory_text: str) -> list[tuple[str, bool]]:
+    """The sentences of a memory's text, each with whether it was heard (the transcript part) or not."""
+    caption, marker, heard = memory_text.partition("(heard:")
+    parts = [(caption, False)]
+    if marker:
+        parts.append((heard.strip().removesuffix(")"), True))
+    return [(p.strip(), was_heard) for part, was_heard in parts for p in _SENTENCE.split(part) if p and p.strip()]
+
+
+def best_sentence(services: Services, question: str, memory_text: str) -> tuple[str, bool]:
+    """The sentence of `memory_text` sharing most lexemes with the question, and whether it was heard.
+
+    A sentence that is itself a question states no fact: one that does, sharing any lexeme, goes first
+    (in "When is your presentation?" / "My presentation is on Friday" the answer is the second). On a
+    tie the sentence that says most (most lexemes) wins over a bare mention ("Sure, Marco."), then the first.
+    """
+    pieces = _pieces(memory_text)
+    if not pieces:
+        return memory_text.strip(), False
+    if len(pieces) == 1:
+        return pieces[0]
+    question_lexemes, *piece_lexemes = text_lexemes(services, [question, *(p for p, _ in pieces)])
+
+    def rank(i: int) -> tuple[bool, int, int, int]:
+        shared = len(piece_lexemes[i] & question_lexemes)
+        return (shared > 0 and not pieces[i][0].endswith("?"), shared, len(piece_lexemes[i]), -i)
+
+    return pieces[max(range(len(pieces)), key=rank)]
 
 
 def _clock(moment: datetime) -> str:
@@ -156,7 +176,8 @@ def compose_answer(services: Services, question: str, memories: list[RetrievedMe
     if not relevant:
         return Composed(NO_MEMORY, [])
     best = relevant[0]
-    fact = best_sentence(services, question, best.text)
-    when = describe_when(best.start_time, now) if best.start_time else None
-    lead = f"{when[0].upper()}{when[1:]}: " if when else ""
+    fact, heard = best_sentence(services, question, best.text)
+    when = describe_when(best.start_time, now) if best.start_time else ""
+    lead = ", ".join(w for w in (when, "heard" if heard else "") if w)
+    lead = f"{lead[0].upper()}{lead[1:]}: " if lead else ""
     return Composed(f'{lead}"{fact}" ({_source(best)}).', [best])

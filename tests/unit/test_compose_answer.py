@@ -1,0 +1,48 @@
+"""The answer composed from memories: the relevant line, the time in plain words, and no memory without relevance."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from tests.harness import make_settings
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.retrieval.compose import best_sentence, describe_when
+from worldmm.services import Services
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)  # a Tuesday
+
+
+@pytest.mark.parametrize(
+    ("moment", "words"),
+    [
+        (datetime(2025, 3, 11, 8, 14, tzinfo=UTC), "this morning at 8:14"),
+        (datetime(2025, 3, 11, 12, 5, tzinfo=UTC), "this afternoon at 12:05"),
+        (datetime(2025, 3, 10, 19, 42, tzinfo=UTC), "yesterday at 19:42"),
+        (datetime(2025, 3, 3, 11, 15, tzinfo=UTC), "on Monday 3 March at 11:15"),
+        (datetime(2024, 12, 30, 9, 0, tzinfo=UTC), "on Monday 30 December 2024 at 9:00"),
+    ],
+)
+def test_describe_when_says_the_time_relative_to_the_question(moment: datetime, words: str) -> None:
+    assert describe_when(moment, NOW) == words
+
+
+def test_best_sentence_prefers_the_statement_to_the_question_it_answers() -> None:
+    services = Services(make_settings(), llm=ScriptedLLM())
+    memory = "Hey! Thanks for helping with my slides. Sure, Marco. When is your presentation?\n" + (
+        "My presentation is on Friday at two in the afternoon, to the whole team."
+    )
+    sentence, heard = best_sentence(services, "When is Marco's presentation?", memory)
+    assert sentence.startswith("My presentation is on Friday") and not heard
+
+
+def test_best_sentence_says_when_the_sentence_was_heard_rather_than_captioned() -> None:
+    services = Services(make_settings(), llm=ScriptedLLM())
+    memory = "At my desk in the office (heard: Me: I am putting my keys in the drawer of my desk.)"
+    assert best_sentence(services, "Where are my keys?", memory) == (
+        "Me: I am putting my keys in the drawer of my desk.",
+        True,
+    )
