@@ -9,7 +9,9 @@ shares no lexeme with the question is not evidence for it, and with none left th
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -105,10 +107,18 @@ def _approximate_lexemes(value: str) -> set[str]:
 
 
 def relevant_memories(services: Services, question: str, memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
-    """The memories sharing a lexeme with the question, most shared first, then in retrieval order."""
+    """The memories sharing a lexeme with the question, best first, then in retrieval order.
+
+    A shared lexeme counts by its rarity among the retrieved memories (BM25's idf over them): "drink"
+    found in one of them says more than "morning" found in all.
+    """
     question_lexemes, *memory_lexemes = text_lexemes(services, [question, *(m.text for m in memories)])
-    shared = [len(lexemes & question_lexemes) for lexemes in memory_lexemes]
-    order = sorted((i for i, n in enumerate(shared) if n), key=lambda i: (-shared[i], i))
+    count = len(memory_lexemes)
+    frequency = Counter(lexeme for lexemes in memory_lexemes for lexeme in lexemes & question_lexemes)
+    idf = {lexeme: math.log(1 + (count - df + 0.5) / (df + 0.5)) for lexeme, df in frequency.items()}
+    weight = [sum(idf[lexeme] for lexeme in lexemes & question_lexemes) for lexemes in memory_lexemes]
+    shared = [bool(lexemes & question_lexemes) for lexemes in memory_lexemes]
+    order = sorted((i for i in range(count) if shared[i]), key=lambda i: (-weight[i], i))
     return [memories[i] for i in order]
 
 
