@@ -172,7 +172,7 @@ class Settings(BaseSettings):
     rrf_k: int = 60
     rrf_weight_lexical: float = 1.0  # BM25 over the user's segments
     rrf_weight_dense: float = 1.0  # cosine over caption embeddings
-    rrf_weight_graph: float = 0.5  # PPR from the query's entities, weighted by specificity
+    rrf_weight_graph: float = 0.1  # entity graph leg; measured on EgoLife it adds noise above this (README)
     seed_hub_fraction: float = 0.2  # a query entity in more than this share of memories seeds no PPR
     time_tiebreak: float = 0.1  # the question's time direction: at most this fraction of one top rank
     mmr_lambda: float = 0.7
