@@ -10,9 +10,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from tests.deployed.stack import REGION, DeployedStack, FakeGpuWorker, LambdaInvokeRecorder, load_template
+from tests.deployed.stack import REGION, DeployedStack, FakeGpuWorker, LambdaInvokeRecorder
 from tests.harness import _free_port, embedded_postgres, make_settings
 from tests.support_adapters import FakeModelServer
+from tests.support_template import load_template
 from worldmm.db.local import LocalDatabase
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM

@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tests.support_template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("runner.py")
@@ -42,29 +42,6 @@ EMULATOR_ENDPOINTS = (
 )
 
 
-class CfnLoader(yaml.SafeLoader):
-    """A SafeLoader that reads CloudFormation short-form tags (`!Ref X` becomes {"Ref": "X"})."""
-
-
-def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    name = suffix if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-        if suffix == "GetAtt":
-            value = value.split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    return {name: value}
-
-
-CfnLoader.add_multi_constructor("!", _tag)
-
-
-def load_template() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=CfnLoader)
-    return loaded
 
 
 class _NoValue:

@@ -51,7 +51,6 @@ def _recall(report: dict[str, Any], method: str, k: int, mode: str = "exact") ->
     return float(report["methods"][method][mode][f"R@{k}"])
 
 
-@pytest.mark.skipif(not EGOLIFE.is_dir(), reason="the shared EgoLife data is beside the checkout in CI")
 def test_memory_quality_on_an_egolife_slice(services: Services) -> None:
     benchmark = load_egolife(EGOLIFE, days={"DAY1"}, until=SLICE_UNTIL)
     report = run_eval(services, benchmark, user_id="quality-egolife", out=None, progress=False)

@@ -19,7 +19,7 @@ from worldmm.db.local import LocalDatabase
 from worldmm.eval.datasets import load_sample_session
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.text_windows import TextWindow, ingest_text_windows
+from worldmm.pipeline.text_windows import ingest_text_windows
 from worldmm.retrieval.agent import answer_question
 from worldmm.retrieval.compose import NO_MEMORY
 from worldmm.services import Services, set_services
@@ -46,18 +46,7 @@ def sample(pg: LocalDatabase) -> Iterator[Services]:
     )
     db = Database(pg.app_url)
     services = Services(settings, db=db, llm=ScriptedLLM(), embedder=HashEmbedder(settings.embedding_dim))
-    windows = [
-        TextWindow(
-            session_id=w.session_id,
-            window_index=w.window_index,
-            start_time=w.start_time,
-            end_time=w.end_time,
-            caption=w.caption,
-            transcript=w.transcript,
-        )
-        for w in BENCHMARK.windows
-    ]
-    ingest_text_windows(services, USER, windows)
+    ingest_text_windows(services, USER, BENCHMARK.text_windows())
     set_services(services)
     yield services
     set_services(None)

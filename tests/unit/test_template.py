@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.support_template import load_template
 from worldmm.config import Settings
 
 pytestmark = pytest.mark.unit
@@ -20,30 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY_MODULES = ("torch", "transformers", "llama_cpp", "sentence_transformers", "faster_whisper", "igraph")
 
 
-class CfnLoader(yaml.SafeLoader):
-    """A SafeLoader that reads CloudFormation short-form tags (`!Ref X` becomes {"Ref": "X"})."""
-
-
-def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    name = suffix if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-        if suffix == "GetAtt":
-            value = value.split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)
-    return {name: value}
-
-
-CfnLoader.add_multi_constructor("!", _tag)
 
 
 @cache
 def template() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.load((ROOT / "template.yaml").read_text(), Loader=CfnLoader)
-    return loaded
+    return load_template()
 
 
 def resources(kind: str) -> dict[str, dict[str, Any]]:

@@ -12,6 +12,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from worldmm.pipeline.text_windows import TextWindow
 
 EGOLIFE_DAY1 = datetime(2025, 1, 6, tzinfo=UTC)
 """EgoLife numbers days (DAY1…DAY7); DAY1 is taken to be Monday 6 January 2025 — the one place it is fixed."""
@@ -54,6 +58,22 @@ class Benchmark:
     name: str
     windows: list[EvalWindow]
     questions: list[EvalQuestion]
+
+    def text_windows(self) -> list[TextWindow]:
+        """The windows as the text-window ingest path takes them."""
+        from worldmm.pipeline.text_windows import TextWindow
+
+        return [
+            TextWindow(
+                session_id=w.session_id,
+                window_index=w.window_index,
+                start_time=w.start_time,
+                end_time=w.end_time,
+                caption=w.caption,
+                transcript=w.transcript,
+            )
+            for w in self.windows
+        ]
 
 
 def egolife_day(day: str) -> datetime:

@@ -61,19 +61,9 @@ def build_memory(
     """Ingest the benchmark's windows through the text-window path (resumable); returns what it did."""
     from tqdm import tqdm
 
-    from worldmm.pipeline.text_windows import TextWindow, ingest_text_windows
+    from worldmm.pipeline.text_windows import ingest_text_windows
 
-    windows = [
-        TextWindow(
-            session_id=w.session_id,
-            window_index=w.window_index,
-            start_time=w.start_time,
-            end_time=w.end_time,
-            caption=w.caption,
-            transcript=w.transcript,
-        )
-        for w in benchmark.windows
-    ]
+    windows = benchmark.text_windows()
     started = time.perf_counter()
     with tqdm(total=len(windows), desc=f"memory of {benchmark.name}", unit="window", disable=not progress) as bar:
         report = ingest_text_windows(services, user_id, windows, progress=bar.update)
