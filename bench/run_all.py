@@ -22,6 +22,7 @@ BENCHES = {
     "retrieval": ["-m", "bench.bench_retrieval"],
     "chat_latency": ["-m", "bench.bench_chat_latency", "--model-latency", "1.5"],
     "local_adapters": ["-m", "bench.bench_local_adapters"],
+    "handler_imports": ["-m", "bench.bench_handler_imports"],
     "gpu_worker_tiny": ["bench/bench_gpu_worker.py", "--tiny", "--clips", "8"],
 }
 ROOT = Path(__file__).resolve().parent.parent

@@ -269,37 +269,28 @@ def test_template_function_groups_carry_no_model_runtimes() -> None:
 
 HANDLERS = sorted({props["Handler"] for props in functions().values()})
 
-# CPU seconds of the import (process_time): what a cold start pays, unaffected by other work on shared cores.
 _PROBE = """
-import json, sys, time, importlib
-cpu, wall = time.process_time(), time.perf_counter()
+import json, sys, importlib
 module_name, _, attr = sys.argv[1].rpartition(".")
 handler = getattr(importlib.import_module(module_name), attr)
-cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 heavy = sorted(m for m in sys.argv[2].split(",") if m in sys.modules)
-print(json.dumps({"seconds": cpu, "wall": wall, "callable": callable(handler), "heavy": heavy}))
+print(json.dumps({"callable": callable(handler), "heavy": heavy}))
 """
 
 
 @pytest.mark.parametrize("handler", HANDLERS)
-def test_template_handler_imports_in_a_cold_interpreter_under_one_second(handler: str) -> None:
-    # WHEN a fresh interpreter imports the handler as Lambda would (best of two cold starts: shared CI cores)
-    runs = []
-    for _ in range(2):
-        result = subprocess.run(
-            [sys.executable, "-c", _PROBE, handler, ",".join(HEAVY_MODULES)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "WORLDMM_PROFILE": "aws"},
-            check=False,
-        )
-        assert result.returncode == 0, result.stderr[-2000:]
-        runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
-        if runs[-1]["seconds"] < 1.0:
-            break
-    # THEN it exists, is callable, loads no model runtime and takes under a second
-    best = min(runs, key=lambda r: r["seconds"])
-    assert best["callable"] and best["heavy"] == []
-    assert best["seconds"] < 1.0, f"{handler} took {best['seconds']:.2f}s to import"
+def test_template_handler_imports_in_a_cold_interpreter_without_a_model_runtime(handler: str) -> None:
+    # WHEN a fresh interpreter imports the handler as Lambda would (its import time: bench.bench_handler_imports)
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, handler, ",".join(HEAVY_MODULES)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1", "WORLDMM_PROFILE": "aws"},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    probe = json.loads(result.stdout.strip().splitlines()[-1])
+    # THEN it exists, is callable and loads no model runtime
+    assert probe["callable"] and probe["heavy"] == []
