@@ -65,14 +65,14 @@ def _reap(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from worldmm.local_api import serve
+    from worldmm.gateway.app import serve
 
-    serve(host=args.host, port=args.port)
+    serve(host=args.host, port=args.port, public_url=args.public_url)
     return 0
 
 
 def _token(args: argparse.Namespace) -> int:
-    from worldmm.local_api import issue_token
+    from worldmm.gateway.auth import issue_token
 
     print(issue_token(args.user_id, get_settings(), ttl_s=args.ttl))
     return 0
@@ -147,9 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--older-than", type=int, default=None, help="seconds (default: settings)")
     p.set_defaults(func=_reap)
 
-    p = sub.add_parser("serve", help="local HTTP API for the api/ handlers (JWT-verified)")
+    p = sub.add_parser("serve", help="local gateway: every HTTP route, presigned uploads, /openapi.json and /mcp")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--public-url", default=None, help="base URL clients reach (upload URLs use it)")
     p.set_defaults(func=_serve)
 
     p = sub.add_parser("token", help="print a development JWT for the local API")

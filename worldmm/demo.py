@@ -34,7 +34,7 @@ def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
     from api.memories.chat_verbose.app import lambda_handler
-    from worldmm.local_api import LocalLambdaContext, build_event
+    from worldmm.gateway.events import LocalLambdaContext, build_event
 
     body: dict[str, Any] = {"question": question}
     if chat_id:

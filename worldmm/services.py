@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from worldmm.config import Profile, Settings, get_settings
 
 if TYPE_CHECKING:
+    from worldmm.capture.service import CaptureService
     from worldmm.chat.repository import ChatRepository
     from worldmm.db.engine import Database
     from worldmm.graph.cache import GraphCache
@@ -107,6 +108,12 @@ class Services:
 
         return build_chat_repository(self.settings, self)
 
+    @cached_property
+    def capture(self) -> CaptureService:
+        from worldmm.capture.service import build_capture_service
+
+        return build_capture_service(self)
+
     def replace(self, **overrides: Any) -> Services:
         """A Services with the same settings and the ports built so far, `overrides` put in their place."""
         built = {name: value for name, value in self.__dict__.items() if name in _PORTS}
@@ -135,6 +142,7 @@ _PORTS = {
     "invoker",
     "graph_cache",
     "chats",
+    "capture",
 }
 
 _default: Services | None = None

@@ -90,7 +90,7 @@ def test_chat_verbose_trace_lists_the_citations(sample: Services) -> None:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
     from api.memories.chat_verbose.app import lambda_handler
-    from worldmm.local_api import LocalLambdaContext, build_event
+    from worldmm.gateway.events import LocalLambdaContext, build_event
 
     event = build_event(
         "POST",

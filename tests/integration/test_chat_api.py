@@ -26,9 +26,9 @@ from worldmm.chat.service import GPU_STARTING_ANSWER
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.errors import GpuUnavailableError
+from worldmm.gateway.events import LocalLambdaContext, build_event
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.local_api import LocalLambdaContext, build_event
 from worldmm.memory.hash_embedder import HashEmbedder
 from worldmm.services import Services, set_services
 

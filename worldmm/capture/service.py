@@ -15,7 +15,6 @@ windows they open close by time, and objects for closed windows retrigger them.
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -40,6 +39,7 @@ from worldmm.capture.models import (
     UploadOutcome,
     WindowState,
 )
+from worldmm.capture.port import CaptureStatePort
 from worldmm.capture.store import CaptureStore
 from worldmm.config import Settings
 from worldmm.errors import BadRequest, Forbidden
@@ -67,7 +67,7 @@ class CaptureService:
     def __init__(
         self,
         settings: Settings,
-        store: CaptureStore,
+        store: CaptureStatePort,
         s3_client: Any,
         invoker: FunctionInvoker,
         *,
@@ -274,15 +274,8 @@ def build_capture_service(services: Services) -> CaptureService:
     return CaptureService(settings, store, s3, services.invoker)
 
 
-_by_services: weakref.WeakKeyDictionary[Services, CaptureService] = weakref.WeakKeyDictionary()
-
-
 def capture_service() -> CaptureService:
     """The capture service of the process-wide Services (built once per Services, reused while warm)."""
     from worldmm.services import get_services
 
-    services = get_services()
-    service = _by_services.get(services)
-    if service is None:
-        service = _by_services[services] = build_capture_service(services)
-    return service
+    return get_services().capture

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import threading
+import json
 from collections.abc import Iterator
 
 import httpx
 import jwt
 import pytest
 
+from tests.support_gateway import running_gateway
+from tests.support_template import ROOT, load_template
 from worldmm.cli import main as cli_main
+from worldmm.gateway.auth import issue_token
+from worldmm.gateway.routes import ROUTES
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.local_api import issue_token, make_server
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -21,15 +24,9 @@ ALICE = "user-alice"
 
 @pytest.fixture
 def api(services: Services) -> Iterator[str]:
-    """The local API serving on an ephemeral 127.0.0.1 port; yields its base URL."""
-    server = make_server("127.0.0.1", 0, services)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """The local gateway serving on an ephemeral 127.0.0.1 port; yields its base URL."""
+    with running_gateway(services) as running:
+        yield running.url
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -112,3 +109,53 @@ def test_token_command_prints_a_token_for_the_user(capsys: pytest.CaptureFixture
         issuer=settings.jwt_issuer,
     )
     assert claims["sub"] == ALICE and claims["exp"] - claims["iat"] == 60
+
+
+def test_serve_unknown_path_is_404_with_api_gateway_body(api: str, services: Services) -> None:
+    token = issue_token(ALICE, services.settings)
+    response = httpx.post(f"{api}/nowhere", headers=_auth(token), timeout=10)
+    assert response.status_code == 404 and response.json() == {"message": "Not Found"}
+
+
+def _template_routes() -> set[tuple[str, str, str]]:
+    resources = load_template()["Resources"]
+    found = set()
+    for name, resource in resources.items():
+        for event in (resource.get("Properties", {}).get("Events") or {}).values():
+            if event.get("Type") == "HttpApi":
+                props = event["Properties"]
+                found.add((name, props["Method"].upper(), props["Path"]))
+    return found
+
+
+def test_gateway_serves_exactly_the_http_routes_template_yaml_declares() -> None:
+    # GIVEN the template's HttpApi events (function, method, path) and the gateway's route table
+    declared = _template_routes()
+    served = {(r.function, r.method, r.path) for r in ROUTES}
+    # THEN they are the same set, and each route's handler is the function's Handler in the template
+    assert served == declared
+    resources = load_template()["Resources"]
+    for route in ROUTES:
+        assert resources[route.function]["Properties"]["Handler"] == f"{route.handler}.lambda_handler"
+
+
+def test_openapi_json_is_committed_served_and_generated_from_the_models(api: str) -> None:
+    # GIVEN the document generated from the route table's pydantic models
+    from worldmm.gateway.openapi import openapi_document, render
+
+    document = openapi_document()
+    # THEN the committed openapi.json is that document (regenerate: python -m worldmm.gateway.openapi > openapi.json)
+    assert (ROOT / "openapi.json").read_text() == render(), "openapi.json drifted: regenerate it"
+    # AND the gateway serves it without a token
+    served = httpx.get(f"{api}/openapi.json", timeout=10)
+    assert served.status_code == 200 and served.json() == json.loads(render())
+    # AND it names every template route and every request and response model's fields
+    paths = {(m.upper(), p) for p, ops in document["paths"].items() for m in ops}
+    assert paths == {(m, p) for _, m, p in _template_routes()}
+    schemas = document["components"]["schemas"]
+    for route in ROUTES:
+        for model in (route.body, route.response):
+            if model is not None:
+                assert set(schemas[model.__name__]["properties"]) == set(model.model_fields) | set(
+                    model.model_computed_fields
+                )

@@ -1,0 +1,48 @@
+"""The local gateway on a real 127.0.0.1 socket (uvicorn in a thread) for HTTP and MCP client tests."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import uvicorn
+from starlette.applications import Starlette
+
+from tests.harness import _free_port
+from worldmm.gateway.app import Gateway, create_app
+from worldmm.services import Services
+
+
+@dataclass
+class RunningGateway:
+    url: str
+    app: Starlette
+
+    @property
+    def gateway(self) -> Gateway:
+        gateway: Gateway = self.app.state.gateway
+        return gateway
+
+
+@contextmanager
+def running_gateway(services: Services) -> Iterator[RunningGateway]:
+    """`worldmm serve` on an ephemeral port; yields its base URL and app; stops it afterwards."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    app = create_app(services, public_url=url)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("gateway did not start")
+        time.sleep(0.02)
+    try:
+        yield RunningGateway(url, app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

@@ -1,0 +1,40 @@
+"""The capture-state port: sessions and window buffers with an exactly-once close.
+
+Adapters: `CaptureStore` (DynamoDB, the deployment) and `LocalCaptureStore` (object store + in-process
+window table, `worldmm serve`). tests/integration/test_capture_flow.py runs its flow on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from worldmm.capture.models import CaptureSession, UploadKind, WindowState
+
+
+class CaptureStatePort(Protocol):
+    def create_session(self, session: CaptureSession) -> None: ...
+
+    def get_session(self, session_id: str) -> CaptureSession | None: ...
+
+    def mark_session_ended(self, session_id: str, ended_at: str) -> str: ...
+
+    def record_open_upload(
+        self, user_id: str, session_id: str, window_index: int, kind: UploadKind, frame: int | None, now: float
+    ) -> WindowState | None: ...
+
+    def record_late_upload(
+        self, session_id: str, window_index: int, kind: UploadKind, frame: int | None, now: float
+    ) -> bool: ...
+
+    def close_window(self, session_id: str, window_index: int, reason: str, now: float) -> WindowState | None: ...
+
+    def reopen_window(self, window: WindowState) -> None: ...
+
+    def mark_ingest_invoked(self, session_id: str, window_index: int, frame_count: int, now: float) -> None: ...
+
+    def get_window(self, session_id: str, window_index: int) -> WindowState | None: ...
+
+    def open_window_indices(self, session_id: str) -> list[int]: ...
+
+    def overdue_windows(self, opened_before: float) -> Iterator[tuple[str, int]]: ...

@@ -1,0 +1,240 @@
+"""The local gateway: API Gateway (HTTP API, JWT authorizer) and the S3 upload target, in one Starlette app.
+
+Every route of `worldmm.gateway.routes` (the ones template.yaml declares) is matched as API Gateway matches
+it, its Bearer token verified as the JWT authorizer would, and the request handed to the same
+`lambda_handler` as the v2 event it receives in production. `PUT /uploads/{key}` takes the presigned uploads
+(`worldmm.capture.local_uploads`), stores the object and records it as the bucket's ObjectCreated
+notification would (S3 → SQS → `worldmm.capture.s3_events`), on a background worker. `/openapi.json` serves
+the API's document and `/mcp` the MCP endpoint over the same memory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from worldmm.capture.local_store import LocalCaptureStore
+from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
+from worldmm.capture.s3_events import parse_key, record_notification
+from worldmm.capture.service import CaptureService
+from worldmm.errors import Unauthenticated
+from worldmm.gateway.auth import verify_token
+from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_response
+from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
+from worldmm.gateway.openapi import openapi_document
+from worldmm.gateway.routes import ROUTES, ApiRoute
+
+if TYPE_CHECKING:
+    from worldmm.services import Services
+
+logger = Logger(service="worldmm-gateway", child=True)
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+
+
+def _pattern(path: str) -> re.Pattern[str]:
+    return re.compile("^" + re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(path)) + "$")
+
+
+@dataclass
+class _Bound:
+    route: ApiRoute
+    pattern: re.Pattern[str]
+    lock: threading.Lock
+    handler: Handler | None = None
+
+
+class UploadNotifications:
+    """Records landed uploads one at a time off the request thread, as the bucket's queue does."""
+
+    def __init__(self, bucket: str, service: CaptureService) -> None:
+        self._bucket = bucket
+        self._service = service
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upload-events")
+        self._pending: set[Future[None]] = set()
+        self._lock = threading.Lock()
+
+    def _record(self, key: str) -> None:
+        notification = {
+            "Records": [
+                {
+                    "eventSource": "aws:s3",
+                    "eventName": "ObjectCreated:Put",
+                    "s3": {"bucket": {"name": self._bucket}, "object": {"key": key}},
+                }
+            ]
+        }
+        try:
+            for outcome in record_notification(notification, self._service):
+                logger.info("upload_recorded", extra=outcome.model_dump(exclude_none=True))
+        except Exception:
+            logger.exception("upload_record_failed", extra={"key": key})
+
+    def submit(self, key: str) -> None:
+        future = self._pool.submit(self._record, key)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._done)
+
+    def _done(self, future: Future[None]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Wait until every upload recorded so far (and the ingest it set off) is done."""
+        with self._lock:
+            pending = set(self._pending)
+        wait(pending, timeout=timeout)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+def _json(status: int, payload: dict[str, Any]) -> JSONResponse:
+    return JSONResponse(payload, status_code=status)
+
+
+def _s3_error(code: str, status: int) -> Response:
+    return Response(f"<Error><Code>{code}</Code></Error>".encode(), status_code=status, media_type="application/xml")
+
+
+class Gateway:
+    """Routes, authorizes and invokes; one invocation per handler at a time, as in one Lambda container."""
+
+    def __init__(self, services: Services, signer: LocalUploadSigner, notifications: UploadNotifications) -> None:
+        self.services = services
+        self.signer = signer
+        self.notifications = notifications
+        self._routes = [_Bound(r, _pattern(r.path), threading.Lock()) for r in ROUTES]
+
+    def match(self, method: str, path: str) -> tuple[_Bound, dict[str, str]] | None:
+        for bound in self._routes:
+            found = bound.pattern.match(path)
+            if found and bound.route.method == method:
+                return bound, found.groupdict()
+        return None
+
+    def _invoke(self, bound: _Bound, event: dict[str, Any]) -> dict[str, Any]:
+        with bound.lock:
+            if bound.handler is None:
+                bound.handler = importlib.import_module(bound.route.handler).lambda_handler
+            function_name = bound.route.function
+            return bound.handler(event, LocalLambdaContext(function_name=function_name))
+
+    async def api(self, request: Request) -> Response:
+        """One API request → the handler's response, as API Gateway answers it."""
+        matched = self.match(request.method, request.url.path)
+        if matched is None:
+            return _json(404, {"message": "Not Found"})
+        bound, params = matched
+        try:
+            claims = verify_token(request.headers.get("authorization"), self.services.settings)
+        except Unauthenticated as exc:
+            logger.info("rejected request", extra={"route": bound.route.route_key, "reason": str(exc)})
+            return _json(401, {"message": "Unauthorized"})
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        event = build_event(
+            request.method,
+            target,
+            dict(request.headers),
+            await request.body(),
+            claims,
+            source_ip=request.client.host if request.client else "127.0.0.1",
+            route_key=bound.route.route_key,
+            path_parameters=params,
+        )
+        try:
+            result = await run_in_threadpool(self._invoke, bound, event)
+        except Exception:
+            logger.exception("handler failed", extra={"route": bound.route.route_key})
+            return _json(500, {"message": "Internal Server Error"})
+        status, headers, body = from_lambda_response(result)
+        kept = {k: v for k, v in headers.items() if k.lower() not in {"content-length", "connection"}}
+        return Response(body, status_code=status, headers=kept)
+
+    async def upload(self, request: Request) -> Response:
+        """A presigned PUT: check the signature, store the object, queue its ObjectCreated record."""
+        key = request.path_params["key"]
+        query = request.query_params
+        content_type = request.headers.get("content-type", "")
+        if not self.signer.check(key, query.get("expires"), content_type, query.get("signature")):
+            return _s3_error("AccessDenied", 403)
+        body = await request.body()
+        if len(body) > MAX_UPLOAD_BYTES:
+            return _s3_error("EntityTooLarge", 400)
+        await run_in_threadpool(self.services.store.put, key, body)
+        if parse_key(key) is not None:
+            self.notifications.submit(key)
+        return Response(b"", status_code=200)
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+
+def local_capture_service(services: Services, public_url: str) -> CaptureService:
+    """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
+    settings = services.settings
+    signer = LocalUploadSigner(public_url, settings.jwt_dev_secret)
+    return CaptureService(settings, LocalCaptureStore(services.store), signer, services.invoker)
+
+
+def create_app(services: Services, *, public_url: str, host: str = "127.0.0.1") -> Starlette:
+    """The gateway over `services` (installed as the handlers' process default), reachable at `public_url`."""
+    from worldmm.services import set_services
+
+    capture = local_capture_service(services, public_url)
+    services = services.replace(capture=capture)
+    set_services(services)
+    signer = capture.s3
+    assert isinstance(signer, LocalUploadSigner)
+    notifications = UploadNotifications(services.settings.frames_bucket, capture)
+    gateway = Gateway(services, signer, notifications)
+    mcp_server = build_mcp_server(lambda: services, services.settings, public_url=public_url)
+    mcp_app = mcp_asgi_app(mcp_server, host=host)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp_server.session_manager.run():
+            yield
+        notifications.close()
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    app = Starlette(
+        routes=[
+            Route("/openapi.json", gateway.openapi, methods=["GET"]),
+            Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),
+            Route(MCP_PATH, mcp_app),
+            Route("/{path:path}", gateway.api, methods=methods),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.gateway = gateway
+    return app
+
+
+def serve(
+    host: str = "127.0.0.1", port: int = 8080, services: Services | None = None, public_url: str | None = None
+) -> None:
+    """Serve the gateway on host:port until interrupted (`worldmm serve`)."""
+    import uvicorn
+
+    from worldmm.services import get_services
+
+    url = public_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    app = create_app(services or get_services(), public_url=url, host=host)
+    logger.info("local gateway listening", extra={"url": url, "mcp": url + MCP_PATH})
+    uvicorn.run(app, host=host, port=port, log_level="warning")
