@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -28,11 +28,11 @@ class RunningGateway:
 
 
 @contextmanager
-def running_gateway(services: Services) -> Iterator[RunningGateway]:
+def running_gateway(services: Services, clock: Callable[[], float] = time.time) -> Iterator[RunningGateway]:
     """`worldmm serve` on an ephemeral port; yields its base URL and app; stops it afterwards."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    app = create_app(services, public_url=url)
+    app = create_app(services, public_url=url, clock=clock)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

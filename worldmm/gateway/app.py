@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import asynccontextmanager
@@ -185,18 +186,22 @@ class Gateway:
         return JSONResponse(openapi_document())
 
 
-def local_capture_service(services: Services, public_url: str) -> CaptureService:
+def local_capture_service(
+    services: Services, public_url: str, *, clock: Callable[[], float] = time.time
+) -> CaptureService:
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
     settings = services.settings
-    signer = LocalUploadSigner(public_url, settings.jwt_dev_secret)
-    return CaptureService(settings, LocalCaptureStore(services.store), signer, services.invoker)
+    signer = LocalUploadSigner(public_url, settings.jwt_dev_secret, clock=clock)
+    return CaptureService(settings, LocalCaptureStore(services.store), signer, services.invoker, clock=clock)
 
 
-def create_app(services: Services, *, public_url: str, host: str = "127.0.0.1") -> Starlette:
+def create_app(
+    services: Services, *, public_url: str, host: str = "127.0.0.1", clock: Callable[[], float] = time.time
+) -> Starlette:
     """The gateway over `services` (installed as the handlers' process default), reachable at `public_url`."""
     from worldmm.services import set_services
 
-    capture = local_capture_service(services, public_url)
+    capture = local_capture_service(services, public_url, clock=clock)
     services = services.replace(capture=capture)
     set_services(services)
     signer = capture.s3
