@@ -1,0 +1,119 @@
+"""The MCP endpoint of `worldmm serve`, driven with the official SDK's Streamable HTTP client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support_gateway import RunningGateway, running_gateway
+from tests.support_ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from worldmm.config import AgentMode, Settings
+from worldmm.db.engine import Database
+from worldmm.gateway.auth import issue_token
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.pipeline.events import IngestWindowEvent
+from worldmm.pipeline.window import ingest_window
+from worldmm.services import Services, set_services
+
+pytestmark = pytest.mark.integration
+
+ALICE, BOB = "user-alice", "user-bob"
+
+
+@pytest.fixture
+def memories(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path: Path) -> Iterator[Services]:
+    """Alice remembers a red mug in the kitchen; Bob a blue bicycle in the garage (one window each)."""
+    services = make_ingest_services(
+        settings.model_copy(update={"agent_mode": AgentMode.PLAN}), db, scripted_llm, tmp_path / "objects"
+    )
+    for user, session, caption, entities, triples in (
+        (ALICE, "sess-alice", "Kate holds a red mug in the kitchen.", ["Kate", "mug"], [["Kate", "holds", "red mug"]]),
+        (BOB, "sess-bob", "Tom rides a blue bicycle in the garage.", ["Tom", "bicycle"], [["Tom", "rides", "bicycle"]]),
+    ):
+        script_window_models(scripted_llm, caption=caption, entities=entities, triples=triples)
+        metadata = {"createdAt": CREATED_AT, "userId": user}
+        services.store.put(f"sessions/{session}/metadata.json", json.dumps(metadata).encode())
+        put_window(services.store, session, 0, frames=2)
+        event = IngestWindowEvent(sessionId=session, userId=user, windowIndex=0, frameCount=2)
+        assert ingest_window(services, event).status == "ok"
+    yield services
+    set_services(None)
+
+
+@pytest.fixture
+def gateway(memories: Services) -> Iterator[RunningGateway]:
+    with running_gateway(memories) as running:
+        yield running
+
+
+def _call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """(tool names listed, the tool's structured result) over Streamable HTTP with a bearer token."""
+
+    async def run() -> tuple[list[str], dict[str, Any]]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            structured = result.structured_content or json.loads(result.content[0].text)  # type: ignore[union-attr]
+            return tools, structured
+
+    return anyio.run(run)
+
+
+def test_search_memories_returns_the_callers_memories_with_time_and_segment(
+    gateway: RunningGateway, memories: Services
+) -> None:
+    token = issue_token(ALICE, memories.settings)
+    tools, result = _call(gateway.url, token, "search_memories", {"memory_type": "episodic", "query": "red mug Kate"})
+    assert {"search_memories", "ask"} <= set(tools)
+    [memory] = result["memories"]
+    assert "red mug" in memory["text"] and memory["segment_id"] and memory["start_time"] and memory["end_time"]
+
+
+def test_search_memories_time_range_excludes_memories_outside_it(gateway: RunningGateway, memories: Services) -> None:
+    token = issue_token(ALICE, memories.settings)
+    _, result = _call(
+        gateway.url,
+        token,
+        "search_memories",
+        {"memory_type": "episodic", "query": "red mug Kate", "until": "2026-05-01T09:00:00+00:00"},
+    )
+    assert result["memories"] == []  # the window was recorded at 10:00 that day
+
+
+def test_ask_answers_with_citations(gateway: RunningGateway, memories: Services) -> None:
+    token = issue_token(ALICE, memories.settings)
+    _, result = _call(gateway.url, token, "ask", {"question": "What did Kate hold?"})
+    assert "mug" in result["answer"].lower()
+    assert result["citations"] and all(c["segment_id"] for c in result["citations"])
+
+
+def test_one_users_token_never_reaches_another_users_memories(gateway: RunningGateway, memories: Services) -> None:
+    # GIVEN Bob's token, asking for what only Alice remembers
+    token = issue_token(BOB, memories.settings)
+    _, found = _call(gateway.url, token, "search_memories", {"memory_type": "episodic", "query": "red mug Kate"})
+    _, asked = _call(gateway.url, token, "ask", {"question": "What did Kate hold?"})
+    # THEN none of Alice's memories come back, and the answer cites only Bob's
+    assert all("mug" not in m["text"] for m in found["memories"])
+    assert "mug" not in asked["answer"].lower()
+    assert all("bicycle" in m["text"] for m in found["memories"])
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer not-a-jwt", "Basic abc"])
+def test_mcp_without_a_valid_bearer_token_is_401(gateway: RunningGateway, authorization: str | None) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if authorization:
+        headers["Authorization"] = authorization
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = httpx.post(f"{gateway.url}/mcp", json=body, headers=headers, timeout=10)
+    assert response.status_code == 401
