@@ -110,8 +110,10 @@ def _eval(args: argparse.Namespace) -> int:
     services = Services(settings)
     set_services(services)
     out = Path(args.out) if args.out else Path("bench/results") / f"eval_{args.benchmark}_{suffix}.json"
-    report = run_eval(services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out)
+    report = run_eval(services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out, answers=args.answers)
     print(markdown_table(report))
+    if "multiple_choice_accuracy" in report:
+        print("multiple-choice accuracy:", json.dumps(report["multiple_choice_accuracy"]))
     print(f"report: {out}")
     return 0
 
@@ -166,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark", choices=("egolife", "locomo", "sample"))
     p.add_argument("path", nargs="?", default=None, help="egolife: the data folder; locomo: the JSON file")
     p.add_argument("--days", nargs="*", default=None, help="egolife: only these days (e.g. DAY1)")
+    p.add_argument(
+        "--answers",
+        action="store_true",
+        help="also answer the multiple-choice questions with the configured model (LLM_PROVIDER) and score them",
+    )
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")
     p.set_defaults(func=_eval)
     return parser

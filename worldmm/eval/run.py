@@ -3,6 +3,11 @@
 Every question is asked "as of" its time: the retrievers and the baselines see only windows that end
 by then. Evidence recall@k counts a question as found when one of its evidence windows is in the top
 k (exact), or a window within ±30 s of one (lenient). Retrieval latency is measured per method.
+
+Besides the retrievers, the question path itself is scored: "answer cites" is the recall of the 30 s
+windows the final answer cites (`answer_question`, the plan or agent loop the settings choose). With
+`answers=True` the configured model also answers each multiple-choice question from the hybrid
+retrieval (`multiple_choice.txt`), scored against the key (EgoLife's measure).
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel
 from sqlalchemy import text
 
+from worldmm.errors import ModelOutputError
 from worldmm.eval.baselines import PlainBM25, rrf, top
 from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
 from worldmm.memory.episodic.segment_text import segment_memory_text
@@ -34,6 +41,9 @@ LENIENT_SECONDS = 30
 WINDOW_SECONDS = 30
 BASELINES = ("bm25", "dense", "bm25+dense rrf")
 RETRIEVERS = ("hybrid", "episodic")
+CITED = "answer cites"
+MULTIPLE_CHOICE_PURPOSE = "multiple_choice"
+MULTIPLE_CHOICE_MEMORIES = 10
 
 _WINDOWS_SQL = """
 SELECT id, session_id, window_index, caption_embedding::text AS embedding
@@ -130,6 +140,7 @@ def _hits(ranked: Sequence[int], question: EvalQuestion, stored: StoredWindows) 
 
 
 def _retriever_rankings(services: Services, user_id: str, stored: StoredWindows) -> dict[str, Callable[..., list[int]]]:
+    from worldmm.retrieval.agent import answer_question
     from worldmm.retrieval.episodic_retriever import retrieve_episodic
     from worldmm.retrieval.hybrid import hybrid_search
 
@@ -152,7 +163,11 @@ def _retriever_rankings(services: Services, user_id: str, stored: StoredWindows)
                                    scales=(WINDOW_SECONDS,))
         return positions(result.items)
 
-    return {"hybrid": hybrid, "episodic": episodic}
+    def cited(question: EvalQuestion) -> list[int]:
+        answer = answer_question(services, user_id, question.question, now=question.asked_at)
+        return positions(answer.trace.citations)
+
+    return {"hybrid": hybrid, "episodic": episodic, CITED: cited}
 
 
 def _as_uuid(value: str | None) -> Any:
@@ -181,8 +196,53 @@ class PrecomputedEmbedder:
         return [self.vectors[t] for t in texts]
 
 
-def evaluate(services: Services, user_id: str, benchmark: Benchmark, *, progress: bool = True) -> dict[str, Any]:
-    """Ask every question of `benchmark` of the already-built memory of `user_id`; recall and latency."""
+class ChoiceAnswer(BaseModel):
+    """The multiple-choice prompt's answer."""
+
+    choice: str
+    cited: list[int] = []
+
+
+def multiple_choice(services: Services, user_id: str, question: EvalQuestion) -> str | None:
+    """The configured model's choice (a letter of `question.choices`) from the hybrid retrieval as of the
+    question's time, or None when its answer is not one of the letters."""
+    from worldmm.llm.structured import build_request, parse_model
+    from worldmm.retrieval.hybrid import hybrid_search
+    from worldmm.retrieval.sanitize import format_memory
+
+    settings = services.settings
+    found = hybrid_search(services, user_id, question.question, now=question.asked_at, limit=MULTIPLE_CHOICE_MEMORIES)
+    context = "\n".join(
+        f"[{n}] {format_memory(m, settings.memory_text_max_chars)}" for n, m in enumerate(found.items, start=1)
+    )
+    request = build_request(
+        MULTIPLE_CHOICE_PURPOSE,
+        model=settings.agent_model,
+        max_tokens=settings.answer_max_tokens,
+        response_model=ChoiceAnswer,
+        reasoning_effort=None,
+        now=f"{question.asked_at:%A %d %B %Y, %H:%M}",
+        question=question.question,
+        choices="\n".join(f"{letter}. {text}" for letter, text in sorted(question.choices.items())),
+        context=context or "(no memories)",
+    )
+    try:
+        choice = parse_model(services.llm.complete(request).text, ChoiceAnswer).choice.strip().upper()[:1]
+    except ModelOutputError:
+        return None
+    return choice if choice in question.choices else None
+
+
+def evaluate(
+    services: Services,
+    user_id: str,
+    benchmark: Benchmark,
+    *,
+    progress: bool = True,
+    answers: bool = False,
+) -> dict[str, Any]:
+    """Ask every question of `benchmark` of the already-built memory of `user_id`; recall and latency
+    (and, with `answers`, the configured model's multiple-choice accuracy)."""
     from tqdm import tqdm
 
     from worldmm.services import Services
@@ -197,6 +257,7 @@ def evaluate(services: Services, user_id: str, benchmark: Benchmark, *, progress
     hits: dict[str, dict[str, list[list[bool]]]] = defaultdict(lambda: defaultdict(list))
     by_category: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
+    correct: dict[str, list[bool]] = defaultdict(list)
     query_embeddings = embedder.embed([q.question for q in questions])
     for question, query_embedding in tqdm(
         list(zip(questions, query_embeddings, strict=True)), desc="questions", unit="q", disable=not progress
@@ -224,7 +285,15 @@ def evaluate(services: Services, user_id: str, benchmark: Benchmark, *, progress
             for mode, values in result.items():
                 hits[name][mode].append(values)
             by_category[question.category][name].append(result["exact"][KS.index(10)])
+        if answers and question.choices and question.answer:
+            right = multiple_choice(querying, user_id, question) == question.answer
+            correct["all"].append(right)
+            correct[question.category].append(right)
     report = _report(benchmark, questions, hits, by_category, latency)
+    if answers:
+        report["multiple_choice_accuracy"] = {
+            name: {"accuracy": round(float(np.mean(v)), 4), "questions": len(v)} for name, v in correct.items()
+        }
     report["query_embedding_ms_per_question"] = round(embedder.seconds_per_text * 1000, 2)
     return report
 
@@ -279,10 +348,11 @@ def run_eval(
     user_id: str,
     out: Path | None,
     progress: bool = True,
+    answers: bool = False,
 ) -> dict[str, Any]:
     """Build (resumable) and evaluate; writes the JSON report to `out` when given."""
     build = build_memory(services, user_id, benchmark, progress=progress)
-    report = evaluate(services, user_id, benchmark, progress=progress)
+    report = evaluate(services, user_id, benchmark, progress=progress, answers=answers)
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {_cpu_count()} cores, Python {platform.python_version()}",
