@@ -117,3 +117,37 @@ def test_mcp_without_a_valid_bearer_token_is_401(gateway: RunningGateway, author
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     response = httpx.post(f"{gateway.url}/mcp", json=body, headers=headers, timeout=10)
     assert response.status_code == 401
+
+
+def _lambda_call(sub: str | None, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    from typing import cast
+
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from worldmm.gateway.events import LocalLambdaContext, build_event
+    from worldmm.gateway.mcp_lambda import lambda_handler
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": "Bearer token-the-authorizer-verified",
+    }
+    event = build_event("POST", "/mcp", headers, json.dumps(body).encode(), {"sub": sub} if sub else {})
+    return lambda_handler(event, cast(LambdaContext, LocalLambdaContext("McpFunction")))
+
+
+def test_mcp_lambda_serves_the_authorizers_subject_only(memories: Services) -> None:
+    # WHEN the deployed function gets a tools/call behind the JWT authorizer, for Alice and then for Bob
+    set_services(memories)
+    arguments = {"memory_type": "episodic", "query": "red mug Kate"}
+    alice = _lambda_call(ALICE, "search_memories", arguments)
+    bob = _lambda_call(BOB, "search_memories", arguments)
+    nobody = _lambda_call(None, "search_memories", arguments)
+    # THEN each sees only their own memories, and a request without a verified subject is refused
+    assert alice["statusCode"] == 200, alice["body"]
+    alice_memories = json.loads(alice["body"])["result"]["structuredContent"]["memories"]
+    bob_memories = json.loads(bob["body"])["result"]["structuredContent"]["memories"]
+    assert ["red mug" in m["text"] for m in alice_memories] == [True]
+    assert all("mug" not in m["text"] for m in bob_memories)
+    assert nobody["statusCode"] == 401

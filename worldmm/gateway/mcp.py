@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl, BaseModel, Field
@@ -118,12 +118,14 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def build_mcp_server(services: Callable[[], Services], settings: Settings, *, public_url: str) -> MCPServer:
+def build_mcp_server(
+    services: Callable[[], Services], settings: Settings, *, public_url: str, verifier: TokenVerifier | None = None
+) -> MCPServer:
     """The MCP server over the memories `services()` reaches, authenticated by the bearer JWT."""
     server: MCPServer = MCPServer(
         "worldmm-memory",
         instructions="Search and ask the caller's personal memories (captured by camera glasses).",
-        token_verifier=JwtVerifier(settings),
+        token_verifier=verifier or JwtVerifier(settings),
         auth=AuthSettings(
             issuer_url=AnyHttpUrl(public_url),
             resource_server_url=AnyHttpUrl(public_url.rstrip("/") + MCP_PATH),
