@@ -11,6 +11,7 @@ demo: setup
 lint: setup
 	.venv/bin/ruff check worldmm api gpu_worker tests bench scripts
 	.venv/bin/mypy worldmm api gpu_worker
+	.venv/bin/lint-imports
 
 test: lint
 	.venv/bin/python scripts/run_tests.py
