@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from worldmm.graph.build import UserGraph, graph_from_edges, literal_key
-from worldmm.graph.ppr import personalized_pagerank, top_k, uniform_reset
+from worldmm.graph.ppr import TOP_K_TOLERANCE, personalized_pagerank, top_k, uniform_reset
 
 pytestmark = pytest.mark.unit
 
@@ -161,3 +161,48 @@ def test_ppr_rejects_a_reset_vector_of_the_wrong_size() -> None:
     _, _, _, graph = _random_graph(4, 20, 40)
     with pytest.raises(ValueError):
         personalized_pagerank(graph, np.ones(graph.node_count + 1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ranking_tolerance_gives_the_exact_top_50_on_a_hub_graph(seed: int) -> None:
+    # GIVEN a 20k-edge memory-like graph: a hub ("I") in 30 % of the triples, skewed degrees, leaves
+    rng = np.random.default_rng(100 + seed)
+    n, m = 3000, 20_000
+    weights = 1.0 / np.arange(1, n + 1) ** 0.8
+    weights /= weights.sum()
+    src, dst = rng.choice(n, m, p=weights), rng.choice(n, m, p=weights)
+    src[rng.random(m) < 0.3] = 0
+    graph = graph_from_edges(
+        [_key(int(i)) for i in src],
+        [_key(int(i)) for i in dst],
+        [(10_000_000 + j).to_bytes(16, "big") for j in range(m)],
+        [_key(j % 97) for j in range(m)],
+    )
+    present = np.unique(np.concatenate([src, dst]))
+    seeds = sorted(rng.choice(present[present != 0], 3, replace=False).tolist())
+    reset = uniform_reset(graph, graph.node_indices([_key(s) for s in seeds]))
+    # WHEN PPR runs at the ranking tolerance (float32, ~8 products) and prpack runs on the same edges
+    fast = personalized_pagerank(graph, reset, tolerance=TOP_K_TOLERANCE)
+    reference = _igraph_ppr(n, src, dst, seeds)
+    by_original = np.zeros(n)
+    for index, key in enumerate(graph.node_keys):
+        by_original[int.from_bytes(bytes(key).ljust(16, b"\x00"), "big") - 1] = fast[index]
+    # THEN the top-50 is prpack's, in prpack's order
+    assert list(top_k(by_original, 50)) == list(np.argsort(-reference, kind="stable")[:50])
+    assert by_original.sum() == pytest.approx(1.0)
+
+
+def test_ppr_with_seeds_in_two_components_splits_the_mass_by_component() -> None:
+    # GIVEN two disconnected triangles and a third one, seeded in the first two
+    keys = [_key(i) for i in range(9)]
+    subjects = [keys[0], keys[1], keys[2], keys[3], keys[4], keys[5], keys[6], keys[7], keys[8]]
+    objects = [keys[1], keys[2], keys[0], keys[4], keys[5], keys[3], keys[7], keys[8], keys[6]]
+    graph = graph_from_edges(subjects, objects, [_key(100 + i) for i in range(9)], [_key(200)] * 9)
+    seeds = graph.node_indices([keys[0], keys[3]])
+    # WHEN (both tolerances)
+    for tolerance in (1e-10, TOP_K_TOLERANCE):
+        scores = personalized_pagerank(graph, uniform_reset(graph, seeds), tolerance=tolerance)
+        # THEN each seeded triangle holds half the mass, the unseeded one exactly none
+        assert scores[graph.node_indices(keys[:3])].sum() == pytest.approx(0.5, abs=1e-6)
+        assert scores[graph.node_indices(keys[3:6])].sum() == pytest.approx(0.5, abs=1e-6)
+        assert scores[graph.node_indices(keys[6:])].sum() == 0.0

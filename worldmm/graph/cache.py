@@ -207,7 +207,8 @@ class RedisGraphCache:
             stored_generation = int.from_bytes(blob[:_GENERATION_BYTES], "big")
             if stored_generation == generation:
                 try:
-                    graph = UserGraph.from_bytes(blob[_GENERATION_BYTES:])
+                    # A view, not a slice: the snapshot's arrays map onto the blob Redis returned.
+                    graph = UserGraph.from_bytes(memoryview(blob)[_GENERATION_BYTES:])
                 except (ValueError, OSError, KeyError) as exc:
                     logger.warning("unreadable cached graph %s, rebuilding: %s", key.redis_key, exc)
                 else:

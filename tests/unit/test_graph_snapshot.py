@@ -1,0 +1,84 @@
+"""The graph snapshot format: arrays mapped onto the blob without copying, other formats refused."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from worldmm.graph.build import _FIELDS, FORMAT_VERSION, UserGraph, graph_from_edges
+
+pytestmark = pytest.mark.unit
+
+
+def _key(i: int) -> bytes:
+    return (i + 1).to_bytes(16, "big")
+
+
+def _graph(m: int = 400, n: int = 60) -> UserGraph:
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    return graph_from_edges(
+        [_key(int(i)) for i in src],
+        [_key(int(i)) for i in dst],
+        [(10_000 + j).to_bytes(16, "big") for j in range(m)],
+        [_key(j % 7) for j in range(m)],
+    )
+
+
+def test_snapshot_round_trips_every_array_with_its_dtype() -> None:
+    graph = _graph()
+    restored = UserGraph.from_bytes(graph.to_bytes())
+    for name in _FIELDS:
+        original, loaded = getattr(graph, name), getattr(restored, name)
+        assert loaded.dtype == original.dtype, name
+        assert np.array_equal(loaded, original), name
+
+
+def test_snapshot_arrays_are_views_on_the_blob_not_copies() -> None:
+    # GIVEN a snapshot held in a bytes object (as Redis returns it)
+    blob = _graph().to_bytes()
+    view = memoryview(blob)[0:]
+    # WHEN it is loaded from a memoryview of it
+    restored = UserGraph.from_bytes(view)
+    # THEN the big arrays share the blob's memory, 64-byte aligned, and are read-only
+    blob_array = np.frombuffer(blob, dtype=np.uint8)
+    for name in ("indices", "norm_data", "edge_triple", "segment_nodes"):
+        array = getattr(restored, name)
+        assert np.shares_memory(array, blob_array), name
+        assert array.ctypes.data % 64 == (blob_array.ctypes.data % 64), name
+        assert not array.flags.writeable
+
+
+def test_empty_graph_snapshot_round_trips() -> None:
+    empty = graph_from_edges([], [], [], [])
+    restored = UserGraph.from_bytes(empty.to_bytes())
+    assert restored.node_count == 0 and restored.edge_count == 0
+    assert restored.indptr.tolist() == [0]
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda b: b[:10],  # truncated header
+        lambda b: b[: len(b) // 2],  # truncated arrays
+        lambda b: b"NOPE" + b[4:],  # another magic
+        lambda b: b[:4] + struct.pack("<I", FORMAT_VERSION - 1) + b[8:],  # an older version
+        lambda b: b"PK\x03\x04" + b[4:],  # the previous .npz format
+    ],
+)
+def test_snapshot_of_another_format_or_truncated_is_refused(mangle) -> None:
+    blob = _graph().to_bytes()
+    with pytest.raises(ValueError):
+        UserGraph.from_bytes(mangle(blob))
+
+
+def test_snapshot_keeps_connected_components() -> None:
+    # GIVEN two disconnected edges
+    graph = graph_from_edges([_key(1), _key(3)], [_key(2), _key(4)], [_key(10), _key(11)], [_key(20)] * 2)
+    restored = UserGraph.from_bytes(graph.to_bytes())
+    # THEN the nodes of each edge share a label and the two edges differ
+    a, b = restored.component[restored.node_indices([_key(1), _key(2)])]
+    c, d = restored.component[restored.node_indices([_key(3), _key(4)])]
+    assert a == b and c == d and a != c
