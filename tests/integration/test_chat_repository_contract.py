@@ -10,12 +10,9 @@ from ulid import ULID
 
 from tests.harness import make_settings
 from worldmm.chat.cursor import encode_cursor
-from worldmm.chat.repository import (
-    ChatRepository,
-    DynamoChatRepository,
-    PostgresChatRepository,
-    dynamo_table_definitions,
-)
+from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.postgres_repository import PostgresChatRepository
+from worldmm.chat.repository import ChatRepository
 from worldmm.errors import BadRequest, Forbidden
 
 pytestmark = pytest.mark.integration

@@ -174,7 +174,7 @@ def _definition(definition: dict[str, Any]) -> dict[str, Any]:
 
 def test_template_tables_match_the_library_table_definitions() -> None:
     from worldmm.capture.store import capture_table_definitions
-    from worldmm.chat.repository import dynamo_table_definitions
+    from worldmm.chat.dynamo_repository import dynamo_table_definitions
 
     settings = Settings()
     chats, messages = dynamo_table_definitions(settings)

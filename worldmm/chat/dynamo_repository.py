@@ -1,0 +1,237 @@
+"""The chat store on DynamoDB (aws profile): one adapter of the ChatRepository port."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from worldmm.chat.models import ChatMessage, ChatsPage, ChatSummary, MessagesPage, Role, iso_timestamp
+from worldmm.chat.paging import NOT_YOURS, ChatRules, chats_scope, messages_scope
+from worldmm.config import Settings
+from worldmm.errors import Forbidden
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+CHATS_BY_ACTIVITY_INDEX = "by_activity"
+
+
+# --------------------------------------------------------------------------------------------------
+# DynamoDB (aws profile).
+# Chats:    PK user_id, SK chat_id; GSI by_activity (PK user_id, SK activity_id = ULID of the last write).
+# Messages: PK chat_id, SK message_id (ULID).
+# --------------------------------------------------------------------------------------------------
+
+
+def dynamo_table_definitions(settings: Settings) -> list[dict[str, Any]]:
+    """`CreateTable` arguments of the two chat tables, as the SAM template declares them."""
+    return [
+        {
+            "TableName": settings.chats_table,
+            "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [
+                {"AttributeName": "user_id", "AttributeType": "S"},
+                {"AttributeName": "chat_id", "AttributeType": "S"},
+                {"AttributeName": "activity_id", "AttributeType": "S"},
+            ],
+            "KeySchema": [
+                {"AttributeName": "user_id", "KeyType": "HASH"},
+                {"AttributeName": "chat_id", "KeyType": "RANGE"},
+            ],
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": CHATS_BY_ACTIVITY_INDEX,
+                    "KeySchema": [
+                        {"AttributeName": "user_id", "KeyType": "HASH"},
+                        {"AttributeName": "activity_id", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        },
+        {
+            "TableName": settings.messages_table,
+            "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [
+                {"AttributeName": "chat_id", "AttributeType": "S"},
+                {"AttributeName": "message_id", "AttributeType": "S"},
+            ],
+            "KeySchema": [
+                {"AttributeName": "chat_id", "KeyType": "HASH"},
+                {"AttributeName": "message_id", "KeyType": "RANGE"},
+            ],
+        },
+    ]
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _text(item: dict[str, Any], name: str) -> str:
+    value = item.get(name)
+    return str(value["S"]) if value else ""
+
+
+class DynamoChatRepository:
+    """The chat store on DynamoDB; the Chats table is the ownership registry checked before Messages."""
+
+    def __init__(self, settings: Settings, client: DynamoDBClient | None = None) -> None:
+        self._rules = ChatRules(settings)
+        self._chats = settings.chats_table
+        self._messages = settings.messages_table
+        self._client_override = client
+
+    @property
+    def _client(self) -> DynamoDBClient:
+        if self._client_override is None:
+            from worldmm.aws import aws_client
+
+            self._client_override = aws_client("dynamodb")
+        return self._client_override
+
+    def create_chat(self, user_id: str) -> str:
+        chat_id = str(uuid.uuid4())
+        now = iso_timestamp(datetime.now(UTC))
+        self._client.put_item(
+            TableName=self._chats,
+            Item={
+                "user_id": _s(user_id),
+                "chat_id": _s(chat_id),
+                "created_at": _s(now),
+                "last_activity": _s(now),
+                "last_message": _s(""),
+                "activity_id": _s(self._rules.new_id()),
+            },
+            ConditionExpression="attribute_not_exists(chat_id)",
+        )
+        return chat_id
+
+    def chat_owned_by(self, user_id: str, chat_id: str) -> bool:
+        found = self._client.get_item(
+            TableName=self._chats,
+            Key={"user_id": _s(user_id), "chat_id": _s(chat_id)},
+            ProjectionExpression="chat_id",
+            ConsistentRead=True,
+        )
+        return "Item" in found
+
+    def save_message(self, user_id: str, chat_id: str, role: Role, content: str) -> ChatMessage:
+        from botocore.exceptions import ClientError
+
+        now = iso_timestamp(datetime.now(UTC))
+        message_id = self._rules.new_id()
+        update = "SET last_message = :preview, last_activity = :now, activity_id = :activity"
+        values = {":preview": _s(self._rules.preview(content)), ":now": _s(now), ":activity": _s(message_id)}
+        if role == "user":
+            update += ", title = if_not_exists(title, :title)"
+            values[":title"] = _s(self._rules.title(content))
+        try:
+            # The chat's conditional update and the message's put commit together or not at all.
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self._chats,
+                            "Key": {"user_id": _s(user_id), "chat_id": _s(chat_id)},
+                            "UpdateExpression": update,
+                            "ConditionExpression": "attribute_exists(chat_id)",
+                            "ExpressionAttributeValues": values,
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._messages,
+                            "Item": {
+                                "chat_id": _s(chat_id),
+                                "message_id": _s(message_id),
+                                "user_id": _s(user_id),
+                                "role": _s(role),
+                                "content": _s(content),
+                                "created_at": _s(now),
+                            },
+                            "ConditionExpression": "attribute_not_exists(message_id)",
+                        }
+                    },
+                ]
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException" and not (
+                self.chat_owned_by(user_id, chat_id)
+            ):
+                raise Forbidden(NOT_YOURS) from exc
+            raise
+        return ChatMessage(message_id=message_id, chat_id=chat_id, role=role, content=content, created_at=now)
+
+    def get_messages(
+        self, user_id: str, chat_id: str, cursor: str | None = None, limit: int | None = None
+    ) -> MessagesPage:
+        size = self._rules.page_size(limit)
+        if not self.chat_owned_by(user_id, chat_id):
+            raise Forbidden(NOT_YOURS)
+        scope = messages_scope(user_id, chat_id)
+        after = self._rules.decode(scope, cursor)
+        query: dict[str, Any] = {
+            "TableName": self._messages,
+            "KeyConditionExpression": "chat_id = :chat",
+            "ExpressionAttributeValues": {":chat": _s(chat_id)},
+            "ScanIndexForward": False,
+            "Limit": size + 1,
+        }
+        if after is not None:
+            start = after.get("message_id", "")
+            query["ExclusiveStartKey"] = {"chat_id": _s(chat_id), "message_id": _s(start)}
+        items = self._client.query(**query).get("Items", [])
+        page = items[:size]
+        next_cursor = None
+        if len(items) > size:
+            next_cursor = self._rules.encode(scope, {"message_id": _text(page[-1], "message_id")})
+        messages = [
+            ChatMessage(
+                message_id=_text(item, "message_id"),
+                chat_id=chat_id,
+                role=_text(item, "role"),
+                content=_text(item, "content"),
+                created_at=_text(item, "created_at"),
+            )
+            for item in page
+        ]
+        return MessagesPage(messages=messages, next_cursor=next_cursor)
+
+    def list_chats(self, user_id: str, cursor: str | None = None, limit: int | None = None) -> ChatsPage:
+        size = self._rules.page_size(limit)
+        scope = chats_scope(user_id)
+        after = self._rules.decode(scope, cursor)
+        query: dict[str, Any] = {
+            "TableName": self._chats,
+            "IndexName": CHATS_BY_ACTIVITY_INDEX,
+            "KeyConditionExpression": "user_id = :user",
+            "ExpressionAttributeValues": {":user": _s(user_id)},
+            "ScanIndexForward": False,
+            "Limit": size + 1,
+        }
+        if after is not None:
+            query["ExclusiveStartKey"] = {
+                "user_id": _s(user_id),
+                "chat_id": _s(after.get("chat_id", "")),
+                "activity_id": _s(after.get("activity_id", "")),
+            }
+        items = self._client.query(**query).get("Items", [])
+        page = items[:size]
+        next_cursor = None
+        if len(items) > size:
+            last = page[-1]
+            next_cursor = self._rules.encode(
+                scope, {"chat_id": _text(last, "chat_id"), "activity_id": _text(last, "activity_id")}
+            )
+        conversations = [
+            ChatSummary(
+                id=_text(item, "chat_id"),
+                title=_text(item, "title"),
+                last_message=_text(item, "last_message"),
+                updated_at=_text(item, "last_activity"),
+            )
+            for item in page
+        ]
+        return ChatsPage(conversations=conversations, next_cursor=next_cursor)
