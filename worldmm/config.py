@@ -30,6 +30,14 @@ class AgentMode(StrEnum):
     PLAN = "plan"
 
 
+class CaptionMode(StrEnum):
+    """How a window's caption is made, and the caption source recorded on its segment."""
+
+    SEEN = "seen"  # a model that sees the frames describes them, with what was heard
+    TIDIED = "tidied"  # a text model tidies what was heard (it saw nothing)
+    HEARD = "heard"  # what was heard, verbatim (no model)
+
+
 class LLMMode(StrEnum):
     DIRECT = "direct"
     BATCH = "batch"
@@ -133,6 +141,8 @@ class Settings(BaseSettings):
     window_seconds: int = 30
     sample_frames: int = 16
     caption_frames: int = 4
+    caption_mode: CaptionMode | None = None  # None: `heard` beside the small local LLM, `tidied` beside
+    # another text-only local model, else `seen`
     enrich_audio_only: bool = True
     dlq_visibility_extension_s: int = 900
     reaper_pending_after_s: int = 1800
@@ -233,6 +243,15 @@ class Settings(BaseSettings):
         if self.agent_mode is not None:
             return self.agent_mode
         return AgentMode.PLAN if self._small_local_llm else AgentMode.LOOP
+
+    @property
+    def caption_mode_effective(self) -> CaptionMode:
+        """CAPTION_MODE, or its default: no model invents a scene it did not see (llama.cpp sees no frames)."""
+        if self.caption_mode is not None:
+            return self.caption_mode
+        if self._small_local_llm:
+            return CaptionMode.HEARD
+        return CaptionMode.TIDIED if self.llm_provider == LLMProvider.LOCAL else CaptionMode.SEEN
 
     @property
     def _small_local_llm(self) -> bool:

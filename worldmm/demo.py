@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -12,12 +13,55 @@ from worldmm.config import Settings
 from worldmm.services import Services, set_services
 
 SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
+QUESTIONS_FILE = "questions.jsonl"
 DEMO_USER = "demo-user"
-DEMO_QUESTIONS = (
-    "Where did I leave my blue notebook?",  # episodic
-    "What do I drink every morning?",  # semantic (a habit)
-    "What did I do at the Corner Cafe on Tuesday morning?",  # needs a time reference
-)
+NO_MEMORY = "I don't remember that."  # the composed refusal (worldmm.retrieval.compose.NO_MEMORY)
+
+
+@dataclass(frozen=True)
+class SampleQuestion:
+    """A question about a sample recording and the fact its answer must state (`questions.jsonl`).
+
+    `facts`: each must appear in the answer (case-insensitive); `a|b` accepts either spelling.
+    `refusal`: nothing in the recording answers it, so the answer must be "I don't remember that.".
+    """
+
+    id: str
+    kind: str
+    question: str
+    answer: str
+    facts: tuple[str, ...] = ()
+    refusal: bool = False
+
+    def is_right(self, answer: str) -> bool:
+        if self.refusal:
+            return answer.strip() == NO_MEMORY
+        said = answer.casefold()
+        return bool(self.facts) and all(
+            any(option.casefold() in said for option in fact.split("|")) for fact in self.facts
+        )
+
+
+def load_questions(sample: Path = SAMPLE_SESSION) -> list[SampleQuestion]:
+    """The questions committed next to a sample recording (none when it has no `questions.jsonl`)."""
+    path = sample / QUESTIONS_FILE
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out.append(
+                SampleQuestion(
+                    id=row["id"],
+                    kind=row["kind"],
+                    question=row["question"],
+                    answer=row["answer"],
+                    facts=tuple(row.get("facts", ())),
+                    refusal=bool(row.get("refusal", False)),
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -27,6 +71,12 @@ class DemoAnswer:
     chat_id: str | None
     trace: dict[str, Any]
     elapsed_s: float
+    expected: SampleQuestion | None = None
+
+    @property
+    def right(self) -> bool | None:
+        """Whether the answer states the expected fact (None: nothing was expected)."""
+        return None if self.expected is None else self.expected.is_right(self.answer)
 
 
 def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
@@ -52,9 +102,17 @@ def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
     return DemoAnswer(question, payload["answer"], payload.get("chat_id"), payload.get("trace") or {}, elapsed)
 
 
-def run_demo(settings: Settings, sample: Path = SAMPLE_SESSION, user_id: str = DEMO_USER,
-             questions: tuple[str, ...] = DEMO_QUESTIONS) -> list[DemoAnswer]:
-    """Migrate, ingest `sample` (resumable), and answer `questions`; prints as it goes."""
+def run_demo(
+    settings: Settings,
+    sample: Path = SAMPLE_SESSION,
+    user_id: str = DEMO_USER,
+    questions: Sequence[SampleQuestion | str] | None = None,
+) -> list[DemoAnswer]:
+    """Migrate, ingest `sample` (resumable), and answer `questions` (default: the sample's questions.jsonl).
+
+    Prints as it goes: each answer, its citations and the time it took, whether it states the expected
+    fact, and at the end how many were right.
+    """
     from worldmm.db import migrate
     from worldmm.pipeline.ingest_session import ingest_session
 
@@ -66,11 +124,19 @@ def run_demo(settings: Settings, sample: Path = SAMPLE_SESSION, user_id: str = D
     started = time.perf_counter()
     report = ingest_session(sample, user_id, services=services, progress=True)
     print(f"ingested {sample.name} in {time.perf_counter() - started:.1f}s: {report}")
+    asked = load_questions(sample) if questions is None else questions
     answers = []
-    for question in questions:
-        answer = ask(question, user_id)
+    for item in asked:
+        expected = item if isinstance(item, SampleQuestion) else None
+        answer = ask(expected.question if expected else str(item), user_id)
+        answer = DemoAnswer(answer.question, answer.answer, answer.chat_id, answer.trace, answer.elapsed_s, expected)
         answers.append(answer)
         _print_answer(answer)
+    graded = [a for a in answers if a.right is not None]
+    if graded:
+        slowest = max(a.elapsed_s for a in answers)
+        right = sum(bool(a.right) for a in graded)
+        print(f"\nanswered right: {right}/{len(graded)}; slowest answer {slowest:.1f}s")
     return answers
 
 
@@ -86,10 +152,19 @@ def _print_answer(answer: DemoAnswer) -> None:
             f"{json.dumps(step.get('query') or '')} -> [{ids}] ({step.get('elapsed_ms', 0):.0f} ms)"
             + (f" note: {step['note']}" if step.get("note") else "")
         )
-    for citation in trace.get("citations", []):
+    if trace.get("read_at"):
+        print(f"   time words read at {trace['read_at']} (the newest memory's end: the recording is old)")
+    citations = trace.get("citations", [])
+    for citation in citations:
+        source = f", caption {citation['caption_source']}" if citation.get("caption_source") else ""
         print(
             f"   cites {citation.get('memory_type')} {citation.get('segment_id') or citation.get('id')} "
-            f"{citation.get('start_time')} to {citation.get('end_time')} ({citation.get('duration_seconds')} s)"
+            f"{citation.get('start_time')} to {citation.get('end_time')} ({citation.get('duration_seconds')} s{source})"
         )
+    if not citations:
+        print("   cites nothing (no memory was relevant)")
     tokens = trace.get("total_prompt_tokens", 0) + trace.get("total_completion_tokens", 0)
-    print(f"   elapsed {answer.elapsed_s:.1f}s, tokens {tokens}")
+    verdict = ""
+    if answer.expected is not None:
+        verdict = f", {'RIGHT' if answer.right else 'WRONG'} (expected: {answer.expected.answer})"
+    print(f"   took {answer.elapsed_s:.1f}s, tokens {tokens}{verdict}")

@@ -1,4 +1,8 @@
-"""The demo path on the short sample with the REAL local models (llama.cpp SmolLM2, MiniLM, Whisper tiny.en)."""
+"""The demo on the sample morning with the REAL local models (llama.cpp SmolLM2, MiniLM, Whisper tiny.en, spaCy).
+
+Every committed question of `examples/sample-session/questions.jsonl` is asked through the chat-verbose
+handler; each answer must state its fact (or refuse), cite its evidence and come within 10 seconds.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,19 @@ import pytest
 
 from worldmm.config import Settings
 from worldmm.db.local import start_local_database
-from worldmm.demo import run_demo
+from worldmm.demo import NO_MEMORY, SAMPLE_SESSION, load_questions, run_demo
 
 pytestmark = pytest.mark.e2e
 
-SHORT_SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "short-session"
-PRESENTATION_SAID = (datetime(2025, 3, 11, 8, 1, 30, tzinfo=UTC), datetime(2025, 3, 11, 8, 2, tzinfo=UTC))
-"""The short sample's window 3, where Marco says his presentation is on Friday at two."""
+QUESTIONS = load_questions(SAMPLE_SESSION)
+RIGHT_FLOOR = 20
+"""Answers right out of the 20 committed questions, as measured on 2 cores (README "make demo"): the floor
+sits at the measured level (at least 90% of them, the issue's bar)."""
+MAX_SECONDS_PER_QUESTION = 10.0
+SESSION_END = datetime(2025, 3, 11, 8, 12, tzinfo=UTC)  # the sample's last window ends here
 
 
-def test_demo_on_the_short_sample_answers_from_the_recording(
+def test_demo_answers_the_sample_questions_right_with_citations_in_seconds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a fresh local profile (its own embedded PostgreSQL, real local models, no network)
@@ -37,19 +44,35 @@ def test_demo_on_the_short_sample_answers_from_the_recording(
         embedding_dim=384,
         transcriber="local",
     )
-    # WHEN the demo ingests the short sample and asks about it through the real chat handler
-    answers = run_demo(settings, SHORT_SAMPLE, questions=("When is Marco's presentation?",))
-    # THEN the answer states the fact (Friday), names when it was said, and cites the window it was said in
-    answer = answers[0]
-    assert "friday" in answer.answer.lower(), answer.answer
-    citations = answer.trace["citations"]
-    assert citations, answer.trace
-    starts = [datetime.fromisoformat(c["start_time"]) for c in citations]
-    ends = [datetime.fromisoformat(c["end_time"]) for c in citations]
-    assert any(s < PRESENTATION_SAID[1] and PRESENTATION_SAID[0] < e for s, e in zip(starts, ends, strict=True))
-    assert f"{starts[0].hour}:{starts[0].minute:02d}" in answer.answer, answer.answer
+    assert len(QUESTIONS) >= 15 and sum(q.refusal for q in QUESTIONS) >= 1
+    # WHEN the demo ingests the sample morning and asks every committed question through the chat handler
+    answers = run_demo(settings)
+    printed = capsys.readouterr().out
+    # THEN at least the measured number state their fact, and the question with no answer is refused
+    assert len(answers) == len(QUESTIONS)
+    wrong = [(a.question, a.answer) for a in answers if not a.right]
+    assert sum(bool(a.right) for a in answers) >= RIGHT_FLOOR, wrong
+    for answer in answers:
+        assert answer.expected is not None
+        citations = answer.trace["citations"]
+        if answer.expected.refusal:
+            assert answer.answer == NO_MEMORY and citations == [], answer.answer
+            continue
+        # AND every answer cites its evidence: windows heard in the recording, named with their time
+        assert citations, (answer.question, answer.trace)
+        for citation in citations:
+            start, end = datetime.fromisoformat(citation["start_time"]), datetime.fromisoformat(citation["end_time"])
+            assert start < end <= SESSION_END
+            assert citation["caption_source"] == "heard", citation  # no model here sees frames
+        first = datetime.fromisoformat(citations[0]["start_time"])
+        assert f"{first.hour}:{first.minute:02d}" in answer.answer, answer.answer
+        # AND time words are read in the recording's own days (it is older than a week)
+        assert datetime.fromisoformat(answer.trace["read_at"]) == SESSION_END
+        assert answer.elapsed_s <= MAX_SECONDS_PER_QUESTION, (answer.question, answer.elapsed_s)
+    # AND the demo prints each answer with its citations, its time and the tally
+    assert printed.count("\nQ: ") == len(QUESTIONS) and printed.count("   cites episodic") >= len(QUESTIONS) - 1
+    assert f"answered right: {sum(bool(a.right) for a in answers)}/{len(QUESTIONS)}" in printed
     # AND re-running resumes: every window is skipped as complete, nothing is ingested again
-    capsys.readouterr()
-    again = run_demo(settings, SHORT_SAMPLE, questions=())
+    again = run_demo(settings, questions=())
     assert again == []
-    assert "skipped_complete=4" in capsys.readouterr().out
+    assert "skipped_complete=24" in capsys.readouterr().out

@@ -8,8 +8,16 @@ import pytest
 
 from tests.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.retrieval.compose import best_sentence, describe_when, relevant_memories
+from worldmm.retrieval.compose import (
+    NO_MEMORY,
+    Composed,
+    best_sentence,
+    compose_answer,
+    describe_when,
+    relevant_memories,
+)
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.retrieval.timeref import parse_time_reference
 from worldmm.services import Services
 
 pytestmark = pytest.mark.unit
@@ -67,3 +75,98 @@ def test_relevant_memories_count_a_rare_shared_word_above_common_ones() -> None:
     # THEN the memory with the word few others share comes first; every memory sharing a word is relevant
     assert ranked[0].text == "I only drink one coffee a day."
     assert len(ranked) == 4
+
+
+def _memories(*texts: str, start_minute: int = 0) -> list[RetrievedMemory]:
+    """Episodic 30 s windows, one a minute from 8:00 (each later one said later)."""
+    return [
+        RetrievedMemory(
+            id=str(n),
+            memory_type=MemoryKind.EPISODIC,
+            text=t,
+            score=1.0,
+            source="test",
+            start_time=datetime(2025, 3, 11, 8, start_minute + n, tzinfo=UTC),
+            end_time=datetime(2025, 3, 11, 8, start_minute + n, 30, tzinfo=UTC),
+            duration_seconds=30,
+        )
+        for n, t in enumerate(texts)
+    ]
+
+
+def _services() -> Services:
+    return Services(make_settings(), llm=ScriptedLLM())
+
+
+@pytest.mark.parametrize("question", ["Where are my keys now?", "Where are my keys?"])
+def test_a_question_about_now_takes_the_latest_memory_that_answers_it(question: str) -> None:
+    memories = _memories(
+        "I heard: I am taking my keys and my notebook from the hallway shelf.",
+        "I heard: I am putting my keys in the floor of my desk.",
+        "I heard: My keys are in my desk drawer. Do not forget them tonight.",
+        "I heard: My key you tomorrow.",
+    )
+    composed = compose_answer(_services(), question, memories, NOW)
+    assert "My keys are in my desk drawer." in composed.answer, composed.answer
+    assert composed.memories == [memories[2]]
+    assert composed.answer.startswith("This morning at 8:02, heard:")
+
+
+def test_an_amount_asked_for_is_quoted_with_the_sentence_it_leans_on() -> None:
+    memories = _memories("I heard: I always get a cappuccino here before work. That is $4.50. Thank you, Emma.")
+    composed = compose_answer(_services(), "How much did my cappuccino cost?", memories, NOW)
+    assert '"I always get a cappuccino here before work. That is $4.50."' in composed.answer, composed.answer
+
+
+def test_a_reply_to_a_spoken_question_carries_its_words_and_a_name_may_be_heard_spelt_otherwise() -> None:
+    memories = _memories(
+        "I heard: Marko asked if we can meet at half past nine. I replied yes.",
+        "I heard: Sure, Marko, when is your presentation? My presentation is on Friday afternoon to the team.",
+    )
+    composed = compose_answer(_services(), "When is Marco's presentation?", memories, NOW)
+    assert "My presentation is on Friday afternoon" in composed.answer, composed.answer
+    assert composed.memories == [memories[1]]
+
+
+def test_habit_words_count_less_than_what_the_habit_is_about() -> None:
+    memories = _memories(
+        "I heard: I always have a cup of tea every morning.",
+        "I heard: I walk to the cafe like every morning.",
+        "I heard: No thanks. I only drink one coffee a day.",
+    )
+    composed = compose_answer(_services(), "What do I drink every morning?", memories, NOW)
+    assert "I only drink one coffee a day." in composed.answer, composed.answer
+
+
+def test_who_is_a_name_with_no_fact_about_it_is_answered_from_its_first_mentions() -> None:
+    # GIVEN no semantic fact about Marco, only windows that mention him (as the recogniser spelt it)
+    memories = _memories(
+        "I heard: It is cold and sunny today.",
+        "I heard: Hey, thanks for helping with my slides. Sure, Marko.",
+        "I heard: Marko asks if we can meet at half past nine.",
+        "I heard: Marko will fix slide three this evening.",
+    )
+    composed = compose_answer(_services(), "Who is Marco?", memories, NOW)
+    # THEN the answer quotes the first two windows that mention him, and cites both
+    assert composed.memories == [memories[1], memories[2]]
+    assert composed.answer.startswith("Marco: this morning at 8:01, heard:"), composed.answer
+    assert "helping with my slides" in composed.answer and "half past nine" in composed.answer
+    # AND a semantic fact about him, when there is one, is the answer
+    fact = RetrievedMemory(id="f", memory_type=MemoryKind.SEMANTIC, text="Marco is my colleague", score=1.0, source="t")
+    composed = compose_answer(_services(), "Who is Marco?", [*memories, fact], NOW)
+    assert composed.memories == [fact] and "my colleague" in composed.answer
+
+
+def test_nothing_relevant_is_not_remembered_and_cites_nothing() -> None:
+    memories = _memories("I heard: It is cold and sunny today.", "I heard: I am watering the plants.")
+    assert compose_answer(_services(), "What is my dog's name?", memories, NOW) == Composed(NO_MEMORY, [])
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [("What did I do on Tuesday?", 11), ("What did I do last Tuesday?", 4), ("What did I do on Friday?", 7)],
+)
+def test_a_weekday_is_read_from_the_moment_asked_and_on_that_weekday_means_today(question: str, day: int) -> None:
+    # (worldmm.retrieval.timeref: "on Tuesday" asked on a Tuesday is that day; "last Tuesday" the week before)
+    reference = parse_time_reference(question.lower(), NOW)
+    assert reference.since == datetime(2025, 3, day, tzinfo=UTC)

@@ -97,8 +97,8 @@ def test_ingest_frames_legacy_audio_transcript_is_cut_to_the_window(tmp_path):
 def test_ingest_captioner_prompt_sends_four_frames_as_data_urls_with_transcript():
     llm = ScriptedLLM({"caption": {"caption": "I  pour\n tea."}})
     frames = [bytes([i]) * 3 for i in range(16)]
-    caption, _ = caption_window(llm, make_settings(), frames, "Kate: tea?")
-    assert caption == "I pour tea."
+    caption = caption_window(llm, make_settings(), frames, "Kate: tea?")
+    assert caption.text == "I pour tea."
     content = llm.calls[0].messages[-1]["content"]
     urls = [p["image_url"]["url"] for p in content if p["type"] == "image_url"]
     expected = [base64.b64encode(f).decode() for f in uniform_sample(frames, 4)]

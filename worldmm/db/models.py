@@ -80,6 +80,7 @@ class Segment(Base):
     start_time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     end_time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     caption: Mapped[str | None] = mapped_column(Text)
+    caption_source: Mapped[str | None] = mapped_column(String(16))  # CaptionMode: seen/tidied/heard (0008)
     transcript: Mapped[str | None] = mapped_column(Text)
     s3_video_key: Mapped[str | None] = mapped_column(String(1024))
     s3_frames_key: Mapped[str | None] = mapped_column(String(1024))

@@ -309,11 +309,14 @@ def enrich_segment(
     settings = services.settings
     usage = UsageLog()
     try:
-        caption, caption_response = caption_window(
-            services.llm, settings, material.frames, material.transcript
+        window_caption = caption_window(services.llm, settings, material.frames, material.transcript)
+        caption = window_caption.text
+        if window_caption.response is not None:
+            usage.add("caption", window_caption.response)
+        log_step(
+            logger, "caption_generated", segment_id=str(segment_id), caption_preview=caption[:80],
+            caption_source=window_caption.source.value,
         )
-        usage.add("caption", caption_response)
-        log_step(logger, "caption_generated", segment_id=str(segment_id), caption_preview=caption[:80])
         extraction = extract_episodic(services, user_id, caption, usage)
         visual = _encode_visual(services, segment_id, material.frames)
         caption_vector = services.embedder.embed([segment_memory_text(caption, material.transcript)])[0]
@@ -327,6 +330,7 @@ def enrich_segment(
                 complete.values(
                     processing_status=ProcessingStatus.COMPLETE,
                     caption=caption,
+                    caption_source=window_caption.source.value,
                     caption_embedding=caption_vector,
                     transcript=material.transcript or None,
                     enriched=True,

@@ -17,20 +17,20 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, cast
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
+from sqlalchemy import text
 
 from worldmm.config import AgentMode
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import NonPlaceholderStr, build_request, parse_model
-from worldmm.retrieval.compose import compose_answer
+from worldmm.retrieval.compose import cite, compose_answer
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
-    Citation,
     MemoryKind,
     RetrievalResult,
     RetrievedMemory,
@@ -142,6 +142,30 @@ def _next_action(
     return None, responses, f"unparseable action twice, answering with what is known: {errors[-1]}"
 
 
+MEMORY_FRAME_AFTER = timedelta(days=7)
+"""Relative time words reach back at most a week ("on Friday"): memory older than this is read in its own frame."""
+
+_NEWEST_MEMORY_SQL = """
+SELECT max(end_time) FROM worldmm_segments
+WHERE user_id = :user_id AND processing_status = 'complete' AND end_time <= :asked_at
+"""
+
+
+def _read_at(services: Services, user_id: str, asked_at: datetime) -> datetime:
+    """The moment the question's time words are read at: when it was asked, or — when the newest memory
+    ended over a week before (a recording asked about long after: the demo's sample) — the newest memory's
+    end, so "yesterday", "on Friday" and "tomorrow" mean the days of the memory, not of the calendar."""
+    try:
+        with services.db.unit_of_work(user_id) as session:
+            newest = session.execute(text(_NEWEST_MEMORY_SQL), {"user_id": user_id, "asked_at": asked_at}).scalar()
+    except Exception as exc:  # no database (retriever doubles): the asked-at time stands
+        logger.debug("newest memory unknown: %s", type(exc).__name__)
+        return asked_at
+    if newest is None or asked_at - newest <= MEMORY_FRAME_AFTER:
+        return asked_at
+    return cast(datetime, newest)
+
+
 def answer_question(
     services: Services,
     user_id: str,
@@ -153,14 +177,17 @@ def answer_question(
     """Answer `question` from `user_id`'s memories (agent loop or fixed plan); the trace shows how and cites."""
     settings = services.settings
     started = time.perf_counter()
-    now = now or datetime.now(UTC)
+    asked_at = now or datetime.now(UTC)
+    now = _read_at(services, user_id, asked_at)
     retrievers = retrievers if retrievers is not None else default_retrievers()
     question_text = sanitize_question(question)
     context = _Context(settings.memory_text_max_chars)
     mode = settings.agent_mode_effective
-    trace = Trace(mode=mode.value)
+    trace = Trace(mode=mode.value, read_at=now if now != asked_at else None)
     if mode == AgentMode.PLAN:
-        return _answer_by_plan(services, retrievers, user_id, question_text, now, context, trace, started)
+        return _answer_by_plan(
+            services, retrievers, user_id, question_text, (now, asked_at), context, trace, started
+        )
 
     answered = False
     for round_no in range(1, settings.max_agent_rounds + 1):
@@ -183,7 +210,9 @@ def answer_question(
                 # A model that cannot write the action twice will not write the answer either: the fixed plan.
                 trace.mode = AgentMode.PLAN.value
                 trace.answer_note = "two unparseable actions: switched to the fixed plan"
-                return _answer_by_plan(services, retrievers, user_id, question_text, now, context, trace, started)
+                return _answer_by_plan(
+                    services, retrievers, user_id, question_text, (now, asked_at), context, trace, started
+                )
             answered = True
             break
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
@@ -212,9 +241,9 @@ def answer_question(
     structured = _answer_result(response.text)
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
-        composed = compose_answer(services, question_text, numbered, now)
+        composed = compose_answer(services, question_text, numbered, asked_at)
         trace.answer_note = "the structured answer failed validation: composed from the memories"
-        trace.citations = [Citation.of(m) for m in composed.memories]
+        trace.citations = cite(services, user_id, composed.memories)
         answer = composed.answer
     else:
         answer = structured.answer.strip()
@@ -222,8 +251,8 @@ def answer_question(
         if len(cited) < len(set(structured.cited)):
             trace.answer_note = "citations of memories that were not retrieved were dropped"
         if not cited:
-            cited = compose_answer(services, question_text, numbered, now).memories
-        trace.citations = [Citation.of(m) for m in cited]
+            cited = compose_answer(services, question_text, numbered, asked_at).memories
+        trace.citations = cite(services, user_id, cited)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
 
@@ -237,20 +266,24 @@ def _answer_by_plan(
     retrievers: Mapping[MemoryKind, Retriever],
     user_id: str,
     question: str,
-    now: datetime,
+    times: tuple[datetime, datetime],
     context: _Context,
     trace: Trace,
     started: float,
 ) -> AgentAnswer:
-    """The fixed plan: search episodic and semantic memory with the question, then compose the answer."""
+    """The fixed plan: search episodic and semantic memory with the question, then compose the answer.
+
+    `times`: the moment time words are read at (searches), and when the question was asked (the answer's words).
+    """
+    now, asked_at = times
     first = len(trace.rounds) + 1
     for round_no, kind in enumerate(PLAN_KINDS, start=first):
         round_started = time.perf_counter()
         result = _search(services, retrievers, user_id, kind, question, now)
         context.add(round_no, result)
         trace.rounds.append(_search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
-    composed = compose_answer(services, question, list(context.memories.values()), now)
-    trace.citations = [Citation.of(m) for m in composed.memories]
+    composed = compose_answer(services, question, list(context.memories.values()), asked_at)
+    trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)
 

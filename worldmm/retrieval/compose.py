@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 import re
+import uuid
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
 
-from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -32,6 +33,14 @@ _LEXEMES_SQL = """
 SELECT q.n, array(SELECT lexeme FROM unnest(to_tsvector('english', q.t)) AS v(lexeme, positions, weights)) AS lexemes
 FROM unnest(CAST(:texts AS text[])) WITH ORDINALITY AS q(t, n)
 ORDER BY q.n
+"""
+# A summary's caption source: the distinct sources of the 30 s windows it spans ("heard+seen").
+_CAPTION_SOURCES_SQL = """
+SELECT s.id::text AS id, coalesce(s.caption_source, (
+    SELECT string_agg(DISTINCT w.caption_source, '+' ORDER BY w.caption_source) FROM worldmm_segments w
+    WHERE w.user_id = s.user_id AND w.duration_seconds = 30 AND w.caption_source IS NOT NULL
+      AND w.start_time >= s.start_time AND w.end_time <= s.end_time)) AS source
+FROM worldmm_segments s WHERE s.user_id = :user_id AND s.id = ANY(CAST(:ids AS uuid[]))
 """
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
@@ -106,6 +115,38 @@ def _approximate_lexemes(value: str) -> set[str]:
     return {w.removesuffix("s") for w in words if len(w) >= 3 and w not in _FALLBACK_STOPWORDS}
 
 
+def _near(a: str, b: str) -> bool:
+    """One edit apart (a name heard two ways: "marco" / "marko"), for words of five letters or more."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 5 or abs(len(a) - len(b)) > 1 or a[0] != b[0]:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def _matched(question_lexemes: set[str], lexemes: list[set[str]]) -> list[set[str]]:
+    """Each text's lexemes that match the question's: the same, or — for a question word no text holds
+    exactly — a spelling one edit away (speech recognition spells an unfamiliar name as it heard it)."""
+    seen = set().union(*lexemes) if lexemes else set()
+    variants = {q: {w for w in seen if _near(q, w)} for q in question_lexemes - seen}
+    matched = []
+    for own in lexemes:
+        hits = own & question_lexemes
+        hits |= {q for q, near in variants.items() if own & near}
+        matched.append(hits)
+    return matched
+
+
+def _idf(matched: list[set[str]]) -> dict[str, float]:
+    """BM25's idf of each matched question lexeme over the texts: a word in few of them says more."""
+    count = len(matched)
+    frequency = Counter(lexeme for hits in matched for lexeme in hits)
+    return {lexeme: math.log(1 + (count - df + 0.5) / (df + 0.5)) for lexeme, df in frequency.items()}
+
+
 def relevant_memories(services: Services, question: str, memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
     """The memories sharing a lexeme with the question, best first, then in retrieval order.
 
@@ -113,43 +154,173 @@ def relevant_memories(services: Services, question: str, memories: list[Retrieve
     found in one of them says more than "morning" found in all.
     """
     question_lexemes, *memory_lexemes = text_lexemes(services, [question, *(m.text for m in memories)])
-    count = len(memory_lexemes)
-    frequency = Counter(lexeme for lexemes in memory_lexemes for lexeme in lexemes & question_lexemes)
-    idf = {lexeme: math.log(1 + (count - df + 0.5) / (df + 0.5)) for lexeme, df in frequency.items()}
-    weight = [sum(idf[lexeme] for lexeme in lexemes & question_lexemes) for lexemes in memory_lexemes]
-    shared = [bool(lexemes & question_lexemes) for lexemes in memory_lexemes]
-    order = sorted((i for i in range(count) if shared[i]), key=lambda i: (-weight[i], i))
+    matched = _matched(question_lexemes, memory_lexemes)
+    idf = _idf(matched)
+    weight = [sum(idf[lexeme] for lexeme in hits) for hits in matched]
+    order = sorted((i for i in range(len(memories)) if matched[i]), key=lambda i: (-weight[i], i))
     return [memories[i] for i in order]
+
+
+_HEARD_MARK = re.compile(r"\(heard:\s*|\bI heard:\s*")
 
 
 def _pieces(memory_text: str) -> list[tuple[str, bool]]:
     """The sentences of a memory's text, each with whether it was heard (the transcript part) or not."""
-    caption, marker, heard = memory_text.partition("(heard:")
-    parts = [(caption, False)]
-    if marker:
-        parts.append((heard.strip().removesuffix(")"), True))
-    return [(p.strip(), was_heard) for part, was_heard in parts for p in _SENTENCE.split(part) if p and p.strip()]
+    parts: list[tuple[str, bool]] = []
+    heard, at = False, 0
+    for mark in _HEARD_MARK.finditer(memory_text):
+        parts.append((memory_text[at : mark.start()], heard))
+        heard, at = True, mark.end()
+    parts.append((memory_text[at:], heard))
+    pieces: list[tuple[str, bool]] = []
+    for part, was_heard in parts:
+        part = part.strip().removesuffix(")") if was_heard else part
+        pieces.extend((p.strip(), was_heard) for p in _SENTENCE.split(part) if p and p.strip())
+    return pieces
+
+
+# What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
+_NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
+_ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (
+        re.compile(r"^\s*(?:when\b|what time\b|(?:on |at )?what day\b)", re.I),
+        re.compile(
+            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
+            r"morning|afternoon|evening|noon|lunch|o'clock|week|month)\b|" + _NUMBER,
+            re.I,
+        ),
+    ),
+    (
+        re.compile(r"^\s*how (?:much|many)\b", re.I),
+        re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
+    ),
+    (
+        re.compile(r"^\s*where\b", re.I),
+        re.compile(
+            r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b",
+            re.I,
+        ),
+    ),
+    (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
+)
+# A sentence that leans on the one before it ("That is $4.50.", "So I put my headphones on.") is quoted with it.
+_LEANS_BACK = re.compile(r"^(?:so|then|that|this|it|it's|they|them|he|she|yes|no)\b|\b(?:the same|it|that)\b", re.I)
+# Asking for the present state ("where are my keys?", "... now?"): the latest memory that answers wins.
+_NOW = re.compile(r"\b(?:now|currently|still|at the moment)\b|^\s*where(?:'s| is| are)\b", re.I)
+# Frequency words mark a habit; they say what kind of fact is asked, less what it is about.
+_HABIT_WORDS = re.compile(
+    r"\b(?:every|each|always|usually|normally|often|daily)\s*(?:morning|day|night|evening|week)?\b", re.I
+)
+# "Who is Marco?": a name asked about; with no fact about it, its mentions are the answer.
+_WHO_IS = re.compile(r"^\s*(?i:who(?:'s| is| was))\s+(?P<name>[A-Z][\w'-]+)\s*\??\s*$")
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One sentence of a retrieved memory, as a candidate answer."""
+
+    text: str
+    heard: bool
+    memory: RetrievedMemory
+    previous: str | None
+    following: str | None
+
+
+def _candidates(memories: list[RetrievedMemory]) -> list[_Piece]:
+    out = []
+    for memory in memories:
+        pieces = _pieces(memory.text)
+        for i, (sentence, heard) in enumerate(pieces):
+            previous = pieces[i - 1][0] if i > 0 else None
+            following = pieces[i + 1][0] if i + 1 < len(pieces) else None
+            out.append(_Piece(sentence, heard, memory, previous, following))
+    return out
+
+
+def _answer_type(question: str) -> re.Pattern[str] | None:
+    return next((fits for asks, fits in _ANSWER_TYPES if asks.search(question)), None)
+
+
+def _end(memory: RetrievedMemory) -> datetime:
+    return memory.end_time or memory.start_time or datetime.min.replace(tzinfo=UTC)
+
+
+def choose_sentence(services: Services, question: str, memories: list[RetrievedMemory]) -> _Piece | None:
+    """The sentence of the retrieved memories that best answers `question`, or None when none is relevant.
+
+    A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
+    (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
+    "every morning" count half: they say that a habit is asked, not which). A sentence that leans on the
+    one before ("That is $4.50.") or replies to a spoken question carries half of that one's words too.
+    Statements go before questions; when the question asks for a time, an amount, a place or a reason,
+    sentences that give one go first; ties go to the 30-second window over a summary, then to the
+    sentence that says most. A question about the present ("now") takes the latest strong candidate.
+    """
+    pieces = _candidates(memories)
+    if not pieces:
+        return None
+    texts = [question, _HABIT_WORDS.sub(" ", question), *(p.text for p in pieces)]
+    question_lexemes, core_lexemes, *piece_lexemes = text_lexemes(services, texts)
+    matched = _matched(question_lexemes, piece_lexemes)
+    by_text = {p.text: hits for p, hits in zip(pieces, matched, strict=True)}
+    idf = _idf(matched)
+
+    def weight(hits: set[str]) -> float:
+        return sum(idf.get(w, 0.0) * (1.0 if w in core_lexemes or w not in question_lexemes else 0.5) for w in hits)
+
+    def score(i: int) -> float:
+        piece = pieces[i]
+        own = weight(matched[i])
+        if _leans_back(piece):
+            own += 0.5 * weight(by_text.get(piece.previous or "", set()) - matched[i])
+        return own
+
+    scores = [score(i) for i in range(len(pieces))]
+    kept = [i for i in range(len(pieces)) if scores[i] > 0]
+    if not kept:
+        return None
+    statements = [i for i in kept if not pieces[i].text.endswith("?")] or kept
+    fits = _answer_type(question)
+    typed = [i for i in statements if fits.search(pieces[i].text)] if fits else []
+    pool = typed or statements
+    if _NOW.search(question):
+        best = max(scores[i] for i in pool)
+        pool = [i for i in pool if scores[i] >= 0.6 * best]
+        return pieces[max(pool, key=lambda i: (_end(pieces[i].memory), scores[i], len(piece_lexemes[i])))]
+    return pieces[
+        max(
+            pool,
+            key=lambda i: (round(scores[i], 6), -(pieces[i].memory.duration_seconds or 0), len(piece_lexemes[i]), -i),
+        )
+    ]
+
+
+def _leans_back(piece: _Piece) -> bool:
+    """Whether a sentence needs the one before it: it refers back, replies to a question, or is a bare
+    few words ("Sure, Marko.", "Thank you, Emma.")."""
+    if not piece.previous:
+        return False
+    few_words = len(piece.text.split()) < 4
+    return bool(_LEANS_BACK.search(piece.text)) or piece.previous.endswith("?") or few_words
+
+
+def _quote(piece: _Piece) -> str:
+    """The sentence, with the one it leans on or replies to before it, or — a question — the reply after it."""
+    if _leans_back(piece):
+        return f"{piece.previous} {piece.text}"
+    if piece.text.endswith("?") and piece.following:
+        return f"{piece.text} {piece.following}"
+    return piece.text
 
 
 def best_sentence(services: Services, question: str, memory_text: str) -> tuple[str, bool]:
-    """The sentence of `memory_text` sharing most lexemes with the question, and whether it was heard.
-
-    A sentence that is itself a question states no fact: one that does, sharing any lexeme, goes first
-    (in "When is your presentation?" / "My presentation is on Friday" the answer is the second). On a
-    tie the sentence that says most (most lexemes) wins over a bare mention ("Sure, Marco."), then the first.
-    """
-    pieces = _pieces(memory_text)
-    if not pieces:
-        return memory_text.strip(), False
-    if len(pieces) == 1:
-        return pieces[0]
-    question_lexemes, *piece_lexemes = text_lexemes(services, [question, *(p for p, _ in pieces)])
-
-    def rank(i: int) -> tuple[bool, int, int, int]:
-        shared = len(piece_lexemes[i] & question_lexemes)
-        return (shared > 0 and not pieces[i][0].endswith("?"), shared, len(piece_lexemes[i]), -i)
-
-    return pieces[max(range(len(pieces)), key=rank)]
+    """The sentence of one memory's text that best answers `question`, and whether it was heard."""
+    memory = RetrievedMemory(id="m", memory_type=MemoryKind.EPISODIC, text=memory_text, score=0.0, source="text")
+    piece = choose_sentence(services, question, [memory])
+    if piece is None:
+        pieces = _pieces(memory_text)
+        return pieces[0] if pieces else (memory_text.strip(), False)
+    return piece.text, piece.heard
 
 
 def _clock(moment: datetime) -> str:
@@ -181,13 +352,71 @@ def _source(memory: RetrievedMemory) -> str:
 
 
 def compose_answer(services: Services, question: str, memories: list[RetrievedMemory], now: datetime) -> Composed:
-    """The best relevant memory's fact, when it happened and which memory; "I don't remember that." without one."""
-    relevant = relevant_memories(services, question, memories)
-    if not relevant:
+    """The best sentence of the relevant memories, when it was said and which memory it comes from;
+    "I don't remember that." when no memory is relevant.
+
+    "Who is Marco?" with no semantic fact about Marco is answered from the first memories that mention him.
+    """
+    who = _WHO_IS.match(question)
+    if who:
+        mentions = _mentions(services, who.group("name"), memories)
+        if mentions:
+            parts = [_fact(p, now) for p in mentions]
+            return Composed(f"{who.group('name')}: " + "; ".join(parts) + ".", [p.memory for p in mentions])
+    piece = choose_sentence(services, question, memories)
+    if piece is None:
         return Composed(NO_MEMORY, [])
-    best = relevant[0]
-    fact, heard = best_sentence(services, question, best.text)
-    when = describe_when(best.start_time, now) if best.start_time else ""
-    lead = ", ".join(w for w in (when, "heard" if heard else "") if w)
-    lead = f"{lead[0].upper()}{lead[1:]}: " if lead else ""
-    return Composed(f'{lead}"{fact}" ({_source(best)}).', [best])
+    fact = _fact(piece, now)
+    return Composed(f"{fact[0].upper()}{fact[1:]}.", [piece.memory])
+
+
+def _fact(piece: _Piece, now: datetime) -> str:
+    memory = piece.memory
+    when = describe_when(memory.start_time, now) if memory.start_time else ""
+    lead = ", ".join(w for w in (when, "heard" if piece.heard else "") if w)
+    return f'{lead + ": " if lead else ""}"{_quote(piece)}" ({_source(memory)})'
+
+
+def _mentions(services: Services, name: str, memories: list[RetrievedMemory], limit: int = 2) -> list[_Piece]:
+    """What is known of `name`: a semantic fact about it, else the first episodic windows that mention it."""
+    pieces = [p for p in _candidates(memories) if p.memory.memory_type != MemoryKind.VISUAL]
+    if not pieces:
+        return []
+    name_lexemes, *piece_lexemes = text_lexemes(services, [name, *(p.text for p in pieces)])
+    matched = _matched(name_lexemes, piece_lexemes)
+    hits = [p for p, m in zip(pieces, matched, strict=True) if m]
+    facts = [p for p in hits if p.memory.memory_type == MemoryKind.SEMANTIC]
+    if facts:
+        return facts[:1]
+    windows = sorted(
+        (p for p in hits if (p.memory.duration_seconds or 0) <= 30), key=lambda p: _end(p.memory)
+    ) or hits
+    chosen: list[_Piece] = []
+    for piece in windows:
+        if all(piece.memory.id != c.memory.id for c in chosen):
+            chosen.append(piece)
+    return chosen[:limit]
+
+
+def cite(services: Services, user_id: str, memories: list[RetrievedMemory]) -> list[Citation]:
+    """The citations of `memories`; each segment's says where its caption came from (seen, tidied, heard)."""
+    citations = [Citation.of(m) for m in memories]
+    ids = [c.segment_id for c in citations if c.segment_id and _is_uuid(c.segment_id)]
+    if not ids:
+        return citations
+    try:
+        with services.db.unit_of_work(user_id) as session:
+            rows = session.execute(text(_CAPTION_SOURCES_SQL), {"user_id": user_id, "ids": ids}).all()
+    except Exception as exc:  # the answer stands without the sources; the log says why
+        logger.warning("caption sources unavailable: %s", type(exc).__name__)
+        return citations
+    sources = {row.id: row.source for row in rows}
+    return [c.model_copy(update={"caption_source": sources.get(c.segment_id or "")}) for c in citations]
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True

@@ -93,6 +93,11 @@ class Citation(BaseModel):
     start_time: datetime | None = None
     end_time: datetime | None = None
     duration_seconds: int | None = Field(default=None, description="the scale: 30, 180, 600 or 3600 seconds")
+    caption_source: str | None = Field(
+        default=None,
+        description="seen (a model saw the frames), tidied (a model rewrote what was heard) or heard (the "
+        "transcript itself); a summary lists its windows' sources (heard+seen)",
+    )
 
     @classmethod
     def of(cls, memory: RetrievedMemory) -> Citation:
@@ -111,6 +116,11 @@ class Trace(BaseModel):
     """Every round of one answer, the final answer step, its citations, and totals."""
 
     mode: str = Field(default="loop", description="loop (spec 001 agent) or plan (fixed search, composed answer)")
+    read_at: datetime | None = Field(
+        default=None,
+        description="when set, the moment time words were read at instead of the asked-at time: the end of "
+        "the newest memory, which is over a week old",
+    )
     rounds: list[TraceRound] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     forced_answer: bool = False

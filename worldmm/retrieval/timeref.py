@@ -113,7 +113,9 @@ def _named_range(question: str, now: datetime) -> tuple[datetime, datetime, str]
     weekday = _WEEKDAY.search(question)
     if weekday:
         target = _WEEKDAYS.index(weekday.group(1))
-        back = (now.weekday() - target) % 7 or 7
+        back = (now.weekday() - target) % 7  # "on Tuesday" asked on a Tuesday: today; "last Tuesday": a week ago
+        if weekday.group(0).startswith("last"):
+            back = back or 7
         start, end = _range_of_day(now - timedelta(days=back), None)
         return start, end, weekday.group(0)
     return None
