@@ -4,6 +4,8 @@ Usage: python scripts/sam_build_sizes.py [--limit-mb 200] [--build-dir .aws-sam/
 Needs python3.12 for the builder: PYENV_VERSION=3.12.1 is set for the subprocess when pyenv is present.
 Each handler is also imported from its built package alone (python3.12 -S: no site-packages), which proves
 the function's requirements.txt covers what it imports; boto3 is the one module the Lambda runtime provides.
+A package with scipy also runs the graph snapshot, PPR and sparse-matrix path there (the chat package prunes
+scipy down to scipy.sparse).
 Exit status 1 when any function is larger than the limit (Lambda's hard limit is 250 MB unzipped) or a
 handler does not import from its package.
 """
@@ -68,6 +70,44 @@ getattr(importlib.import_module(module_name), attr)
 
 RUNTIME_PROVIDED = ("boto3", "botocore")
 
+# The numeric path the chat functions run, on their pruned package (scipy.sparse without scipy.linalg):
+# snapshot round trip, PPR at both tolerances, and the BM25 matrix operations.
+_NUMERIC_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from scipy.sparse import csr_matrix
+from worldmm.graph.build import UserGraph, graph_from_edges
+from worldmm.graph.ppr import TOP_K_TOLERANCE, personalized_pagerank, top_k, uniform_reset
+key = lambda i: (i + 1).to_bytes(16, "big")
+graph = UserGraph.from_bytes(
+    graph_from_edges([key(0), key(1), key(2)], [key(1), key(2), key(3)], [key(9), key(10), key(11)], [key(20)] * 3)
+    .to_bytes()
+)
+for tolerance in (1e-8, TOP_K_TOLERANCE):
+    scores = personalized_pagerank(graph, uniform_reset(graph, graph.node_indices([key(0)])), tolerance=tolerance)
+    # on the path 0-1-2-3 seeded at its end, the end's only neighbour ranks first
+    assert top_k(scores, 4).tolist() == [graph.node_indices([key(i)])[0] for i in (1, 0, 2, 3)]
+counts = csr_matrix((np.ones(3, np.float32), ([0, 1, 1], [0, 0, 2])), shape=(2, 3)).tocsc()
+assert counts[:, [0, 2]].sum() == 3.0 and np.asarray(counts.sum(axis=1)).ravel().tolist() == [1.0, 2.0]
+"""
+
+
+def numeric_error(artifact: Path, env: dict[str, str]) -> str | None:
+    """None when the graph / PPR / sparse-matrix path runs from `artifact` alone, else the error's last line."""
+    if not (artifact / "worldmm" / "graph").is_dir() or not (artifact / "scipy").is_dir():
+        return None
+    result = subprocess.run(
+        ["python3.12", "-S", "-c", _NUMERIC_PROBE, str(artifact)],
+        cwd=artifact,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return None if result.returncode == 0 else (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+
 
 def import_error(artifact: Path, handler: str, env: dict[str, str]) -> str | None:
     """None when `handler` imports from `artifact` alone, else the error's last line."""
@@ -127,7 +167,9 @@ def main() -> int:
     broken: dict[str, str] = {}
     for name, props in functions.items():
         sizes[name] = round(tree_size(args.build_dir / name) / 1024 / 1024, 1)
-        error = import_error(args.build_dir / name, str(props["Handler"]), env)
+        error = import_error(args.build_dir / name, str(props["Handler"]), env) or numeric_error(
+            args.build_dir / name, env
+        )
         if error:
             broken[name] = error
     over = {name: mb for name, mb in sizes.items() if mb * 1024 * 1024 > limit}

@@ -82,3 +82,40 @@ def test_snapshot_keeps_connected_components() -> None:
     a, b = restored.component[restored.node_indices([_key(1), _key(2)])]
     c, d = restored.component[restored.node_indices([_key(3), _key(4)])]
     assert a == b and c == d and a != c
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_connected_components_match_a_breadth_first_search(seed: int) -> None:
+    from collections import deque
+
+    from worldmm.graph.build import connected_components
+
+    # GIVEN a sparse random graph with chains, self-loops and many small components
+    rng = np.random.default_rng(seed)
+    n, m = 400, 260
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    chain = np.arange(300, 340)
+    src, dst = np.concatenate([src, chain[:-1]]), np.concatenate([dst, chain[1:]])  # a long path
+    # WHEN labelled
+    labels = connected_components(n, src, dst)
+    # THEN two nodes share a label exactly when a breadth-first search joins them
+    neighbours: list[list[int]] = [[] for _ in range(n)]
+    for a, b in zip(src.tolist(), dst.tolist(), strict=True):
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    expected = [-1] * n
+    count = 0
+    for start in range(n):
+        if expected[start] >= 0:
+            continue
+        expected[start] = count
+        queue = deque([start])
+        while queue:
+            node = queue.popleft()
+            for other in neighbours[node]:
+                if expected[other] < 0:
+                    expected[other] = count
+                    queue.append(other)
+        count += 1
+    assert labels.dtype == np.int32
+    assert labels.tolist() == expected  # numbered by each component's smallest node, like the search

@@ -239,7 +239,6 @@ def graph_from_edges(
     """Build the compact graph from parallel edge lists (or S16 arrays) of 16-byte keys."""
     import numpy as np
     from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
 
     m = len(triple_keys)
     if m == 0:
@@ -301,8 +300,35 @@ def graph_from_edges(
         segment_keys=seg_keys,
         segment_indptr=segment_indptr,
         segment_nodes=(pairs % n).astype(np.int32),
-        component=connected_components(adjacency, directed=False)[1].astype(np.int32),
+        component=connected_components(n, src, dst),
     )
+
+
+def connected_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """int32 component label (0..k-1, in order of each component's smallest node) of each of n nodes.
+
+    Min-label hooking with pointer jumping, in numpy: scipy.sparse.csgraph would pull scipy.linalg and
+    its BLAS (30 MB) into the chat functions' package for this one call.
+    """
+    import numpy as np
+
+    labels = np.arange(n, dtype=np.int64)
+    a, b = src.astype(np.int64), dst.astype(np.int64)
+    while True:
+        root_a, root_b = labels[a], labels[b]
+        low = np.minimum(root_a, root_b)
+        hooked = labels.copy()
+        np.minimum.at(hooked, root_a, low)  # each root points at the smallest root it touches
+        np.minimum.at(hooked, root_b, low)
+        while True:  # pointer jumping: every node to its root
+            jumped = hooked[hooked]
+            if np.array_equal(jumped, hooked):
+                break
+            hooked = jumped
+        if np.array_equal(hooked, labels):
+            break
+        labels = hooked
+    return np.asarray(np.unique(labels, return_inverse=True)[1], dtype=np.int32)
 
 
 def build_graph(db: Database, key: GraphKey) -> UserGraph:
