@@ -107,3 +107,20 @@ def test_chat_verbose_trace_lists_the_citations(sample: Services) -> None:
     assert set(citation) >= {"id", "segment_id", "memory_type", "start_time", "end_time", "duration_seconds"}
     assert citation["memory_type"] == "episodic"
     assert body["trace"]["mode"] == "plan"
+
+
+def test_time_words_about_an_old_recording_are_read_in_its_own_days(sample: Services) -> None:
+    # GIVEN the morning (Tuesday 11 March 2025) asked about a month later, as the demo asks its sample
+    later = ASKED_AT + timedelta(days=30)
+    newest = max(w.end_time for w in BENCHMARK.windows)
+    # WHEN the question names "Tuesday morning"
+    result = answer_question(sample, USER, "What was I doing in the kitchen on Tuesday morning?", now=later)
+    # THEN "Tuesday" is that recording's Tuesday: read at its newest memory's end, and the search was of that day
+    assert result.trace.read_at == newest
+    episodic = next(r for r in result.trace.rounds if r.memory_type == "episodic")
+    assert episodic.note and "2025-03-11 00:00" in episodic.note, episodic.note
+    assert "breakfast" in result.answer.lower(), result.answer
+    # AND the answer's own words are relative to when it was asked ("on Tuesday 11 March"), not "this morning"
+    assert "this morning" not in result.answer.lower() and "11 March" in result.answer
+    # AND a question asked within the week is read at its own time
+    assert answer_question(sample, USER, "Where are my keys?", now=ASKED_AT).trace.read_at is None
