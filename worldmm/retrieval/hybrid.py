@@ -144,9 +144,9 @@ def similarity_matrix(rows: Sequence[SegmentRow]) -> np.ndarray:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit = vectors / np.where(norms == 0, 1.0, norms)
         matrix[np.ix_(embedded, embedded)] = np.clip(unit @ unit.T, 0.0, 1.0)
-    for i in range(n):
-        for j in range(i + 1, n):
-            if rows[i].embedding is None or rows[j].embedding is None:
+    for i in (i for i, r in enumerate(rows) if r.embedding is None):
+        for j in range(n):
+            if j != i:
                 matrix[i, j] = matrix[j, i] = _jaccard(rows[i].text, rows[j].text)
     return matrix
 
