@@ -17,6 +17,7 @@ from worldmm.config import Settings
 from worldmm.db import migrate
 from worldmm.db.local import LocalDatabase, start_local_database
 from worldmm.db.models import MEMORY_TABLES
+from worldmm.forget import FORGET_AUDIT_TABLE
 
 TEST_EMBEDDING_DIM = 8
 TEST_VISUAL_DIM = 8
@@ -30,6 +31,8 @@ def make_settings(**overrides: object) -> Settings:
         "llm_provider": "scripted",
         "embedding_provider": "hash",
         "worldmm_home": Path(tempfile.gettempdir()) / "worldmm-test-home",
+        # A deployment-like cursor key, so aws-profile settings start (the built-in one is refused there).
+        "cursor_secret": "tests-cursor-signing-key-0123456789abcdef",
     }
     base.update(overrides)
     return Settings(**base)  # type: ignore[arg-type]
@@ -53,7 +56,7 @@ def truncate_all(admin_url: str) -> None:
     """Empty every tenant table (per-test isolation)."""
     engine = create_engine(admin_url)
     with engine.begin() as conn:
-        conn.execute(text(f"TRUNCATE {', '.join(MEMORY_TABLES)} RESTART IDENTITY CASCADE"))
+        conn.execute(text(f"TRUNCATE {', '.join((*MEMORY_TABLES, FORGET_AUDIT_TABLE))} RESTART IDENTITY CASCADE"))
     engine.dispose()
 
 

@@ -113,8 +113,14 @@ def script_window_models(
     return llm
 
 
-def put_session(store: ObjectStore, session_id: str = SESSION, created_at: str = CREATED_AT) -> None:
-    store.put(f"sessions/{session_id}/metadata.json", json.dumps({"createdAt": created_at}).encode())
+def put_session(
+    store: ObjectStore, session_id: str = SESSION, created_at: str | None = CREATED_AT, user_id: str = USER
+) -> None:
+    """The session's catalog entry (local profile: metadata.json), owned by `user_id`."""
+    doc: dict[str, Any] = {"sessionId": session_id, "userId": user_id}
+    if created_at is not None:
+        doc["createdAt"] = created_at
+    store.put(f"sessions/{session_id}/metadata.json", json.dumps(doc).encode())
 
 
 def put_window(
@@ -146,13 +152,16 @@ def make_ingest_services(
     visual: Any | None = None,
     invoker: Any | None = None,
 ) -> Services:
-    """Services for ingest tests: real PostgreSQL, files under `root`, zero-latency models."""
+    """Services for ingest tests: real PostgreSQL, files under `root`, zero-latency models; USER's session
+    SESSION is in the catalog (its metadata.json), as capture's start writes it."""
+    store = DirectoryObjectStore(root)
+    put_session(store)
     return Services(
         settings,
         db=db,
         llm=llm,
         embedder=HashEmbedder(settings.embedding_dim),
-        store=DirectoryObjectStore(root),
+        store=store,
         transcriber=StaticTranscriber(Transcript(transcript, [TranscriptSegment(0.0, 5.0, transcript)])),
         visual=visual if visual is not None else StubVisualEncoder(settings.visual_embedding_dim),
         invoker=invoker if invoker is not None else InProcessInvoker(),

@@ -44,14 +44,35 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _retrigger(args: argparse.Namespace) -> int:
-    from worldmm.pipeline.events import RetriggerEvent
+    from pydantic import ValidationError
+
+    from worldmm.pipeline.events import EventRejected, RetriggerEvent
     from worldmm.pipeline.retrigger import retrigger
     from worldmm.services import get_services
 
-    event = RetriggerEvent(
-        sessionId=args.session_id, userId=args.user_id, force=args.force, windowIndices=args.windows or None
-    )
-    print(json.dumps(retrigger(get_services(), event).model_dump()))
+    try:
+        event = RetriggerEvent(
+            sessionId=args.session_id, userId=args.user_id, force=args.force, windowIndices=args.windows or None
+        )
+        print(json.dumps(retrigger(get_services(), event).model_dump()))
+    except (ValidationError, EventRejected) as exc:
+        reason = exc.reason if isinstance(exc, EventRejected) else "invalid_event"
+        print(json.dumps({"error": reason}), file=sys.stderr)
+        return 2
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from worldmm.errors import BadRequest
+    from worldmm.forget import forget_user
+    from worldmm.services import get_services
+
+    try:
+        report = forget_user(get_services(), args.user_id, requested_by=args.requested_by)
+    except BadRequest as exc:
+        print(json.dumps({"error": str(exc)}), file=sys.stderr)
+        return 2
+    print(json.dumps(report.as_dict(), indent=2))
     return 0
 
 
@@ -144,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--windows", type=int, nargs="*", default=None)
     p.add_argument("--force", action="store_true", help="reset complete windows to pending first")
     p.set_defaults(func=_retrigger)
+
+    p = sub.add_parser("forget", help="erase one user's data from every store, keep an audit record (operators)")
+    p.add_argument("--user-id", required=True)
+    p.add_argument("--requested-by", default="cli", help="who asked (kept in the audit record)")
+    p.set_defaults(func=_forget)
 
     p = sub.add_parser("reap", help="re-trigger windows left pending too long")
     p.add_argument("--older-than", type=int, default=None, help="seconds (default: settings)")

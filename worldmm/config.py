@@ -6,7 +6,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -56,6 +56,13 @@ class ExtractionProvider(StrEnum):
 class SummaryProvider(StrEnum):
     LLM = "llm"
     EXTRACTIVE = "extractive"
+
+
+LOCAL_CURSOR_SECRET = "worldmm-local-cursor-secret"
+"""The local profile's cursor signing key: public (it is in this file), so never accepted in the aws profile."""
+
+DEVELOPMENT_SECRETS = frozenset({LOCAL_CURSOR_SECRET, "worldmm-local-development-signing-key"})
+MIN_SECRET_CHARS = 32
 
 
 class Settings(BaseSettings):
@@ -198,7 +205,9 @@ class Settings(BaseSettings):
     chat_page_max: int = 50
     chat_title_chars: int = 64
     chat_preview_chars: int = 200
-    cursor_secret: str = "worldmm-local-cursor-secret"
+    # The key chat cursors are signed with. aws: CURSOR_SECRET (the template resolves it from Secrets
+    # Manager); the built-in development key is refused there at start-up. local: that development key.
+    cursor_secret: str | None = None
     jwt_dev_secret: str = "worldmm-local-development-signing-key"  # HS256 wants >= 32 bytes
     jwt_issuer: str = "worldmm-local"
     jwt_audience: str = "worldmm"
@@ -210,11 +219,34 @@ class Settings(BaseSettings):
     capture_max_window_index: int = 100_000
     capture_open_shards: int = 8
 
+    @field_validator("cursor_secret")
+    @classmethod
+    def _no_development_secret_in_aws(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # A field validator sees the value as given, before any code reads it: every function refuses to
+        # start with a known or weak signing key in the aws profile, whether or not it signs cursors.
+        weak = value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
+        if weak and info.data.get("worldmm_profile") == Profile.AWS:
+            raise ValueError(
+                f"CURSOR_SECRET must be a deployment secret of at least {MIN_SECRET_CHARS} characters in the "
+                "aws profile, not the built-in development key"
+            )
+        return value
+
     @model_validator(mode="after")
     def _admin_defaults_to_app(self) -> Settings:
         if self.database_admin_url is None:
             self.database_admin_url = self.database_url
         return self
+
+    def cursor_signing_secret(self) -> str:
+        """The key chat cursors are signed with: CURSOR_SECRET, or (local profile only) the development key."""
+        if self.cursor_secret is not None:
+            return self.cursor_secret
+        if self.worldmm_profile == Profile.AWS:
+            from worldmm.errors import ConfigurationError
+
+            raise ConfigurationError("CURSOR_SECRET is not set: the aws profile has no built-in cursor key")
+        return LOCAL_CURSOR_SECRET
 
     @property
     def extraction_backend(self) -> ExtractionProvider:

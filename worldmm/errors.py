@@ -51,3 +51,25 @@ class UnavailableError(WorldMMError):
     """An optional capability (visual encoder, graph cache) is not configured or not reachable."""
 
     status_code = 503
+
+
+class TruncatedOutputError(ModelOutputError):
+    """A model's answer was cut off by its output token limit (`finish_reason == "length"`), even after a
+    retry with more room: a fragment, never stored as content."""
+
+
+class MemoryUnavailableError(WorldMMError):
+    """The memory store cannot be reached (database down, connection lost): chat answers nothing and saves
+    nothing rather than say "I don't remember"."""
+
+    status_code = 503
+    expose = True  # the message is written for the caller
+    retry_after_s = 30
+    MESSAGE = "Your memories cannot be reached right now, so nothing was answered or saved. Try again in a minute."
+
+    def __init__(self, message: str = MESSAGE) -> None:
+        super().__init__(message)
+
+
+class ConfigurationError(WorldMMError):
+    """The settings cannot work in this profile (a default secret in the aws profile, a missing one)."""

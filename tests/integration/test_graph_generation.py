@@ -65,7 +65,8 @@ def test_triple_writes_bump_only_their_own_scale(services: Services) -> None:
     writer.triple(window, "I", "drank", "tea")
     # THEN only the 30 s generation moved
     after = {k: stored_generation(services.db, k) for k in (EPI_30, EPI_180, SEM)}
-    assert after == {EPI_30: before[EPI_30] + 1, EPI_180: before[EPI_180], SEM: before[SEM]}
+    assert after[EPI_30] > before[EPI_30]  # a new value of the generation sequence (0009)
+    assert {EPI_180: after[EPI_180], SEM: after[SEM]} == {EPI_180: before[EPI_180], SEM: before[SEM]}
 
 
 def test_invalidating_a_semantic_triple_bumps_the_semantic_generation(services: Services) -> None:
@@ -74,7 +75,7 @@ def test_invalidating_a_semantic_triple_bumps_the_semantic_generation(services: 
     before = stored_generation(services.db, SEM)
     with services.db.unit_of_work("u1") as session:
         session.execute(update(Triple).where(Triple.id == fact).values(invalidated_at=text("now()")))
-    assert stored_generation(services.db, SEM) == before + 1
+    assert stored_generation(services.db, SEM) > before  # a new value of the generation sequence (0009)
 
 
 def test_deleting_a_segment_with_its_triples_bumps_its_scale(services: Services) -> None:

@@ -130,6 +130,8 @@ def test_ingest_session_produces_the_same_artefacts_as_the_window_path(
     # AND the same files uploaded to the object store the live window path reads
     store = DirectoryObjectStore(tmp_path / "objects")
     shutil.copytree(session_dir, tmp_path / "objects" / "sessions" / SESSION)
+    uploaded = tmp_path / "objects" / "sessions" / SESSION / "metadata.json"  # capture records the owner
+    uploaded.write_text(json.dumps({**json.loads(uploaded.read_text()), "userId": "user-a"}))
     live = _services(settings, db, script_memory_models(ScriptedLLM()), windows, store=store)
     offline = _services(settings, db, script_memory_models(ScriptedLLM()), windows)
     # WHEN user A's windows go through ingest_window (shuffled) and the session ends

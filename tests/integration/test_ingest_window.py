@@ -288,7 +288,8 @@ def test_ingest_window_legacy_session_audio_is_sliced_to_the_window(settings, db
 
 def test_ingest_window_session_created_at_fallback_is_logged(settings, db, scripted_llm, tmp_path, caplog):
     script_window_models(scripted_llm)
-    svc = make_ingest_services(settings, db, scripted_llm, tmp_path)  # no metadata.json
+    svc = make_ingest_services(settings, db, scripted_llm, tmp_path)
+    put_session(svc.store, created_at=None)  # the catalog names the owner but not the start
     put_window(svc.store, index=2)
     before = datetime.now(UTC)
     with caplog.at_level(logging.INFO):
@@ -339,7 +340,7 @@ def test_ingest_window_after_session_end_the_last_window_closes_partial_summarie
     # GIVEN a session the capture API has ended after two windows
     svc.store.put(
         f"sessions/{SESSION}/metadata.json",
-        b'{"createdAt": "2026-11-01T09:00:00Z", "endedAt": "2026-11-01T09:01:00Z"}',
+        b'{"userId": "user-a", "createdAt": "2026-11-01T09:00:00Z", "endedAt": "2026-11-01T09:01:00Z"}',
     )
     scripted(svc).script("merge_captions", {"summary": "Two windows in the kitchen."})
     for index in (0, 1):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, update
 
-from tests.support_ingest import make_ingest_services
+from tests.support_ingest import make_ingest_services, put_session
 from tests.support_memory import add_window, script_memory_models, summaries
 from worldmm.config import Settings
 from worldmm.db.engine import Database
@@ -30,7 +30,9 @@ SESSION = "sess-resume"
 
 @pytest.fixture
 def svc(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path: Path) -> Services:
-    return make_ingest_services(settings, db, script_memory_models(scripted_llm), tmp_path)
+    services = make_ingest_services(settings, db, script_memory_models(scripted_llm), tmp_path)
+    put_session(services.store, SESSION, user_id=USER)
+    return services
 
 
 def _scales(services: Services) -> list[tuple[int, int, ProcessingStatus]]:

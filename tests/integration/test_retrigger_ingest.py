@@ -115,6 +115,7 @@ def test_retrigger_falls_back_to_dynamodb_windows_when_database_fails(aws):
     boto3.resource("dynamodb").Table("encache-sessions").put_item(
         Item={
             "sessionId": SESSION,
+            "userId": USER,
             "createdAt": "2026-05-01T10:00:00Z",
             "windowCount": 3,
             "frameCounts": {"1": 16},

@@ -10,7 +10,7 @@ import pytest
 
 from tests.harness import make_settings
 from worldmm.config import AgentMode
-from worldmm.errors import GpuUnavailableError
+from worldmm.errors import GpuUnavailableError, MemoryUnavailableError
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.agent import answer_question
@@ -207,15 +207,16 @@ def test_retrieval_agent_uses_the_agent_model_without_reasoning_effort() -> None
         assert call.reasoning_effort is None
 
 
-def test_retrieval_agent_failing_retriever_becomes_an_empty_round() -> None:
+def test_retrieval_agent_failing_retriever_is_not_an_empty_memory() -> None:
+    # GIVEN the only search the agent makes fails
     llm = ScriptedLLM().queue("reasoning_agent", [_search("semantic", "x"), {"action": "ANSWER"}])
     llm.script("response", {"answer": "I do not remember."})
     retrievers = _retrievers()
     retrievers[MemoryKind.SEMANTIC] = RecordingRetriever(MemoryKind.SEMANTIC, error=RuntimeError("db down"))
-    result = answer_question(_services(llm), "user-1", "?", now=NOW, retrievers=retrievers)
-    assert result.trace.rounds[0].retrieved_ids == []
-    assert result.trace.rounds[0].note is not None and "RuntimeError" in result.trace.rounds[0].note
-    assert result.answer == "I do not remember."
+    # WHEN asked THEN no answer claims there is nothing (issue 14: a failure is not "no memories")
+    with pytest.raises(MemoryUnavailableError):
+        answer_question(_services(llm), "user-1", "?", now=NOW, retrievers=retrievers)
+    assert llm.calls_for("response") == []
 
 
 def test_retrieval_agent_gpu_unavailable_answer_model_propagates() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -53,17 +54,35 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
 
+MAX_QUESTION_CHARS = 2000
+"""The longest question the chat endpoints take (characters, after trimming): longer is a 400, before any
+search, model call or write. Documented in README "Chat API" and the OpenAPI schema (maxLength)."""
+
+CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+"""Chat ids are server-made (uuid4); anything else names no chat."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 class ChatRequest(_Request):
     """Body of POST /memories/chat and /memories/chat/verbose."""
 
-    question: str = Field(min_length=1)
-    chat_id: str | None = Field(default=None, min_length=1, max_length=256)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    chat_id: str | None = Field(default=None, pattern=CHAT_ID_PATTERN)
+
+    @field_validator("question")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        # NUL and other control characters cannot be stored (PostgreSQL text) and are never a question.
+        if _CONTROL.search(value):
+            raise ValueError("the question contains control characters")
+        return value
 
 
 class ListChatsRequest(_Request):
     """Body of POST /chats/list; a limit above the maximum is clamped by the repository."""
 
-    cursor: str | None = None
+    cursor: str | None = Field(default=None, max_length=4096)
     limit: int | None = Field(default=None, ge=1)
 
     @field_validator("cursor", mode="before")
@@ -75,7 +94,7 @@ class ListChatsRequest(_Request):
 class MessagesQuery(ListChatsRequest):
     """Query string of GET /chats/messages."""
 
-    chat_id: str = Field(min_length=1, max_length=256)
+    chat_id: str = Field(pattern=CHAT_ID_PATTERN)
 
 
 class ChatResponse(BaseModel):

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
+from worldmm.chat.models import MAX_QUESTION_CHARS
 from worldmm.config import LLMProvider
-from worldmm.errors import Forbidden, GpuUnavailableError
+from worldmm.errors import BadRequest, Forbidden, GpuUnavailableError, MemoryUnavailableError
+from worldmm.faults import memory_unreachable
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -60,9 +62,38 @@ def handle_chat(
 ) -> ChatResult:
     """Check ownership, answer with the reasoning agent, then save both messages to the thread.
 
-    A chat_id that is not the caller's (or does not exist) is `Forbidden` before anything runs.
-    While the GPU worker that answers is starting, the reply says so and nothing is written.
+    A question longer than MAX_QUESTION_CHARS is `BadRequest` and a chat_id that is not the caller's (or
+    does not exist) `Forbidden`, before anything runs. While the GPU worker that answers is starting, the
+    reply says so and nothing is written. When memory cannot be reached (the database is down or the
+    connection lost) it is `MemoryUnavailableError` (503) and nothing is written: a lost connection is
+    never "nothing found".
     """
+    if len(question) > MAX_QUESTION_CHARS:
+        raise BadRequest(f"the question is longer than {MAX_QUESTION_CHARS} characters")
+    try:
+        return _handle_chat(services, user_id, question, chat_id, verbose=verbose, now=now)
+    except MemoryUnavailableError:
+        logger.warning("chat unavailable: memory unreachable", extra={"step": "chat.memory-unreachable"})
+        raise
+    except Exception as exc:
+        if not memory_unreachable(exc):
+            raise
+        logger.warning(
+            "chat unavailable: memory unreachable",
+            extra={"step": "chat.memory-unreachable", "error": type(exc).__name__},
+        )
+        raise MemoryUnavailableError() from exc
+
+
+def _handle_chat(
+    services: Services,
+    user_id: str,
+    question: str,
+    chat_id: str | None,
+    *,
+    verbose: bool,
+    now: datetime | None,
+) -> ChatResult:
     if chat_id is not None and not services.chats.chat_owned_by(user_id, chat_id):
         raise Forbidden("chat not found or not yours")
     if not answering_model_ready(services):

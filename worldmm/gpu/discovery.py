@@ -66,6 +66,17 @@ def read_gpu_instance_id(settings: Settings, ssm: Any) -> str | None:
     return normalize_gpu_instance_id(value)
 
 
+def gpu_sentinel(settings: Settings, ssm: Any | None = None) -> str:
+    """What the GPU instance parameter holds right now, as written (`none`, an instance id, ...), or
+    `absent`: the `gpu_sentinel` of the `gpu_unavailable_raised` step says why no worker was found."""
+    ssm = ssm or ssm_client(settings)
+    try:
+        value = ssm.get_parameter(Name=settings.gpu_instance_param)["Parameter"]["Value"]
+    except ssm.exceptions.ParameterNotFound:
+        return "absent"
+    return str(value).strip() or "empty"
+
+
 def describe_instance(ec2: Any, instance_id: str) -> dict[str, Any] | None:
     """The EC2 description of one instance, or None when EC2 does not know it."""
     from botocore.exceptions import ClientError

@@ -1,9 +1,10 @@
 """The graph cache port: a user's compact graphs kept between queries, invalidated per user and type.
 
 Redis (spec 001 "Graph Caching"): the graph lives under `worldmm:graph:{user_id}:{memory_type}`
-(+ `:{scale}` for episodic) and a generation counter `worldmm:graph:{user_id}:{memory_type}:gen`
-is bumped on every invalidation. A graph is only stored if the generation did not move while it was
-being built, so a build racing a triple insert never caches a stale graph. A warm process also keeps
+(+ `:{scale}` for episodic) and a generation `worldmm:graph:{user_id}:{memory_type}:gen` is renewed on
+every invalidation (from one counter shared by all users, so no generation is ever seen twice). A graph
+is only stored if the generation did not move while it was being built, so a build racing a triple
+insert never caches a stale graph. A warm process also keeps
 the graphs it used in memory and revalidates them against the generation (one tiny round trip)
 instead of transferring the blob again. Redis unreachable → rebuild from the database (logged).
 
@@ -154,6 +155,26 @@ end
 return 0
 """
 
+# Invalidate: every named graph's generation becomes one new value of a counter shared by all users
+# (kept at or above every generation ever handed out), and its blob goes. A generation is thus never
+# reused, even for a user whose keys forget-me deleted and who starts again from nothing: a warm
+# process can never match its in-memory copy of an erased graph. KEYS: the counter, then each graph's
+# blob key followed by its generation key.
+_INVALIDATE = """
+local generation = redis.call('INCR', KEYS[1])
+for i = 3, #KEYS, 2 do
+    local current = tonumber(redis.call('GET', KEYS[i]) or '0')
+    if current >= generation then generation = current + 1 end
+end
+redis.call('SET', KEYS[1], generation)
+for i = 2, #KEYS, 2 do
+    redis.call('DEL', KEYS[i])
+    redis.call('SET', KEYS[i + 1], generation)
+end
+return generation
+"""
+
+GENERATION_COUNTER_KEY = "worldmm:graph-generation"
 _GENERATION_BYTES = 8
 
 
@@ -173,6 +194,7 @@ class RedisGraphCache:
         self._ttl_s = ttl_s
         self._local = _LRU(local_entries)
         self._put_script = client.register_script(_PUT_IF_CURRENT)
+        self._invalidate_script = client.register_script(_INVALIDATE)
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> RedisGraphCache:
@@ -231,11 +253,7 @@ class RedisGraphCache:
         keys = _keys(user_id, memory_type, scales, self._scales)
         self._local.drop(keys)
         try:
-            pipe = self._client.pipeline(transaction=True)
-            for key in keys:
-                pipe.incr(key + ":gen")
-            pipe.delete(*keys)
-            pipe.execute()
+            self._invalidate_script(keys=[GENERATION_COUNTER_KEY, *(k for key in keys for k in (key, key + ":gen"))])
         except RedisError as exc:
             # The cached blobs expire after the TTL; until then a stale graph may be served.
             logger.error("graph cache invalidation failed for %s: %s", keys, exc)

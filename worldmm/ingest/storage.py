@@ -56,6 +56,28 @@ class S3ObjectStore:
             keys.extend(obj["Key"] for obj in page.get("Contents", []))
         return sorted(keys)
 
+    def delete_prefix(self, prefix: str) -> int:
+        """Erase every object under `prefix`, every version and delete marker included (forget-me: a
+        versioned bucket keeps a "deleted" object's versions); returns how many versions went."""
+        if not prefix.endswith("/"):
+            raise ValueError(f"refusing to erase {prefix!r}: a prefix must name a folder")
+        deleted = 0
+        paginator = self.client.get_paginator("list_object_versions")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix):
+            versions: list[Any] = [
+                {"Key": v["Key"], "VersionId": v["VersionId"]}
+                for v in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]
+                if v["Key"].startswith(prefix)
+            ]
+            for start in range(0, len(versions), 1000):
+                batch = versions[start : start + 1000]
+                response = self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+                errors = response.get("Errors") or []
+                if errors:
+                    raise RuntimeError(f"{len(errors)} objects under {prefix} could not be erased: {errors[0]}")
+                deleted += len(batch)
+        return deleted
+
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError
 
@@ -112,3 +134,16 @@ class DirectoryObjectStore:
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Erase every file under the folder `prefix` names (forget-me); returns how many files went."""
+        import shutil
+
+        if not prefix.endswith("/"):
+            raise ValueError(f"refusing to erase {prefix!r}: a prefix must name a folder")
+        folder = self._path(prefix.rstrip("/"))
+        if folder == self.root or not folder.is_dir():
+            return 0
+        deleted = sum(1 for p in folder.rglob("*") if p.is_file())
+        shutil.rmtree(folder)
+        return deleted

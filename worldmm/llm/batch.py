@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aws_lambda_powertools import Logger
 
-from worldmm.errors import ModelOutputError, WorldMMError
+from worldmm.errors import ModelOutputError, TruncatedOutputError, WorldMMError
 from worldmm.llm.client import chat_completion_body, response_from_body
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
 
@@ -197,9 +197,12 @@ def _line_result(line: dict[str, Any], latency_ms: float) -> LLMResponse | Excep
         message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
         return BatchRequestError(f"status {status}: {message or body}", custom_id=cid, status=status)
     try:
-        return response_from_body(body, latency_ms=latency_ms)
+        answer = response_from_body(body, latency_ms=latency_ms)
     except ModelOutputError as exc:
         return exc
+    if answer.truncated:  # a fragment is never a result (CollectingBatchLLM asks again directly, with room)
+        return TruncatedOutputError(f"batch answer for {cid} was cut off at the output limit")
+    return answer
 
 
 def _batch_failure_reason(batch: Any) -> str:
@@ -292,7 +295,10 @@ class CollectingBatchLLM:
                 self._cancel(job.batch_id)
         except Exception as exc:  # the Batch API itself failed: the backfill still goes on, directly
             logger.warning("llm_batch_failed", extra={"requests": len(requests), "error": str(exc)})
-        missing = [i for i in range(len(requests)) if i not in results]
+        # Requests without a result, and answers cut off by the token limit: directly (with more room).
+        missing = [
+            i for i in range(len(requests)) if i not in results or isinstance(results[i], TruncatedOutputError)
+        ]
         if missing:
             self.fallbacks += len(missing)
             answers = self.direct.complete_many([requests[i] for i in missing])

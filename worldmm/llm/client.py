@@ -19,6 +19,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import LLMMode, LLMProvider, Settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError, ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
+from worldmm.llm.structured import complete_with_room
 from worldmm.observability import count
 
 if TYPE_CHECKING:
@@ -164,15 +165,17 @@ def response_from_body(body: dict[str, Any], *, latency_ms: float) -> LLMRespons
     if message.get("refusal"):
         raise ModelOutputError(f"model refused: {str(message['refusal'])[:120]}")
     text = message.get("content") or ""
-    if not text and choice.get("finish_reason") == "length":
-        raise ModelOutputError("output token budget spent before any content (raise max tokens)")
     usage = body.get("usage") or {}
+    finish_reason = choice.get("finish_reason")
+    # A cut-off answer ("length", also one whose budget went to reasoning before any content) comes back
+    # marked: `complete_with_room` asks again with more room and never lets the fragment through.
     return LLMResponse(
         text=text,
         model=str(body.get("model") or ""),
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         latency_ms=latency_ms,
+        finish_reason=str(finish_reason) if finish_reason is not None else None,
     )
 
 
@@ -211,7 +214,9 @@ class OpenAILLM:
         token_param: str = "max_completion_tokens",
         concurrency: int = 8,
         gpu: bool = False,
+        max_output_tokens: int | None = None,
     ) -> None:
+        self.max_output_tokens = max_output_tokens  # the most room a truncated answer is retried with
         self._base_url = base_url
         self._api_key = api_key
         self._timeout_s = timeout_s
@@ -240,6 +245,10 @@ class OpenAILLM:
             return client
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        """One answer; a truncated one is asked again with more room, then raises TruncatedOutputError."""
+        return complete_with_room(self._complete_once, request, ceiling=self.max_output_tokens)
+
+    def _complete_once(self, request: LLMRequest) -> LLMResponse:
         body = chat_completion_body(request, token_param=self.token_param)
         client = self.client()
         started = time.perf_counter()

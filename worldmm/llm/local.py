@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.errors import WorldMMError
 from worldmm.llm.port import LLMRequest, LLMResponse
+from worldmm.llm.structured import complete_with_room
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -95,6 +96,11 @@ class LlamaCppLLM:
         return self._llama
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        """One answer; one cut off by max_tokens is asked again with more room (at most half the context),
+        then raises TruncatedOutputError: grammar-constrained JSON cut short is never returned."""
+        return complete_with_room(self._complete_once, request, ceiling=self.n_ctx // 2)
+
+    def _complete_once(self, request: LLMRequest) -> LLMResponse:
         llama = self._model()
         max_tokens = max(16, min(request.max_tokens, self.n_ctx // 2))
         messages = self._text_messages(request.messages)
@@ -113,12 +119,15 @@ class LlamaCppLLM:
             result: Any = llama.create_chat_completion(messages=cast(Any, messages), **kwargs)
         latency_ms = (time.perf_counter() - started) * 1000
         usage = result.get("usage") or {}
+        choice = result["choices"][0]
+        finish_reason = choice.get("finish_reason")
         return LLMResponse(
-            text=result["choices"][0]["message"].get("content") or "",
+            text=choice["message"].get("content") or "",
             model=self.model_id,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             latency_ms=latency_ms,
+            finish_reason=str(finish_reason) if finish_reason is not None else None,
         )
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:

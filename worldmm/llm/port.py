@@ -42,6 +42,12 @@ class LLMResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_ms: float = 0.0
+    finish_reason: str | None = None  # "stop", "length" (cut off by max_tokens), ...; None when unknown
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the output token limit cut the answer off: what was returned is a fragment."""
+        return self.finish_reason == "length"
 
 
 class LLM(Protocol):

@@ -7,11 +7,21 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from worldmm.llm.port import LLMRequest, LLMResponse
+from worldmm.llm.structured import complete_with_room
 
-Script = str | dict[str, Any] | list[Any] | Callable[[LLMRequest], Any]
+
+@dataclass(frozen=True)
+class Truncated:
+    """A scripted answer cut off by the output token limit (`finish_reason == "length"`)."""
+
+    text: str
+
+
+Script = str | dict[str, Any] | list[Any] | Truncated | Callable[[LLMRequest], Any]
 
 
 class UnscriptedPromptError(AssertionError):
@@ -21,8 +31,9 @@ class UnscriptedPromptError(AssertionError):
 class ScriptedLLM:
     """Answers each request from the script for its `purpose`.
 
-    A script is a fixed answer (str, or a dict/list sent as JSON), a callable of the request, or a
-    queue of those (`queue(purpose, [...])`) consumed in order. Every request is recorded in `calls`.
+    A script is a fixed answer (str, or a dict/list sent as JSON, or `Truncated(text)`: cut off by the
+    token limit), a callable of the request, or a queue of those (`queue(purpose, [...])`) consumed in
+    order. Every request is recorded in `calls` (a truncated answer's retry with more room too).
     """
 
     def __init__(self, scripts: dict[str, Script] | None = None, *, latency_s: float = 0.0) -> None:
@@ -45,6 +56,10 @@ class ScriptedLLM:
         return [c for c in self.calls if c.purpose == purpose]
 
     def complete(self, request: LLMRequest) -> LLMResponse:
+        # As every adapter: a truncated answer is asked again with more room, then raises.
+        return complete_with_room(self._answer, request)
+
+    def _answer(self, request: LLMRequest) -> LLMResponse:
         with self._lock:
             self.calls.append(request)
             if self._queues.get(request.purpose):
@@ -59,12 +74,16 @@ class ScriptedLLM:
             answer = answer(request)
         if isinstance(answer, Exception):
             raise answer
+        finish_reason = "stop"
+        if isinstance(answer, Truncated):
+            answer, finish_reason = answer.text, "length"
         text = answer if isinstance(answer, str) else json.dumps(answer)
         return LLMResponse(
             text=text,
             model=f"scripted:{request.model}",
             prompt_tokens=max(1, len(request.prompt_text) // 4),
             completion_tokens=max(1, len(text) // 4),
+            finish_reason=finish_reason,
         )
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:

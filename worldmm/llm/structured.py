@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
+from aws_lambda_powertools import Logger
 from pydantic import AfterValidator, BaseModel, ValidationError
 
-from worldmm.errors import ModelOutputError
+from worldmm.errors import ModelOutputError, TruncatedOutputError
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
 from worldmm.llm.prompts import render_prompt
 
 T = TypeVar("T", bound=BaseModel)
+
+logger = Logger(service="worldmm", child=True)
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -97,6 +102,45 @@ def build_request(
         response_schema=response_model.model_json_schema() if response_model else None,
         reasoning_effort=reasoning_effort,
         metadata=metadata or {},
+    )
+
+
+ROOM_GROWTH = 2
+"""A truncated answer is asked again once with this many times the output tokens."""
+
+
+def complete_with_room(
+    complete: Callable[[LLMRequest], LLMResponse], request: LLMRequest, *, ceiling: int | None = None
+) -> LLMResponse:
+    """`complete(request)`, never returning a truncated answer (`finish_reason == "length"`).
+
+    A cut-off answer is asked again once with ROOM_GROWTH times the output tokens (at most `ceiling`);
+    cut off again, it raises TruncatedOutputError, so a fragment is never parsed, stored or shown. Adapters
+    answer through this; the tokens of both calls are counted on the answer returned.
+    """
+    response = complete(request)
+    if not response.truncated:
+        return response
+    room = request.max_tokens * ROOM_GROWTH
+    if ceiling is not None:
+        room = min(room, ceiling)
+    first = response
+    if room > request.max_tokens:
+        logger.warning(
+            "llm_output_truncated",
+            extra={"purpose": request.purpose, "max_tokens": request.max_tokens, "retry_max_tokens": room},
+        )
+        response = complete(replace(request, max_tokens=room))
+        response = replace(
+            response,
+            prompt_tokens=first.prompt_tokens + response.prompt_tokens,
+            completion_tokens=first.completion_tokens + response.completion_tokens,
+        )
+        if not response.truncated:
+            return response
+    raise TruncatedOutputError(
+        f"{request.purpose}: the answer was cut off at the output limit ({max(room, request.max_tokens)} tokens): "
+        f"{response.text[:60]!r}"
     )
 
 

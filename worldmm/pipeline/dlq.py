@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import ValidationError
 
 from worldmm.errors import GpuUnavailableError, WorldMMError
-from worldmm.pipeline.events import IngestWindowEvent, IngestWindowSkipped
+from worldmm.pipeline.events import EventRejected, IngestWindowEvent, IngestWindowSkipped
+from worldmm.pipeline.sessions import owned_session
 from worldmm.pipeline.steplog import log_step
 from worldmm.pipeline.window import find_window_segment, gpu_required, ingest_window
 
@@ -57,8 +59,23 @@ def extend_visibility(services: Services, record: SQSRecord, reason: str) -> Non
 
 
 def handle_dlq_record(services: Services, record: SQSRecord) -> dict[str, Any]:
-    """Process one DLQ message; raising marks it failed (it returns to the queue)."""
-    event = window_event_from_body(record.body)
+    """Process one DLQ message; raising marks it failed (it returns to the queue).
+
+    A message that can never succeed (not JSON, not a valid window event, a session that is not the
+    event's user's) is logged with the `event_rejected` step and consumed, not retried for 14 days.
+    """
+    try:
+        event = window_event_from_body(record.body)
+    except (ValueError, ValidationError) as exc:  # json.JSONDecodeError is a ValueError
+        log_step(
+            logger,
+            "event_rejected",
+            level="warning",
+            reason="invalid_event",
+            message_id=record.message_id,
+            error_type=type(exc).__name__,
+        )
+        return IngestWindowSkipped(reason="invalid_event").model_dump()
     existing = find_window_segment(services, event.userId, event.sessionId, event.windowIndex)
     log_step(
         logger,
@@ -67,6 +84,19 @@ def handle_dlq_record(services: Services, record: SQSRecord) -> dict[str, Any]:
         receive_count=int(record.attributes.approximate_receive_count or 0),
         segment_id=str(existing[0]) if existing else None,
     )
+    try:
+        owned_session(services, event.sessionId, event.userId)  # before waiting on a GPU for it
+    except EventRejected as rejected:
+        log_step(
+            logger,
+            "event_rejected",
+            level="warning",
+            reason=rejected.reason,
+            message_id=record.message_id,
+            session_id=event.sessionId,
+            window_index=event.windowIndex,
+        )
+        return IngestWindowSkipped(reason=rejected.reason).model_dump()
     if gpu_required(services.settings) and services.gpu_url() is None:
         extend_visibility(services, record, reason="gpu_unavailable")
         raise GpuUnavailableError("GPU worker unavailable; message deferred")
@@ -74,6 +104,18 @@ def handle_dlq_record(services: Services, record: SQSRecord) -> dict[str, Any]:
         result = ingest_window(services, event)
     except GpuUnavailableError:  # it went away between the check and the window's own gate
         extend_visibility(services, record, reason="gpu_unavailable")
+        raise
+    except Exception as exc:  # not the GPU: the message returns to the queue after its visibility timeout
+        log_step(
+            logger,
+            "dlq_retry_failed",
+            level="error",
+            message_id=record.message_id,
+            session_id=event.sessionId,
+            window_index=event.windowIndex,
+            error_type=type(exc).__name__,
+            error=str(exc)[:500],
+        )
         raise
     if isinstance(result, IngestWindowSkipped) and result.reason == "in_progress":
         # Another invocation holds the window (or crashed holding it): keep the message until it is done.

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from worldmm.observability import count, instrument
 from worldmm.pipeline.dlq import handle_dlq_record
 from worldmm.pipeline.events import IngestWindowEvent
+from worldmm.pipeline.steplog import log_step
 from worldmm.pipeline.window import ingest_window
 from worldmm.services import get_services
 
@@ -24,11 +25,17 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 @logger.inject_lambda_context
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Ingest one window. GpuUnavailableError and step failures propagate: OnFailure routes to the DLQ."""
+    """Ingest one window. GpuUnavailableError and step failures propagate: OnFailure routes to the DLQ.
+
+    An event that can never succeed (malformed, or a session that is not the event's user's) is logged
+    with the `event_rejected` step and answered `skipped`, so it is not retried.
+    """
     try:
         parsed = IngestWindowEvent.model_validate(event)
-    except ValidationError as exc:  # retrying a malformed event can never succeed
-        logger.error("invalid_event", extra={"errors": exc.errors(include_url=False)})
+    except ValidationError as exc:  # retrying a malformed event can never succeed: logged, not raised
+        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors(include_url=False)})
+        log_step(logger, "event_rejected", level="warning", reason="invalid_event", fields=fields)
+        count("WindowsSkipped")
         return {"status": "skipped", "reason": "invalid_event"}
     try:
         result = ingest_window(get_services(), parsed)

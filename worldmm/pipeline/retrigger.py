@@ -8,8 +8,8 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import func, select, update
 
 from worldmm.db.models import ProcessingStatus, Segment
-from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent, RetriggerResponse
-from worldmm.pipeline.sessions import SessionInfo, session_info
+from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, RetriggerEvent, RetriggerResponse
+from worldmm.pipeline.sessions import SessionInfo, owned_session
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -72,10 +72,21 @@ def resolve_windows(
 
 
 def retrigger(services: Services, event: RetriggerEvent) -> RetriggerResponse:
-    """Resolve the windows, reset them when forced, and async-invoke IngestWindowFunction for each."""
+    """Resolve the windows, reset them when forced, and async-invoke IngestWindowFunction for each.
+
+    Only for a session that exists and is the event's user's (EventRejected otherwise, before anything
+    is read or invoked); at most MAX_RETRIGGER_WINDOWS windows per call, the rest reported as skipped.
+    """
     settings = services.settings
-    info = session_info(services, event.sessionId)
+    info = owned_session(services, event.sessionId, event.userId)
     windows, skipped = resolve_windows(services, event, info)
+    if len(windows) > MAX_RETRIGGER_WINDOWS:
+        logger.warning(
+            "retrigger_capped",
+            extra={"session_id": event.sessionId, "windows": len(windows), "cap": MAX_RETRIGGER_WINDOWS},
+        )
+        skipped = skipped + windows[MAX_RETRIGGER_WINDOWS:]
+        windows = windows[:MAX_RETRIGGER_WINDOWS]
     if event.force and windows:
         try:
             reset = reset_segments_to_pending(services, event.userId, event.sessionId, windows)

@@ -1,8 +1,11 @@
 """A recording session's metadata: its start time (segment timestamps) and its windows (retrigger).
 
-aws: the DynamoDB sessions table item `{sessionId, createdAt, windowCount?, frameCounts?}`.
-local: `sessions/{sessionId}/metadata.json` in the object store (createdAt or video_start_ms), and the
-window prefixes present there.
+aws: the DynamoDB sessions table item `{sessionId, userId, createdAt, windowCount?, frameCounts?}`.
+local: `sessions/{sessionId}/metadata.json` in the object store (`userId`, createdAt or video_start_ms), and
+the window prefixes present there.
+
+The catalog is also who owns a session: an ingest or retrigger event is carried out only for the session's
+own user (`owned_session`); the event's `userId` alone is never trusted.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import Profile
 from worldmm.ingest.frames import list_window_indices, session_prefix
 from worldmm.ingest.storage import ObjectNotFound, ObjectStore
+from worldmm.pipeline.events import MAX_WINDOW_INDEX, EventRejected
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
@@ -35,6 +39,7 @@ class SessionInfo:
     window_count: int | None = None
     frame_counts: dict[int, int] = field(default_factory=dict)
     ended: bool = False
+    user_id: str | None = None  # the owner (`userId`); None when the catalog does not say
 
     def windows(self) -> dict[int, int]:
         """Window index → frame count (0 when unknown: the ingest lists the window's prefix)."""
@@ -89,8 +94,13 @@ def info_from_item(session_id: str, item: dict[str, Any]) -> SessionInfo:
             if index is not None and count is not None:
                 counts[index] = count
     window_count = _as_int(item.get("windowCount", item.get("window_count")))
+    if window_count is not None:  # a catalog entry cannot make retrigger fan out past the event bound
+        window_count = max(0, min(window_count, MAX_WINDOW_INDEX + 1))
+    counts = {i: c for i, c in counts.items() if 0 <= i <= MAX_WINDOW_INDEX}
     ended = bool(item.get("endedAt", item.get("ended_at")))
-    return SessionInfo(session_id, created, window_count, counts, ended)
+    owner = item.get("userId", item.get("user_id"))
+    user_id = owner if isinstance(owner, str) and owner else None
+    return SessionInfo(session_id, created, window_count, counts, ended, user_id)
 
 
 class DynamoSessionCatalog:
@@ -151,14 +161,24 @@ def session_info(
         return None
 
 
-def session_created_at(
-    services: Services, session_id: str, catalog: SessionCatalog | None = None
-) -> datetime:
-    """When the session started; `datetime.now()` with a logged fallback when it cannot be read."""
-    info = session_info(services, session_id, catalog)
-    if info is not None and info.created_at is not None:
+def owned_session(services: Services, session_id: str, user_id: str) -> SessionInfo:
+    """The session's catalog entry when it exists and belongs to `user_id`; EventRejected otherwise.
+
+    A catalog that cannot be read raises its own error (transient: the event is retried), never a rejection.
+    """
+    info = session_catalog(services).get(session_id)
+    if info is None:
+        raise EventRejected("unknown_session", "session not found or not the user's")
+    if info.user_id is None or info.user_id != user_id:
+        raise EventRejected("session_not_owned", "session not found or not the user's")
+    return info
+
+
+def created_at_of(info: SessionInfo) -> datetime:
+    """When the session started; `datetime.now()` with a logged fallback when the catalog does not say."""
+    if info.created_at is not None:
         return info.created_at
-    log_step(logger, "session_created_at_fallback", level="warning", session_id=session_id)
+    log_step(logger, "session_created_at_fallback", level="warning", session_id=info.session_id)
     return datetime.now(UTC)
 
 

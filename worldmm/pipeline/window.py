@@ -28,6 +28,7 @@ from worldmm.pipeline.enrichment import (
     release_claim,
 )
 from worldmm.pipeline.events import (
+    EventRejected,
     IngestWindowAlreadyProcessed,
     IngestWindowAudioOnly,
     IngestWindowEnriched,
@@ -35,7 +36,7 @@ from worldmm.pipeline.events import (
     IngestWindowSkipped,
     IngestWindowSuccess,
 )
-from worldmm.pipeline.sessions import session_created_at, window_span
+from worldmm.pipeline.sessions import created_at_of, owned_session, window_span
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def require_gpu(services: Services, segment_id: uuid.UUID) -> str:
     """The GPU worker URL (steps 7–8), or GpuUnavailableError when there is none."""
     url = services.gpu_url()
     if url is None or any(host in url for host in UNAVAILABLE_HOSTS):
-        sentinel = "none" if url is None else url
+        sentinel = url if url is not None else _gpu_sentinel(services)
         log_step(
             logger,
             "gpu_unavailable_raised",
@@ -67,6 +68,19 @@ def require_gpu(services: Services, segment_id: uuid.UUID) -> str:
         )
         raise GpuUnavailableError("GPU worker unavailable", sentinel=sentinel)
     return url
+
+
+def _gpu_sentinel(services: Services) -> str:
+    """Why there was no worker URL: the GPU instance parameter's value as read (aws: `none`, `absent`, a
+    stopped instance's id, ...); `none` elsewhere (no GPU_WORKER_URL, nothing to discover)."""
+    if services.settings.worldmm_profile != Profile.AWS:
+        return "none"
+    from worldmm.gpu.discovery import gpu_sentinel
+
+    try:
+        return gpu_sentinel(services.settings)
+    except Exception as exc:  # the log field must not replace the error being raised
+        return f"unreadable ({type(exc).__name__})"
 
 
 def find_window_segment(
@@ -133,6 +147,19 @@ def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowS
     settings = services.settings
     user_id, session_id, index = event.userId, event.sessionId, event.windowIndex
     log_step(logger, "invoked", session_id=session_id, window_index=index, frame_count=event.frameCount)
+    try:
+        # Only the session's own user: an event naming another user never reads this session's material.
+        info = owned_session(services, session_id, user_id)
+    except EventRejected as rejected:
+        log_step(
+            logger,
+            "event_rejected",
+            level="warning",
+            reason=rejected.reason,
+            session_id=session_id,
+            window_index=index,
+        )
+        return IngestWindowSkipped(reason=rejected.reason)
 
     # Idempotency (step 2) is decided by the claim below, which reports a complete row in the same round
     # trip that would create the pending one; only the no-frames exit needs its own look-up first.
@@ -147,7 +174,7 @@ def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowS
         return IngestWindowSkipped(reason="no_frames")
     audio_only = not keys
 
-    start, end = window_span(session_created_at(services, session_id), index, settings.window_seconds)
+    start, end = window_span(created_at_of(info), index, settings.window_seconds)
     claim = claim_segment(
         services,
         user_id=user_id,
@@ -204,6 +231,15 @@ def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowS
         return IngestWindowSkipped(reason="claim_lost")
     except Exception as exc:
         release_claim(services, user_id, segment_id, token, error=f"{type(exc).__name__}: {exc}")
+        # spec 000 gpuException (and any other step failing): the window is `failed`, the event goes to the DLQ.
+        log_step(
+            logger,
+            "window_failed",
+            level="error",
+            segment_id=str(segment_id),
+            error_type=type(exc).__name__,
+            error=str(exc)[:500],
+        )
         raise
 
     log_step(

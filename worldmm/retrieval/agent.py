@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from worldmm.config import AgentMode
-from worldmm.errors import ModelOutputError
+from worldmm.errors import MemoryUnavailableError, ModelOutputError
 from worldmm.llm.structured import NonPlaceholderStr, build_request, parse_model
 from worldmm.retrieval.compose import cite, compose_answer
 from worldmm.retrieval.models import (
@@ -80,15 +80,26 @@ class _Context:
         self.max_chars = max_chars
         self.memories: dict[str, RetrievedMemory] = {}
         self.history: list[str] = []
+        self.searches = 0
+        self.failures: list[str] = []  # searches that failed (not "nothing found"): "episodic: ValueError"
 
     def add(self, round_no: int, result: RetrievalResult) -> None:
+        self.searches += 1
         for item in result.items:
             self.memories.setdefault(f"{item.memory_type.value}:{item.id}", item)
         header = f'Round {round_no}: SEARCH {result.memory_type.value} "{_quote(result.query)}"'
         body = format_memories(result.items, self.max_chars)
-        if not result.items and result.reason:
+        if result.error is not None:
+            self.failures.append(f"{result.memory_type.value}: {result.error}")
+            body = f"(the search failed, so this memory is unknown, not empty: {_quote(result.error)})"
+        elif not result.items and result.reason:
             body = f"(nothing found: {_quote(result.reason)})"
         self.history.append(f"{header}\n{body}")
+
+    def require_memory(self) -> None:
+        """MemoryUnavailableError when every search failed: no answer may claim there is nothing."""
+        if self.searches and len(self.failures) == self.searches:
+            raise MemoryUnavailableError()
 
     def history_text(self) -> str:
         return "\n\n".join(self.history) if self.history else "(no searches yet)"
@@ -128,7 +139,12 @@ def _next_action(
     responses: list[LLMResponse] = []
     errors: list[str] = []
     for _attempt in range(2):
-        response = services.llm.complete(request)
+        try:
+            response = services.llm.complete(request)
+        except ModelOutputError as exc:  # cut off even with more room, refused, no choices
+            errors.append(str(exc))
+            logger.warning("unusable agent action in round %d: %s", round_no, exc)
+            continue
         responses.append(response)
         try:
             return (
@@ -223,6 +239,9 @@ def answer_question(
         context.add(round_no, result)
         trace.rounds.append(_search_round(round_no, query, result, round_started, tokens_in, tokens_out, note))
     trace.forced_answer = not answered
+    context.require_memory()
+    if context.failures:
+        trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
 
     numbered = context.ordered()
     request = build_request(
@@ -235,10 +254,15 @@ def answer_question(
         question=question_text,
         context=_numbered_memories(numbered, settings.memory_text_max_chars),
     )
-    response = services.llm.complete(request)
-    trace.answer_prompt_tokens = response.prompt_tokens
-    trace.answer_completion_tokens = response.completion_tokens
-    structured = _answer_result(response.text)
+    try:
+        response: LLMResponse | None = services.llm.complete(request)
+    except ModelOutputError as exc:  # cut off even with more room: never shown, composed instead
+        logger.warning("unusable answer: %s", exc)
+        response = None
+    if response is not None:
+        trace.answer_prompt_tokens = response.prompt_tokens
+        trace.answer_completion_tokens = response.completion_tokens
+    structured = _answer_result(response.text) if response is not None else None
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
         composed = compose_answer(services, question_text, numbered, asked_at)
@@ -282,6 +306,9 @@ def _answer_by_plan(
         result = _search(services, retrievers, user_id, kind, question, now)
         context.add(round_no, result)
         trace.rounds.append(_search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
+    context.require_memory()
+    if context.failures:
+        trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
     composed = compose_answer(services, question, list(context.memories.values()), asked_at)
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
@@ -307,6 +334,7 @@ def _search_round(
         prompt_tokens=tokens_in + result.prompt_tokens,
         completion_tokens=tokens_out + result.completion_tokens,
         note="; ".join(n for n in (note, result.reason) if n) or None,
+        error=result.error,
     )
 
 
@@ -354,8 +382,10 @@ def _search(
     query: str,
     now: datetime,
 ) -> RetrievalResult:
-    """Dispatch one SEARCH; a failing retriever is an empty result with the reason, never a failed answer."""
+    """Dispatch one SEARCH. A failing retriever is a result that says it failed (`error`, in the trace),
+    never "nothing found"; a memory store that cannot be reached is MemoryUnavailableError (chat: 503)."""
     from worldmm.errors import GpuUnavailableError
+    from worldmm.faults import memory_unreachable
 
     retriever = retrievers.get(memory_type)
     if retriever is None:
@@ -365,5 +395,12 @@ def _search(
     except GpuUnavailableError:
         raise
     except Exception as exc:
+        if memory_unreachable(exc):
+            raise MemoryUnavailableError() from exc
         logger.exception("%s retrieval failed", memory_type.value)
-        return RetrievalResult(memory_type=memory_type, query=query, reason=f"search failed: {type(exc).__name__}")
+        return RetrievalResult(
+            memory_type=memory_type,
+            query=query,
+            reason=f"search failed: {type(exc).__name__}",
+            error=f"{type(exc).__name__}: {str(exc)[:200]}",
+        )

@@ -40,6 +40,9 @@ class RetrievalResult(BaseModel):
     query: str
     items: list[RetrievedMemory] = Field(default_factory=list)
     reason: str | None = None
+    error: str | None = Field(
+        default=None, description="why the search failed: it could not look, which is never 'no memories'"
+    )
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -82,6 +85,7 @@ class TraceRound(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     note: str | None = None
+    error: str | None = Field(default=None, description="set when this SEARCH failed (not 'nothing found')")
 
 
 class Citation(BaseModel):

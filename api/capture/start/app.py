@@ -8,7 +8,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from api.common import current_user, make_app
+from api.common import current_user, make_app, resolve
 from worldmm.observability import instrument
 
 app = make_app()
@@ -29,4 +29,4 @@ def start_session() -> Response:
 @logger.inject_lambda_context
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return resolve(app, event, context)

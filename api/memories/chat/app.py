@@ -7,7 +7,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from api.common import current_user, make_app, parse_body
+from api.common import current_user, make_app, parse_body, resolve
 from worldmm.chat.models import ChatRequest, ChatResponse
 from worldmm.chat.service import handle_chat
 from worldmm.observability import instrument, timed
@@ -29,4 +29,4 @@ def chat() -> dict[str, Any]:
 @logger.inject_lambda_context
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return resolve(app, event, context)

@@ -2,7 +2,9 @@
 
 Model output is untrusted (spec 003 "Extraction Stage"): think blocks and fences are stripped, every item
 is validated on its own, counts are capped, fields truncated, empty items rejected, and whatever is
-valid is kept with a warning for the rest. A bad answer never raises.
+valid is kept with a warning for the rest. A bad item never raises; an answer that is unusable as a whole
+(unparsable, no list, cut off by the token limit) raises from the model calls (`extract_entities`,
+`extract_triples`), so the window fails and is redone instead of being stored as "nothing to extract".
 """
 
 from __future__ import annotations
@@ -71,26 +73,40 @@ def clean_field(value: Any, max_chars: int) -> str | None:
     return cleaned[:max_chars]
 
 
-def _items(text: str, key: str, warnings: list[str]) -> list[Any]:
+class UnusableAnswerError(ModelOutputError):
+    """An extraction answer that is unusable as a whole: unparsable, or without the list it was asked for."""
+
+
+def _items(text: str, key: str, warnings: list[str], *, strict: bool = False) -> list[Any]:
+    problem: str | None = None
     try:
         value = extract_json(text)
     except ModelOutputError as exc:
-        warnings.append(f"{key}: unparsable answer ({exc})")
-        return []
+        value, problem = None, f"{key}: unparsable answer ({exc})"
     if isinstance(value, dict):
         value = value.get(key)
-    if not isinstance(value, list):
-        warnings.append(f"{key}: answer has no list")
+    if problem is None and not isinstance(value, list):
+        problem = f"{key}: answer has no list"
+    if problem is not None:
+        if strict:
+            raise UnusableAnswerError(problem)
+        warnings.append(problem)
         return []
+    assert isinstance(value, list)
     return value
 
 
-def parse_entities(text: str, max_entities: int, max_chars: int) -> tuple[list[str], list[str]]:
-    """Entities from an NER answer, deduplicated case-insensitively, capped; plus warnings."""
+def parse_entities(
+    text: str, max_entities: int, max_chars: int, *, strict: bool = False
+) -> tuple[list[str], list[str]]:
+    """Entities from an NER answer, deduplicated case-insensitively, capped; plus warnings.
+
+    `strict`: an unusable answer raises UnusableAnswerError instead of being an empty list with a warning.
+    """
     warnings: list[str] = []
     entities: list[str] = []
     seen: set[str] = set()
-    for i, item in enumerate(_items(text, "entities", warnings)):
+    for i, item in enumerate(_items(text, "entities", warnings, strict=strict)):
         if isinstance(item, dict):
             item = item.get("name") or item.get("entity")
         raw_len = len(item) if isinstance(item, str) else 0
@@ -124,12 +140,17 @@ def _triple_parts(item: Any) -> tuple[Any, Any, Any] | None:
     return None
 
 
-def parse_triples(text: str, max_triples: int, max_chars: int) -> tuple[list[ExtractedTriple], list[str]]:
-    """Triples from an answer (`[s, p, o]` lists or `{subject, predicate, object}`), validated one by one."""
+def parse_triples(
+    text: str, max_triples: int, max_chars: int, *, strict: bool = False
+) -> tuple[list[ExtractedTriple], list[str]]:
+    """Triples from an answer (`[s, p, o]` lists or `{subject, predicate, object}`), validated one by one.
+
+    `strict`: an unusable answer raises UnusableAnswerError instead of being an empty list with a warning.
+    """
     warnings: list[str] = []
     triples: list[ExtractedTriple] = []
     seen: set[tuple[str, str, str]] = set()
-    for i, item in enumerate(_items(text, "triples", warnings)):
+    for i, item in enumerate(_items(text, "triples", warnings, strict=strict)):
         parts = _triple_parts(item)
         if parts is None:
             warnings.append(f"triples[{i}]: not a [subject, predicate, object], dropped")
@@ -164,7 +185,7 @@ def extract_entities(llm: LLM, settings: Settings, text: str) -> tuple[list[str]
     )
     response = llm.complete(request)
     entities, warnings = parse_entities(
-        response.text, settings.max_entities_per_window, settings.max_field_chars
+        response.text, settings.max_entities_per_window, settings.max_field_chars, strict=True
     )
     return entities, warnings, response
 
@@ -184,6 +205,6 @@ def extract_triples(
     )
     response = llm.complete(request)
     triples, warnings = parse_triples(
-        response.text, settings.max_triples_per_window, settings.max_field_chars
+        response.text, settings.max_triples_per_window, settings.max_field_chars, strict=True
     )
     return triples, warnings, response
