@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 sid = f"bench-{n:05d}"
                 store.put(
                     f"sessions/{sid}/metadata.json",
-                    json.dumps({"createdAt": 1_777_000_000 + n * 30}).encode(),
+                    json.dumps({"createdAt": 1_777_000_000 + n * 30, "userId": "bench-user"}).encode(),
                 )
                 for f in range(20):
                     store.put(
