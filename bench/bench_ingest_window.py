@@ -5,7 +5,7 @@ Everything real except the models: embedded PostgreSQL (pgvector, RLS), files on
 scripted LLM, the hash text embedder, a hashing VisualEncoder double and a fixed transcript. Each window is
 window 0 of its own session, so no multiscale summary is due and the figure is the window path alone:
 idempotency check, listing, claim, frame loads, caption/NER/triples parsing, entity resolution, triple
-and caption embeddings, the final write and usage rows. Prints one JSON object; goal p50 ≤ 40 ms.
+and caption embeddings, the final write and usage rows. Prints one JSON object; goal p50 ≤ 25 ms (issue 16).
 
     python -m bench.bench_ingest_window [--windows 200] [--warmup 10]
 """
