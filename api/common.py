@@ -127,8 +127,8 @@ def _event_problem(event: Any) -> str | None:
         return "the event has no requestContext.http"
     if not isinstance(http.get("method"), str) or not isinstance(http.get("path"), str):
         return "the event has no method or path"
-    if not isinstance(event.get("rawPath", http["path"]), str):
-        return "rawPath is not a string"
+    if not isinstance(event.get("rawPath"), str):
+        return "the event has no rawPath"
     if event.get("body") is not None and not isinstance(event.get("body"), str):
         return "the body is not a string"
     if not isinstance(event.get("isBase64Encoded", False), bool):
