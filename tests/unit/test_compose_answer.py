@@ -170,3 +170,18 @@ def test_a_weekday_is_read_from_the_moment_asked_and_on_that_weekday_means_today
     # (worldmm.retrieval.timeref: "on Tuesday" asked on a Tuesday is that day; "last Tuesday" the week before)
     reference = parse_time_reference(question.lower(), NOW)
     assert reference.since == datetime(2025, 3, day, tzinfo=UTC)
+
+
+def test_an_irregular_past_counts_as_its_verb() -> None:
+    memories = _memories(
+        "I heard: I am sitting at the big window table of the cafe with my blue notebook and a pen.",
+        "I heard: Oh no. I think I left my blue notebook on the table at the cafe.",
+    )
+    composed = compose_answer(_services(), "Where did I leave my blue notebook?", memories, NOW)
+    assert "I think I left my blue notebook on the table at the cafe." in composed.answer, composed.answer
+
+
+def test_a_bare_mention_opening_a_memory_is_quoted_with_what_follows() -> None:
+    memories = _memories("Marco: Hey! Thanks for helping with my slides.")
+    composed = compose_answer(_services(), "Who is Marco?", memories, NOW)
+    assert '"Marco: Hey! Thanks for helping with my slides."' in composed.answer, composed.answer

@@ -97,10 +97,31 @@ class Composed:
     memories: list[RetrievedMemory]
 
 
+# Irregular past forms the english stemmer leaves apart from their verb ("left" / "leave").
+_IRREGULAR_PAST = """
+leave left; take took taken; go went gone; get got gotten; make made; say said; see saw seen; come came;
+give gave given; find found; think thought; tell told; buy bought; bring brought; keep kept; lose lost;
+meet met; pay paid; sit sat; spend spent; stand stood; forget forgot forgotten; drink drank drunk;
+eat ate eaten; write wrote written; drive drove driven; run ran; begin began begun; feel felt; hear heard;
+hold held; know knew known; send sent; sleep slept; sell sold; speak spoke spoken; teach taught;
+wake woke woken; wear wore worn; hide hid hidden; fall fell fallen; fly flew flown; break broke broken;
+choose chose chosen; ride rode ridden; sing sang sung; swim swam swum; throw threw thrown; build built;
+catch caught; feed fed; fight fought; mean meant; lend lent; understand understood
+"""
+_IRREGULAR = {form: base for entry in _IRREGULAR_PAST.split(";") for base, *forms in [entry.split()] for form in forms}
+_IRREGULAR_WORD = re.compile(r"\b(" + "|".join(sorted(_IRREGULAR, key=len, reverse=True)) + r")\b", re.I)
+
+
+def _base_forms(value: str) -> str:
+    return _IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(1).casefold()], value)
+
+
 def text_lexemes(services: Services, texts: list[str]) -> list[set[str]]:
-    """Each text's stemmed, stop-word-free lexemes, as `to_tsvector('english', ...)` gives the index."""
+    """Each text's stemmed, stop-word-free lexemes, as `to_tsvector('english', ...)` gives the index
+    (irregular past forms first put back to their verb: "left" is "leave")."""
     if not texts:
         return []
+    texts = [_base_forms(t) for t in texts]
     try:
         with services.db.unit_of_work(None) as session:
             rows = session.execute(text(_LEXEMES_SQL), {"texts": texts}).all()
@@ -305,10 +326,11 @@ def _leans_back(piece: _Piece) -> bool:
 
 
 def _quote(piece: _Piece) -> str:
-    """The sentence, with the one it leans on or replies to before it, or — a question — the reply after it."""
+    """The sentence, with the one it leans on or replies to before it, or — a question or a bare few words
+    opening the memory — the one after it."""
     if _leans_back(piece):
         return f"{piece.previous} {piece.text}"
-    if piece.text.endswith("?") and piece.following:
+    if piece.following and (piece.text.endswith("?") or len(piece.text.split()) < 4):
         return f"{piece.text} {piece.following}"
     return piece.text
 
