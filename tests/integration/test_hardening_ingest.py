@@ -20,6 +20,7 @@ from tests.support_ingest import (
     transcriber_of,
     window_segment,
 )
+from worldmm.config import Profile
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.errors import ModelOutputError
 from worldmm.llm.scripted import ScriptedLLM, Truncated
@@ -145,7 +146,7 @@ def test_hardening_ingest_checks_the_sessions_table_owner_in_the_aws_profile(
     from worldmm.capture.store import capture_table_definitions
 
     # GIVEN the aws profile: the sessions table says who owns SESSION
-    aws_settings = settings.model_copy(update={"worldmm_profile": "aws", "ingest_requires_gpu": False})
+    aws_settings = settings.model_copy(update={"worldmm_profile": Profile.AWS, "ingest_requires_gpu": False})
     client = boto3.client("dynamodb", region_name="us-east-1")
     sessions, _ = capture_table_definitions(aws_settings.sessions_table, aws_settings.capture_windows_table)
     client.create_table(**sessions)
