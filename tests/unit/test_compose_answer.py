@@ -14,7 +14,6 @@ from worldmm.retrieval.compose import (
     best_sentence,
     compose_answer,
     describe_when,
-    relevant_memories,
 )
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.timeref import parse_time_reference
@@ -55,26 +54,6 @@ def test_best_sentence_says_when_the_sentence_was_heard_rather_than_captioned() 
         "Me: I am putting my keys in the drawer of my desk.",
         True,
     )
-
-
-def test_relevant_memories_count_a_rare_shared_word_above_common_ones() -> None:
-    # GIVEN memories that all mention the morning, and one that mentions the drink
-    services = Services(make_settings(), llm=ScriptedLLM())
-    texts = [
-        "I walk to the cafe like every morning.",
-        "Good morning, every morning.",
-        "I only drink one coffee a day.",
-        "It is a sunny morning.",
-    ]
-    memories = [
-        RetrievedMemory(id=str(n), memory_type=MemoryKind.EPISODIC, text=t, score=1.0, source="test")
-        for n, t in enumerate(texts)
-    ]
-    # WHEN
-    ranked = relevant_memories(services, "What do I drink every morning?", memories)
-    # THEN the memory with the word few others share comes first; every memory sharing a word is relevant
-    assert ranked[0].text == "I only drink one coffee a day."
-    assert len(ranked) == 4
 
 
 def _memories(*texts: str, start_minute: int = 0) -> list[RetrievedMemory]:

@@ -1,10 +1,11 @@
 """The answer composed from retrieved memories, without a model: the fact, when it happened, which memory.
 
 This is the fixed plan's answer (a small local model cannot follow the agent's action format) and the
-fallback whenever a capable model's structured answer fails validation. Relevance is decided by the
-lexemes the lexical index uses (PostgreSQL's `english` text search configuration): a memory that
-shares no lexeme with the question is not evidence for it, and with none left the answer is
-"I don't remember that." — never the best-ranked memory quoted anyway.
+fallback whenever a capable model's structured answer fails validation. The answer is the sentence of
+the retrieved memories that answers the question best (`choose_sentence`), judged by the lexemes the
+lexical index uses (PostgreSQL's `english` text search configuration) and by the kind of answer the
+question asks for. A memory that shares no lexeme with the question is not evidence for it, and with
+none left the answer is "I don't remember that." — never the best-ranked memory quoted anyway.
 """
 
 from __future__ import annotations
@@ -166,20 +167,6 @@ def _idf(matched: list[set[str]]) -> dict[str, float]:
     count = len(matched)
     frequency = Counter(lexeme for hits in matched for lexeme in hits)
     return {lexeme: math.log(1 + (count - df + 0.5) / (df + 0.5)) for lexeme, df in frequency.items()}
-
-
-def relevant_memories(services: Services, question: str, memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
-    """The memories sharing a lexeme with the question, best first, then in retrieval order.
-
-    A shared lexeme counts by its rarity among the retrieved memories (BM25's idf over them): "drink"
-    found in one of them says more than "morning" found in all.
-    """
-    question_lexemes, *memory_lexemes = text_lexemes(services, [question, *(m.text for m in memories)])
-    matched = _matched(question_lexemes, memory_lexemes)
-    idf = _idf(matched)
-    weight = [sum(idf[lexeme] for lexeme in hits) for hits in matched]
-    order = sorted((i for i in range(len(memories)) if matched[i]), key=lambda i: (-weight[i], i))
-    return [memories[i] for i in order]
 
 
 _HEARD_MARK = re.compile(r"\(heard:\s*|\bI heard:\s*")
