@@ -33,7 +33,7 @@ def test_snapshot_round_trips_every_array_with_its_dtype() -> None:
     for name in _FIELDS:
         original, loaded = getattr(graph, name), getattr(restored, name)
         assert loaded.dtype == original.dtype, name
-        assert np.array_equal(loaded, original), name
+        assert np.array_equal(loaded, original, equal_nan=original.dtype.kind == "f"), name
 
 
 def test_snapshot_arrays_are_views_on_the_blob_not_copies() -> None:
@@ -119,3 +119,22 @@ def test_connected_components_match_a_breadth_first_search(seed: int) -> None:
         count += 1
     assert labels.dtype == np.int32
     assert labels.tolist() == expected  # numbered by each component's smallest node, like the search
+
+
+def test_segment_end_times_bound_what_is_visible_and_survive_the_snapshot() -> None:
+    # GIVEN three segments that ended at 100, 200 and 300 s (two triples in the second)
+    a, b, c = _key(1), _key(2), _key(3)
+    seg = [_key(10), _key(11), _key(11), _key(12)]
+    graph = graph_from_edges(
+        [a, b, b, c], [b, c, a, a], [_key(20 + i) for i in range(4)], seg, [100.0, 200.0, 200.0, 300.0]
+    )
+    restored = UserGraph.from_bytes(graph.to_bytes())
+    by_key = {bytes(k).ljust(16, b"\x00"): i for i, k in enumerate(restored.segment_keys)}
+    # WHEN bounded "as of" 250 s, and to (150, 300]
+    as_of = restored.segments_visible(250.0)
+    window = restored.segments_visible(300.0, since_s=150.0)
+    # THEN only the segments that ended inside the bound are visible
+    assert [bool(as_of[by_key[k]]) for k in (_key(10), _key(11), _key(12))] == [True, True, False]
+    assert [bool(window[by_key[k]]) for k in (_key(10), _key(11), _key(12))] == [False, True, True]
+    # and a graph built without times shows nothing (an unknown end is never "before" the question)
+    assert not _graph().segments_visible(1e12).any()

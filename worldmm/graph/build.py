@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from worldmm.db.engine import Database
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # Snapshot layout: magic, format version, header length, a JSON header naming each array's dtype,
 # shape and offset, then the raw arrays, each 64-byte aligned. Loading maps the arrays onto the blob
 # without copying (numpy.frombuffer): milliseconds for a million-edge graph, no zip parsing.
@@ -39,12 +39,14 @@ _ALIGN = 64
 LITERAL_KEY_SQL = "substring(sha256(convert_to('literal:' || lower({col}), 'UTF8')) from 1 for 16)"
 ENTITY_KEY_SQL = "uuid_send(coalesce({ent}.canonical_entity_id, {ent}.id))"
 
-# One packed bytea of 64 bytes per triple (triple id, segment id, subject key, object key): a single
-# value to transfer and decode instead of hundreds of thousands of rows.
+# One packed bytea of 72 bytes per triple (triple id, segment id, subject key, object key, the segment's
+# end time as a big-endian float8 of epoch seconds): a single value to transfer and decode instead of
+# hundreds of thousands of rows.
 _EDGES_SQL = f"""
 SELECT string_agg(
     uuid_send(t.id) || uuid_send(t.segment_id) || {ENTITY_KEY_SQL.format(ent="se")}
-    || coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="t.object_literal")}),
+    || coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="t.object_literal")})
+    || coalesce(float8send(extract(epoch FROM s.end_time)::float8), float8send('NaN'::float8)),
     ''::bytea
 ) AS packed
 FROM worldmm_triples t
@@ -53,6 +55,7 @@ LEFT JOIN worldmm_entities oe ON oe.id = t.object_entity_id
 {{join}}
 WHERE t.user_id = :user_id AND t.memory_type = :memory_type {{where}}
 """
+_PACKED = [("triple", "S16"), ("segment", "S16"), ("subject", "S16"), ("object", "S16"), ("end_s", ">f8")]
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class UserGraph:
     segment_keys: np.ndarray  # S16 distinct segment ids
     segment_indptr: np.ndarray  # CSR rows of the binary segment x node incidence (distinct nodes)
     segment_nodes: np.ndarray
+    segment_end_s: np.ndarray  # float64 epoch seconds each segment ended (NaN: unknown, never visible)
     component: np.ndarray  # int32 connected-component label per node (PPR deflates per component)
 
     @property
@@ -152,6 +156,15 @@ class UserGraph:
         if self.edge_count == 0:
             return np.zeros(0)
         return np.asarray(np.add.reduceat(node_scores[self.segment_nodes], self.segment_indptr[:-1]))
+
+    def segments_visible(self, until_s: float, since_s: float | None = None) -> np.ndarray:
+        """Boolean mask of the segments that ended in (since, until] (an "as of" time bound)."""
+        import numpy as np
+
+        visible = self.segment_end_s <= until_s
+        if since_s is not None:
+            visible &= self.segment_end_s > since_s
+        return np.asarray(visible)
 
     def edge_scores(self, node_scores: np.ndarray) -> np.ndarray:
         """Score per triple edge: score(subject) + score(object) (spec 001 semantic scoring)."""
@@ -221,6 +234,7 @@ _FIELDS = (
     "segment_keys",
     "segment_indptr",
     "segment_nodes",
+    "segment_end_s",
     "component",
 )
 
@@ -235,8 +249,12 @@ def graph_from_edges(
     object_keys: Sequence[bytes] | np.ndarray,
     triple_keys: Sequence[bytes] | np.ndarray,
     segment_keys: Sequence[bytes] | np.ndarray,
+    segment_end_s: Sequence[float] | np.ndarray | None = None,
 ) -> UserGraph:
-    """Build the compact graph from parallel edge lists (or S16 arrays) of 16-byte keys."""
+    """Build the compact graph from parallel edge lists (or S16 arrays) of 16-byte keys.
+
+    `segment_end_s`: per edge, when its segment ended (epoch seconds); unknown (NaN) when not given.
+    """
     import numpy as np
     from scipy.sparse import coo_matrix
 
@@ -257,6 +275,7 @@ def graph_from_edges(
             segment_keys=empty_s16,
             segment_indptr=np.zeros(1, dtype=np.int64),
             segment_nodes=empty_i,
+            segment_end_s=np.zeros(0),
             component=empty_i,
         )
     subjects = np.array(subject_keys, dtype="S16")
@@ -264,7 +283,10 @@ def graph_from_edges(
     node_keys, inverse = np.unique(np.concatenate([subjects, objects]), return_inverse=True)
     src = inverse[:m].astype(np.int32)
     dst = inverse[m:].astype(np.int32)
-    seg_keys, seg_index = np.unique(np.array(segment_keys, dtype="S16"), return_inverse=True)
+    seg_keys, seg_first, seg_index = np.unique(
+        np.array(segment_keys, dtype="S16"), return_inverse=True, return_index=True
+    )
+    ends = np.full(m, np.nan) if segment_end_s is None else np.asarray(segment_end_s, dtype=np.float64)
 
     n = node_keys.shape[0]
     ones = np.ones(m)
@@ -300,6 +322,7 @@ def graph_from_edges(
         segment_keys=seg_keys,
         segment_indptr=segment_indptr,
         segment_nodes=(pairs % n).astype(np.int32),
+        segment_end_s=np.ascontiguousarray(ends[seg_first], dtype=np.float64),
         component=connected_components(n, src, dst),
     )
 
@@ -342,7 +365,9 @@ def build_graph(db: Database, key: GraphKey) -> UserGraph:
             where="AND s.user_id = :user_id AND s.duration_seconds = :scale",
         )
     else:
-        sql = _EDGES_SQL.format(join="", where="AND t.invalidated_at IS NULL")
+        sql = _EDGES_SQL.format(
+            join="LEFT JOIN worldmm_segments s ON s.id = t.segment_id", where="AND t.invalidated_at IS NULL"
+        )
     params: dict[str, Any] = {
         "user_id": key.user_id,
         "memory_type": key.memory_type.value,
@@ -354,8 +379,8 @@ def build_graph(db: Database, key: GraphKey) -> UserGraph:
         return graph_from_edges([], [], [], [])
     import numpy as np
 
-    columns = np.frombuffer(bytes(packed), dtype="S16").reshape(-1, 4)
-    return graph_from_edges(columns[:, 2], columns[:, 3], columns[:, 0], columns[:, 1])
+    rows = np.frombuffer(bytes(packed), dtype=np.dtype(_PACKED))
+    return graph_from_edges(rows["subject"], rows["object"], rows["triple"], rows["segment"], rows["end_s"])
 
 
 def key_to_uuid(key: bytes) -> uuid.UUID:

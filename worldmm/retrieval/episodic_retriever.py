@@ -31,7 +31,6 @@ from worldmm.graph.cache import load_graph
 from worldmm.graph.ppr import personalized_pagerank
 from worldmm.llm.structured import build_request, complete_structured
 from worldmm.retrieval.hybrid import hybrid_search
-from worldmm.retrieval.lexical import segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.sanitize import sanitize_memory_text
 from worldmm.retrieval.timeref import TimeReference, parse_time_reference
@@ -98,10 +97,8 @@ def graph_ranking(
 ) -> list[uuid.UUID]:
     """Segments of `scales` visible under `reference`, ranked by specificity-weighted PPR from the seeds."""
     settings = services.settings
-    with services.db.unit_of_work(user_id) as session:
-        index = segment_indexes.get(session, user_id)
+    until = reference.until.timestamp()
     since = reference.since.timestamp() if reference.since else None
-    visible_ids = {index.ids[i] for i in np.flatnonzero(index.visible(scales, reference.until.timestamp(), since))}
     per_scale: list[list[uuid.UUID]] = []
     for scale in scales:
         graph = load_graph(services, GraphKey(user_id, MemoryType.EPISODIC, scale))
@@ -124,14 +121,13 @@ def graph_ranking(
         direct = graph.segment_scores(reset)
         spread = graph.segment_scores(node_scores / degree)
         segment_scores = direct + spread / (float(spread.max()) or 1.0) * GRAPH_SPREAD_WEIGHT
-        ranked: list[uuid.UUID] = []
-        for position in np.argsort(-segment_scores, kind="stable"):
-            if segment_scores[position] <= 0 or len(ranked) >= pool:
-                break
-            segment_id = key_to_uuid(graph.segment_keys[position])
-            if segment_id in visible_ids:
-                ranked.append(segment_id)
-        per_scale.append(ranked)
+        # The best `pool` visible segments (ties by position), sorting only those at or above the pool-th score.
+        candidates = np.flatnonzero((segment_scores > 0) & graph.segments_visible(until, since))
+        if 0 < pool < candidates.size:
+            floor = np.partition(segment_scores[candidates], candidates.size - pool)[candidates.size - pool]
+            candidates = candidates[segment_scores[candidates] >= floor]
+        best = candidates[np.argsort(-segment_scores[candidates], kind="stable")[:pool]]
+        per_scale.append([key_to_uuid(graph.segment_keys[position]) for position in best])
     # PPR masses of different scale graphs are not comparable: interleave the scales by rank.
     interleaved = [ranking[rank] for rank in range(pool) for ranking in per_scale if rank < len(ranking)]
     return interleaved[:pool]
