@@ -23,6 +23,7 @@ UNSET_ON_AWS: dict[str, str] = {
     "SUMMARY_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
     "EPISODIC_RERANK": "None means on whenever LLM_PROVIDER is not the small local model",
     "AGENT_MODE": "None means the spec 001 agent loop whenever LLM_PROVIDER is not the small local model",
+    "CAPTION_MODE": "None means `seen` (the vision model captions the frames) whenever LLM_PROVIDER is not local",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).

@@ -43,6 +43,24 @@ def test_placeholders_copied_from_a_prompt_are_not_content(copied):
         parse_caption(json.dumps({"caption": copied}))
 
 
+@pytest.mark.parametrize(
+    "broken",
+    [
+        '{"caption": "The images (if any) are frames from one. 30-second window of wha',
+        '```json\n{"caption": "I pour',
+        "[1, 2",
+    ],
+)
+def test_json_that_does_not_parse_is_refused_even_when_the_server_gave_no_finish_reason(broken):
+    # A server that reports no finish reason still cuts answers off: broken JSON is never kept as prose.
+    with pytest.raises(ModelOutputError):
+        parse_caption(broken)
+
+
+def test_plain_prose_without_json_is_the_caption():
+    assert parse_caption("I pour coffee in the kitchen.") == "I pour coffee in the kitchen."
+
+
 def test_real_text_is_not_a_placeholder():
     assert not is_placeholder("Katrina <roommate> makes coffee")
     assert not is_placeholder("I")

@@ -9,7 +9,7 @@ import pytest
 from tests.harness import make_settings
 from worldmm.db.models import ConsolidationEvent
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.openie import ExtractedTriple
+from worldmm.memory.episodic.openie import ExtractedTriple, UnusableAnswerError
 from worldmm.memory.semantic.consolidation import CandidateTriple, decide
 from worldmm.memory.semantic.extraction import extract_semantic_triples
 
@@ -38,6 +38,20 @@ def test_semantic_triples_prompt_sends_summary_and_parses_triples() -> None:
         ExtractedTriple("Alice", "is a colleague of", "I"),
     ]
     assert len(warnings) == 1
+
+
+@pytest.mark.parametrize("answer", ["I could not find any habits.", '{"triples": "none"}', '{"facts": []}'])
+def test_semantic_triples_unusable_answer_raises_rather_than_meaning_no_habits(answer: str) -> None:
+    # An answer that is not a list of triples is a failed extraction (retried), never "nothing to extract".
+    llm = ScriptedLLM().script("semantic_triples", answer)
+    with pytest.raises(UnusableAnswerError):
+        extract_semantic_triples(llm, make_settings(), "I ate fruit while Alice worked.")
+
+
+def test_semantic_triples_an_empty_list_is_nothing_to_extract() -> None:
+    llm = ScriptedLLM().script("semantic_triples", '{"triples": []}')
+    triples, warnings, _ = extract_semantic_triples(llm, make_settings(), "I sat down.")
+    assert triples == [] and warnings == []
 
 
 def test_semantic_consolidation_without_candidates_adds_without_model_call() -> None:

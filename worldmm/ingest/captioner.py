@@ -52,6 +52,9 @@ def parse_caption(text: str) -> str:
         caption = value["caption"]
     elif value is None:
         caption = _THINK.sub("", text)
+        if caption.lstrip().startswith(("{", "[", "```")):
+            # JSON that does not parse is a cut-off or broken answer (a server may not report why), not prose.
+            raise ModelOutputError(f"caption: JSON that does not parse ({caption.strip()[:40]!r})")
     caption = " ".join((caption or "").split())
     if is_placeholder(caption):
         raise ModelOutputError(f"caption: no content in the answer ({caption[:40]!r})")

@@ -35,7 +35,8 @@ def extract_semantic_triples(
         max_triples=settings.max_triples_per_window,
     )
     response = llm.complete(request)
+    # An unusable answer raises (the summary is marked failed and retried), never "no habits found".
     triples, warnings = parse_triples(
-        response.text, settings.max_triples_per_window, settings.max_field_chars
+        response.text, settings.max_triples_per_window, settings.max_field_chars, strict=True
     )
     return triples, warnings, response
