@@ -206,3 +206,21 @@ def test_ppr_with_seeds_in_two_components_splits_the_mass_by_component() -> None
         assert scores[graph.node_indices(keys[:3])].sum() == pytest.approx(0.5, abs=1e-6)
         assert scores[graph.node_indices(keys[3:6])].sum() == pytest.approx(0.5, abs=1e-6)
         assert scores[graph.node_indices(keys[6:])].sum() == 0.0
+
+
+def test_segment_scores_equal_the_sum_over_each_segments_distinct_nodes_on_a_random_graph() -> None:
+    # GIVEN a random graph whose 17 segments share nodes
+    *_, graph = _random_graph(8, 200, 900)
+    rng = np.random.default_rng(3)
+    node_scores = rng.random(graph.node_count)
+    # WHEN scored per segment
+    scores = graph.segment_scores(node_scores)
+    # THEN each is the sum over the segment's distinct nodes, and the counts are per-node segment frequencies
+    by_segment: dict[int, set[int]] = {}
+    for s, d, seg in zip(graph.edge_src, graph.edge_dst, graph.edge_segment, strict=True):
+        by_segment.setdefault(int(seg), set()).update((int(s), int(d)))
+    for seg, nodes in by_segment.items():
+        assert scores[seg] == pytest.approx(node_scores[sorted(nodes)].sum(), rel=1e-12)
+    frequency = graph.segment_frequency()
+    for node in range(graph.node_count):
+        assert frequency[node] == sum(node in nodes for nodes in by_segment.values())

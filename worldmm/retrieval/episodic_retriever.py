@@ -137,7 +137,7 @@ def specificity_reset(graph: UserGraph, seed_nodes: np.ndarray, hub_fraction: fl
     """PPR reset weights: log(N / n) for a seed named in n of the graph's N segments; hubs (in more than
     `hub_fraction` of them, such as the wearer) get none — they would spread to every memory."""
     segments = max(1, graph.segment_keys.shape[0])
-    frequency = np.bincount(graph.segment_nodes, minlength=graph.node_count)[seed_nodes]
+    frequency = graph.segment_frequency()[seed_nodes]
     weights = np.log((segments + 1) / (frequency + 0.5))
     weights[frequency > hub_fraction * segments] = 0.0
     reset = np.zeros(graph.node_count)
