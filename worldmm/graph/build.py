@@ -8,8 +8,6 @@ triple is one undirected edge labelled by its triple id. The adjacency is kept p
 from __future__ import annotations
 
 import hashlib
-import json
-import struct
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 
 from worldmm.db.models import MemoryType
+from worldmm.graph.snapshot import pack, unpack
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,12 +26,7 @@ if TYPE_CHECKING:
     from worldmm.db.engine import Database
 
 FORMAT_VERSION = 4
-# Snapshot layout: magic, format version, header length, a JSON header naming each array's dtype,
-# shape and offset, then the raw arrays, each 64-byte aligned. Loading maps the arrays onto the blob
-# without copying (numpy.frombuffer): milliseconds for a million-edge graph, no zip parsing.
-_MAGIC = b"WMMG"
-_PREFIX = struct.Struct("<4sII")
-_ALIGN = 64
+_MAGIC = b"WMMG"  # the snapshot layout is worldmm.graph.snapshot's
 
 # A node key is 16 bytes: the canonical entity's uuid, or a hash of a literal object's lower-cased text.
 # The same expression ranks seeds (semantic retriever) and builds graphs, so the two always agree.
@@ -195,51 +189,16 @@ class UserGraph:
 
     # --- serialisation ---------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
-        """The snapshot: a small JSON header and the raw arrays (see `_MAGIC`); no compression."""
-        header: dict[str, list[Any]] = {}
-        offset = 0
-        arrays = self._arrays()
-        for name, array in arrays.items():
-            offset = -(-offset // _ALIGN) * _ALIGN
-            header[name] = [array.dtype.str, list(array.shape), offset]
-            offset += array.nbytes
-        head = json.dumps(header, separators=(",", ":")).encode()
-        start = -(-(_PREFIX.size + len(head)) // _ALIGN) * _ALIGN
-        out = bytearray(start + offset)
-        _PREFIX.pack_into(out, 0, _MAGIC, FORMAT_VERSION, len(head))
-        out[_PREFIX.size : _PREFIX.size + len(head)] = head
-        for name, array in arrays.items():
-            at = start + header[name][2]
-            out[at : at + array.nbytes] = array.tobytes()  # C order, the dtype as stored
-        return bytes(out)
+        """The snapshot (worldmm.graph.snapshot: a JSON header and the raw arrays, no compression)."""
+        return pack(_MAGIC, FORMAT_VERSION, {name: getattr(self, name) for name in _FIELDS})
 
     @classmethod
     def from_bytes(cls, blob: bytes | memoryview) -> UserGraph:
         """Arrays mapped onto `blob` (read-only views, no copy); ValueError for another format."""
-        import numpy as np
-
-        if len(blob) < _PREFIX.size:
-            raise ValueError("graph blob is truncated")
-        magic, version, head_len = _PREFIX.unpack_from(blob, 0)
-        if magic != _MAGIC or version != FORMAT_VERSION:
-            raise ValueError("graph blob has another format version")
-        header = json.loads(bytes(blob[_PREFIX.size : _PREFIX.size + head_len]))
-        start = -(-(_PREFIX.size + head_len) // _ALIGN) * _ALIGN
-        fields: dict[str, Any] = {}
-        for name in _FIELDS:
-            dtype_str, shape, offset = header[name]
-            dtype = np.dtype(dtype_str)
-            count = int(np.prod(shape)) if shape else 1
-            if start + offset + count * dtype.itemsize > len(blob):
-                raise ValueError("graph blob is truncated")
-            array = np.frombuffer(blob, dtype=dtype, count=count, offset=start + offset)
-            fields[name] = array.reshape(shape)
-        return cls(**fields)
+        return cls(**unpack(blob, _MAGIC, FORMAT_VERSION, _FIELDS))
 
     def _arrays(self) -> dict[str, Any]:
-        import numpy as np
-
-        return {name: np.ascontiguousarray(getattr(self, name)) for name in _FIELDS}
+        return {name: getattr(self, name) for name in _FIELDS}
 
 
 _FIELDS = (

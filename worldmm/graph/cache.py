@@ -48,6 +48,14 @@ class GraphCache(Protocol):
         """Forget this user's graphs of this memory type (episodic: `scales`, or every scale); others stay."""
         ...
 
+    def load_snapshot(self, name: str, generation: int) -> bytes | memoryview | None:
+        """Another derived index's snapshot (e.g. the lexical index) stored at exactly `generation`, or None."""
+        ...
+
+    def save_snapshot(self, name: str, generation: int, blob: bytes) -> None:
+        """Keep `blob` as `name`'s snapshot at `generation` for other processes (best effort)."""
+        ...
+
 
 def _type_prefix(user_id: str, memory_type: MemoryType | str) -> str:
     return f"worldmm:graph:{user_id}:{MemoryType(memory_type).value}"
@@ -143,6 +151,12 @@ class LocalGraphCache:
             self._lru.drop_prefix(prefix)
         else:
             self._lru.drop(bump)
+
+    def load_snapshot(self, name: str, generation: int) -> bytes | memoryview | None:
+        return None  # one process: its own in-memory caches are all there is
+
+    def save_snapshot(self, name: str, generation: int, blob: bytes) -> None:
+        return None
 
 
 # Store the blob only if the generation is still the one the build started from.
@@ -246,6 +260,27 @@ class RedisGraphCache:
         if stored:
             self._local.put(key.redis_key, generation, graph)
         return graph
+
+    def load_snapshot(self, name: str, generation: int) -> bytes | memoryview | None:
+        from redis.exceptions import RedisError
+
+        try:
+            blob = self._client.get(f"worldmm:snapshot:{name}")
+        except RedisError as exc:
+            logger.warning("snapshot cache unavailable: %s", exc)
+            return None
+        if blob is None or int.from_bytes(blob[:_GENERATION_BYTES], "big") != generation:
+            return None
+        return memoryview(blob)[_GENERATION_BYTES:]
+
+    def save_snapshot(self, name: str, generation: int, blob: bytes) -> None:
+        from redis.exceptions import RedisError
+
+        try:
+            payload = generation.to_bytes(_GENERATION_BYTES, "big") + blob
+            self._client.set(f"worldmm:snapshot:{name}", payload, ex=self._ttl_s)
+        except RedisError as exc:
+            logger.warning("snapshot cache unavailable, %s not stored: %s", name, exc)
 
     def invalidate(self, user_id: str, memory_type: MemoryType | str, scales: Iterable[int] | None = None) -> None:
         from redis.exceptions import RedisError

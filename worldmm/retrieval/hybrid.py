@@ -175,7 +175,7 @@ def rank_segments(
 ) -> SegmentRankings:
     """The BM25 and dense rankings of the segments of `durations` visible under `reference`, `pool` each."""
     generation, lexemes = query_lexemes(session, user_id, query)
-    index: SegmentIndex = segment_indexes.get(session, user_id, generation)
+    index: SegmentIndex = segment_indexes.get(session, user_id, generation, store=services.graph_cache)
     mask = index.visible(durations, reference.until.timestamp(), _epoch(reference.since))
     lexical: list[uuid.UUID] = []
     if lexemes and index.size:

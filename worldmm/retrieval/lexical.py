@@ -16,8 +16,9 @@ import math
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sqlalchemy import text
@@ -25,6 +26,8 @@ from sqlalchemy import text
 if TYPE_CHECKING:
     from scipy.sparse import csc_matrix
     from sqlalchemy.orm import Session
+
+    from worldmm.graph.cache import GraphCache
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -53,11 +56,46 @@ SELECT coalesce((SELECT generation FROM worldmm_segment_generations WHERE user_i
 """
 
 
+_SNAPSHOT_MAGIC = b"WMML"
+_SNAPSHOT_VERSION = 1
+_SNAPSHOT_FIELDS = (
+    "ids",
+    "durations",
+    "start_s",
+    "end_s",
+    "terms",
+    "term_ends",
+    "indptr",
+    "indices",
+    "counts",
+    "lengths",
+)
+
+
+class _Uuids(Sequence[uuid.UUID]):
+    """Segment ids over a snapshot's 16-byte array: a UUID is made only for the ids a query returns."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self._keys = keys
+
+    def __len__(self) -> int:
+        return int(self._keys.shape[0])
+
+    @overload
+    def __getitem__(self, index: int) -> uuid.UUID: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[uuid.UUID]: ...
+    def __getitem__(self, index: int | slice) -> uuid.UUID | list[uuid.UUID]:
+        if isinstance(index, slice):
+            return [uuid.UUID(bytes=bytes(k).ljust(16, b"\x00")) for k in self._keys[index]]
+        return uuid.UUID(bytes=bytes(self._keys[index]).ljust(16, b"\x00"))
+
+
 @dataclass(frozen=True)
 class SegmentIndex:
     """A user's segments as arrays (ordered by end time) and their term counts as a sparse matrix."""
 
-    ids: list[uuid.UUID]
+    ids: Sequence[uuid.UUID]
     durations: np.ndarray  # int32 seconds: 30, 180, 600, 3600
     start_s: np.ndarray  # float64 epoch seconds
     end_s: np.ndarray
@@ -97,6 +135,52 @@ class SegmentIndex:
             idf = math.log(1.0 + (visible - rows.size + 0.5) / (rows.size + 0.5))
             scores[rows] += idf * tf * (k1 + 1.0) / (tf + norm[rows])
         return scores
+
+    def to_bytes(self) -> bytes:
+        """A snapshot other processes load in milliseconds (worldmm.graph.snapshot's layout)."""
+        from worldmm.graph.snapshot import pack
+
+        terms = [term.encode() for term in self.vocabulary]  # insertion order is column order
+        keys = self.ids._keys if isinstance(self.ids, _Uuids) else np.array([i.bytes for i in self.ids], dtype="S16")
+        return pack(
+            _SNAPSHOT_MAGIC,
+            _SNAPSHOT_VERSION,
+            {
+                "ids": keys.astype("S16", copy=False),
+                "durations": self.durations,
+                "start_s": self.start_s,
+                "end_s": self.end_s,
+                "terms": np.frombuffer(b"".join(terms), dtype=np.uint8),
+                "term_ends": np.cumsum([len(t) for t in terms], dtype=np.int64),
+                "indptr": self.term_counts.indptr,
+                "indices": self.term_counts.indices,
+                "counts": self.term_counts.data,
+                "lengths": self.lengths,
+            },
+        )
+
+    @classmethod
+    def from_bytes(cls, blob: bytes | memoryview) -> SegmentIndex:
+        """The index mapped onto a snapshot (ValueError for another format)."""
+        from scipy.sparse import csc_matrix
+
+        from worldmm.graph.snapshot import unpack
+
+        a = unpack(blob, _SNAPSHOT_MAGIC, _SNAPSHOT_VERSION, _SNAPSHOT_FIELDS)
+        text_bytes = a["terms"].tobytes()
+        ends = a["term_ends"].tolist()
+        starts = [0, *ends[:-1]] if ends else []
+        vocabulary = {text_bytes[b:e].decode(): i for i, (b, e) in enumerate(zip(starts, ends, strict=True))}
+        shape = (a["ids"].shape[0], max(1, len(vocabulary)))
+        return cls(
+            ids=_Uuids(a["ids"]),
+            durations=a["durations"],
+            start_s=a["start_s"],
+            end_s=a["end_s"],
+            vocabulary=vocabulary,
+            term_counts=csc_matrix((a["counts"], a["indices"], a["indptr"]), shape=shape, copy=False),
+            lengths=a["lengths"],
+        )
 
 
 def build_segment_index(session: Session, user_id: str) -> SegmentIndex:
@@ -142,15 +226,21 @@ def query_lexemes(session: Session, user_id: str, query: str) -> tuple[int, list
 
 
 class SegmentIndexCache:
-    """Per-process LRU of users' segment indexes, each revalidated by the segment generation on every use."""
+    """Per-process LRU of users' segment indexes, each revalidated by the segment generation on every use.
+
+    A process without the index (a cold Lambda) loads the snapshot another process left in the shared
+    store (Redis: `worldmm:snapshot:lexical:{user_id}`, tagged with its generation) before rebuilding.
+    """
 
     def __init__(self, capacity: int = 8) -> None:
         self.capacity = max(1, capacity)
         self._items: OrderedDict[str, tuple[int, SegmentIndex]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, session: Session, user_id: str, generation: int | None = None) -> SegmentIndex:
-        """The user's index at `generation` (read when not given): the cached one, or rebuilt."""
+    def get(
+        self, session: Session, user_id: str, generation: int | None = None, store: GraphCache | None = None
+    ) -> SegmentIndex:
+        """The user's index at `generation` (read when not given): cached, from `store`'s snapshot, or rebuilt."""
         if generation is None:
             generation = int(session.execute(text(_GENERATION_SQL), {"user_id": user_id}).scalar_one())
         with self._lock:
@@ -158,13 +248,27 @@ class SegmentIndexCache:
             if item is not None and item[0] == generation:
                 self._items.move_to_end(user_id)
                 return item[1]
-        index = build_segment_index(session, user_id)
+        index = _from_store(store, user_id, generation)
+        if index is None:
+            index = build_segment_index(session, user_id)
+            if store is not None:
+                store.save_snapshot(f"lexical:{user_id}", generation, index.to_bytes())
         with self._lock:
             self._items[user_id] = (generation, index)
             self._items.move_to_end(user_id)
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
         return index
+
+
+def _from_store(store: GraphCache | None, user_id: str, generation: int) -> SegmentIndex | None:
+    blob = store.load_snapshot(f"lexical:{user_id}", generation) if store is not None else None
+    if blob is None:
+        return None
+    try:
+        return SegmentIndex.from_bytes(blob)
+    except ValueError:
+        return None  # another format: rebuilt and stored again
 
 
 segment_indexes = SegmentIndexCache()
