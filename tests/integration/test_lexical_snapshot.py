@@ -69,7 +69,7 @@ def test_a_cold_cache_loads_the_snapshot_from_redis_instead_of_the_database(
     generation = _generation(services)
     with services.db.unit_of_work(USER) as session:
         warm = SegmentIndexCache().get(session, USER, generation, store=store)
-    assert builds.calls == 1 and redis_client.exists(f"worldmm:snapshot:lexical:{USER}") == 1
+    assert builds.calls == 1 and redis_client.exists(f"worldmm:graph:{USER}:lexical") == 1
     # WHEN a fresh process (a new cache) asks at the same generation
     with services.db.unit_of_work(USER) as session:
         cold = SegmentIndexCache().get(session, USER, generation, store=store)

@@ -48,12 +48,12 @@ class GraphCache(Protocol):
         """Forget this user's graphs of this memory type (episodic: `scales`, or every scale); others stay."""
         ...
 
-    def load_snapshot(self, name: str, generation: int) -> bytes | memoryview | None:
-        """Another derived index's snapshot (e.g. the lexical index) stored at exactly `generation`, or None."""
+    def load_snapshot(self, user_id: str, name: str, generation: int) -> bytes | memoryview | None:
+        """Another per-user index's snapshot (e.g. "lexical") stored at exactly `generation`, or None."""
         ...
 
-    def save_snapshot(self, name: str, generation: int, blob: bytes) -> None:
-        """Keep `blob` as `name`'s snapshot at `generation` for other processes (best effort)."""
+    def save_snapshot(self, user_id: str, name: str, generation: int, blob: bytes) -> None:
+        """Keep `blob` as the user's `name` snapshot at `generation` for other processes (best effort)."""
         ...
 
 
@@ -152,10 +152,10 @@ class LocalGraphCache:
         else:
             self._lru.drop(bump)
 
-    def load_snapshot(self, name: str, generation: int) -> bytes | memoryview | None:
+    def load_snapshot(self, user_id: str, name: str, generation: int) -> bytes | memoryview | None:
         return None  # one process: its own in-memory caches are all there is
 
-    def save_snapshot(self, name: str, generation: int, blob: bytes) -> None:
+    def save_snapshot(self, user_id: str, name: str, generation: int, blob: bytes) -> None:
         return None
 
 
@@ -190,6 +190,11 @@ return generation
 
 GENERATION_COUNTER_KEY = "worldmm:graph-generation"
 _GENERATION_BYTES = 8
+
+
+def _snapshot_key(user_id: str, name: str) -> str:
+    """Inside the user's graph namespace (`worldmm:graph:{user_id}:`), which forget-me erases."""
+    return f"worldmm:graph:{user_id}:{name}"
 
 
 class RedisGraphCache:
@@ -261,11 +266,11 @@ class RedisGraphCache:
             self._local.put(key.redis_key, generation, graph)
         return graph
 
-    def load_snapshot(self, name: str, generation: int) -> bytes | memoryview | None:
+    def load_snapshot(self, user_id: str, name: str, generation: int) -> bytes | memoryview | None:
         from redis.exceptions import RedisError
 
         try:
-            blob = self._client.get(f"worldmm:snapshot:{name}")
+            blob = self._client.get(_snapshot_key(user_id, name))
         except RedisError as exc:
             logger.warning("snapshot cache unavailable: %s", exc)
             return None
@@ -273,12 +278,12 @@ class RedisGraphCache:
             return None
         return memoryview(blob)[_GENERATION_BYTES:]
 
-    def save_snapshot(self, name: str, generation: int, blob: bytes) -> None:
+    def save_snapshot(self, user_id: str, name: str, generation: int, blob: bytes) -> None:
         from redis.exceptions import RedisError
 
         try:
             payload = generation.to_bytes(_GENERATION_BYTES, "big") + blob
-            self._client.set(f"worldmm:snapshot:{name}", payload, ex=self._ttl_s)
+            self._client.set(_snapshot_key(user_id, name), payload, ex=self._ttl_s)
         except RedisError as exc:
             logger.warning("snapshot cache unavailable, %s not stored: %s", name, exc)
 

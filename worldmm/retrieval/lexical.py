@@ -229,7 +229,7 @@ class SegmentIndexCache:
     """Per-process LRU of users' segment indexes, each revalidated by the segment generation on every use.
 
     A process without the index (a cold Lambda) loads the snapshot another process left in the shared
-    store (Redis: `worldmm:snapshot:lexical:{user_id}`, tagged with its generation) before rebuilding.
+    store (Redis: `worldmm:graph:{user_id}:lexical`, tagged with its generation) before rebuilding.
     """
 
     def __init__(self, capacity: int = 8) -> None:
@@ -252,7 +252,7 @@ class SegmentIndexCache:
         if index is None:
             index = build_segment_index(session, user_id)
             if store is not None:
-                store.save_snapshot(f"lexical:{user_id}", generation, index.to_bytes())
+                store.save_snapshot(user_id, "lexical", generation, index.to_bytes())
         with self._lock:
             self._items[user_id] = (generation, index)
             self._items.move_to_end(user_id)
@@ -262,7 +262,7 @@ class SegmentIndexCache:
 
 
 def _from_store(store: GraphCache | None, user_id: str, generation: int) -> SegmentIndex | None:
-    blob = store.load_snapshot(f"lexical:{user_id}", generation) if store is not None else None
+    blob = store.load_snapshot(user_id, "lexical", generation) if store is not None else None
     if blob is None:
         return None
     try:
