@@ -27,9 +27,15 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _ingest_session(args: argparse.Namespace) -> int:
-    from worldmm.pipeline.ingest_session import run_cli
+    """`worldmm ingest-session PATH --user-id U`: ingest, print the JSON report; 0 when no window failed."""
+    from worldmm.pipeline.ingest_session import ingest_session
+    from worldmm.services import get_services
 
-    return run_cli(args.path, args.user_id, args.concurrency)
+    report = ingest_session(
+        args.path, args.user_id, services=get_services(), concurrency=args.concurrency, progress=True
+    )
+    print(json.dumps(report.as_dict(), indent=2))
+    return 0 if not report.failed else 1
 
 
 def _ask(args: argparse.Namespace) -> int:

@@ -35,11 +35,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.config import Profile
 from worldmm.errors import BadRequest
-from worldmm.observability import instrument
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -424,22 +422,3 @@ def _write_audit(services: Services, report: ForgetReport) -> None:
         logger.exception("forget audit not written", extra={"step": "forget.audit_failed"})
         if report.complete:
             raise
-
-
-# --- entry points ----------------------------------------------------------------------------------
-
-
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """ForgetUserFunction (operators: `sam remote invoke -e events/forget_user.json`): `{"userId": U}`."""
-    from worldmm.services import get_services
-
-    user_id = event.get("userId") if isinstance(event, dict) else None
-    requested_by = event.get("requestedBy") if isinstance(event, dict) else None
-    try:
-        check_user_id(user_id)  # type: ignore[arg-type]
-    except BadRequest as exc:
-        return {"statusCode": 400, "body": json.dumps({"error": str(exc)})}
-    by = requested_by if isinstance(requested_by, str) and requested_by else f"lambda:{context.aws_request_id}"
-    return forget_user(get_services(), user_id, requested_by=by).as_dict()  # type: ignore[arg-type]

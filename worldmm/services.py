@@ -1,4 +1,9 @@
-"""The one place adapters are chosen: a container of ports built lazily from Settings.
+"""The composition root: the one place adapters are chosen, a container of ports built lazily from Settings.
+
+Only the edges import it — the Lambda handlers (`api/`, `worldmm.handlers`, `worldmm.gateway`), the CLI and
+the demo; they build the ports once per process and hand each core function the ports it uses (core
+modules name what they need as narrow Protocols, which this container satisfies). `make lint` checks the
+layering with import-linter (pyproject.toml).
 
 Tests construct `Services(settings, llm=ScriptedLLM(...), ...)` to put real or scripted parts in;
 anything not given is built from settings on first use, so a Lambda pays only for what it touches.
@@ -6,8 +11,12 @@ anything not given is built from settings on first use, so a Lambda pays only fo
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
 
 from worldmm.config import Profile, Settings, get_settings
 
@@ -92,8 +101,6 @@ class Services:
 
         if self.settings.worldmm_profile == Profile.AWS:
             return LambdaInvoker()
-        from worldmm.pipeline.local_dispatch import local_handlers
-
         return InProcessInvoker(local_handlers(self))
 
     @cached_property
@@ -112,12 +119,25 @@ class Services:
     def capture(self) -> CaptureService:
         from worldmm.capture.service import build_capture_service
 
-        return build_capture_service(self)
+        return build_capture_service(self.settings, self.invoker)
 
     def replace(self, **overrides: Any) -> Services:
         """A Services with the same settings and the ports built so far, `overrides` put in their place."""
         built = {name: value for name, value in self.__dict__.items() if name in _PORTS}
         return Services(self.settings, **{**built, **overrides})
+
+    def with_backfill_llm(self) -> Services:
+        """The same ports with the backfill LLM (LLM_MODE=batch: shared Batch jobs; else `self`)."""
+        from worldmm.llm.batch import build_backfill_llm
+
+        llm = build_backfill_llm(self.settings, self.llm)
+        if llm is self.llm:
+            return self
+        backfill = copy.copy(self)
+        for built_on_llm in ("extractor", "summarizer"):  # rebuilt on first use, over the backfill LLM
+            backfill.__dict__.pop(built_on_llm, None)
+        backfill.__dict__["llm"] = llm
+        return backfill
 
     def gpu_url(self) -> str | None:
         """The GPU worker's base URL now: GPU_WORKER_URL, else SSM/EC2 discovery (aws), else None."""
@@ -144,6 +164,47 @@ _PORTS = {
     "chats",
     "capture",
 }
+
+_logger = Logger(service="worldmm", child=True)
+
+Handler = Callable[[dict[str, Any]], Any]
+
+
+def _async_semantics(name: str, handler: Handler) -> Handler:
+    """Like `InvocationType=Event`: the caller never sees the function's error; it is logged."""
+
+    def run(payload: dict[str, Any]) -> Any:
+        try:
+            return handler(payload)
+        except Exception:
+            _logger.exception("local_invoke_failed", extra={"function": name})
+            return None
+
+    return run
+
+
+def local_handlers(services: Services) -> dict[str, Handler]:
+    """The local profile's function table (function name → in-process handler, for `InProcessInvoker`):
+    async invokes run the same library code in this process, on `services`."""
+    from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent
+    from worldmm.pipeline.retrigger import retrigger
+    from worldmm.pipeline.window import ingest_window
+
+    settings = services.settings
+
+    def ingest(payload: dict[str, Any]) -> Any:
+        return ingest_window(services, IngestWindowEvent.model_validate(payload)).model_dump()
+
+    def retrigger_session(payload: dict[str, Any]) -> Any:
+        return retrigger(services, RetriggerEvent.model_validate(payload)).model_dump()
+
+    return {
+        settings.ingest_function_name: _async_semantics(settings.ingest_function_name, ingest),
+        settings.retrigger_function_name: _async_semantics(
+            settings.retrigger_function_name, retrigger_session
+        ),
+    }
+
 
 _default: Services | None = None
 

@@ -12,7 +12,7 @@ from tests.harness import make_settings
 from tests.support_capture import create_capture_resources, http_event, lambda_context, s3_notification
 from worldmm.config import Settings
 from worldmm.pipeline.invoker import InProcessInvoker
-from worldmm.services import Services, set_services
+from worldmm.services import Services, get_services, set_services
 
 pytestmark = pytest.mark.integration
 
@@ -137,7 +137,9 @@ def test_post_end_closes_open_windows_and_invokes_ingest(deployed: tuple[Setting
 
     settings, invoker = deployed
     sid = start()
-    record_notification(s3_notification(settings.frames_bucket, f"sessions/{sid}/window_0/frame_0000.jpg"))
+    record_notification(
+        s3_notification(settings.frames_bucket, f"sessions/{sid}/window_0/frame_0000.jpg"), get_services().capture
+    )
     status, body = call(app, "POST", f"/sessions/{sid}/end", session_id=sid)
     assert status == 200 and body["closedWindows"] == [0]
     assert invoker.invocations == [
@@ -152,7 +154,7 @@ def test_upload_notifications_consumer_reports_only_failed_records(
     deployed: tuple[Settings, InProcessInvoker],
 ) -> None:
     # GIVEN an SQS batch: a full window's notifications, an S3 test event, and a corrupt body
-    from worldmm.capture import s3_events
+    from worldmm.handlers import capture_uploads
 
     settings, invoker = deployed
     sid = start()
@@ -183,7 +185,7 @@ def test_upload_notifications_consumer_reports_only_failed_records(
         ]
     }
     # WHEN the consumer runs
-    response = s3_events.lambda_handler(event, lambda_context())
+    response = capture_uploads.lambda_handler(event, lambda_context())
     # THEN the window closed once and only the corrupt record goes back to the queue
     assert response == {"batchItemFailures": [{"itemIdentifier": "m2"}]}
     assert [name for name, _ in invoker.invocations] == [settings.ingest_function_name]
@@ -192,15 +194,14 @@ def test_upload_notifications_consumer_reports_only_failed_records(
 def test_sweeper_handler_closes_overdue_windows(
     deployed: tuple[Settings, InProcessInvoker], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from worldmm.capture import sweeper
     from worldmm.capture.s3_events import record_notification
-    from worldmm.capture.service import capture_service
+    from worldmm.handlers import capture_sweeper
 
     settings, invoker = deployed
     sid = start()
-    record_notification(s3_notification(settings.frames_bucket, f"sessions/{sid}/window_3/audio.wav"))
-    service = capture_service()
+    service = get_services().capture
+    record_notification(s3_notification(settings.frames_bucket, f"sessions/{sid}/window_3/audio.wav"), service)
     monkeypatch.setattr(service, "clock", lambda: 4_000_000_000.0)
-    result = sweeper.lambda_handler({"source": "aws.events"}, lambda_context())
+    result = capture_sweeper.lambda_handler({"source": "aws.events"}, lambda_context())
     assert result["closedWindows"] == [{"windowIndex": 3, "frameCount": 0, "reason": "timeout"}]
     assert invoker.invocations[0][1]["frameCount"] == 0

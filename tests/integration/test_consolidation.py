@@ -17,7 +17,7 @@ from worldmm.db.models import ConsolidationEvent, Entity, MemoryHistory, MemoryT
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.entities import resolve_entities
-from worldmm.memory.episodic.openie import ExtractedTriple
+from worldmm.memory.openie import ExtractedTriple
 from worldmm.memory.semantic.consolidation import consolidate_triples, find_candidates
 from worldmm.services import Services
 

@@ -14,8 +14,8 @@ from worldmm.llm.scripted import ScriptedLLM
 from worldmm.llm.usage import UsageLog
 from worldmm.memory.entities import Candidate
 from worldmm.memory.episodic.extractor import Extractor, LLMExtractor, build_extractor
-from worldmm.memory.episodic.openie import ExtractedTriple
 from worldmm.memory.episodic.spacy_extractor import SpacyExtractor
+from worldmm.memory.openie import ExtractedTriple
 
 pytestmark = pytest.mark.integration
 

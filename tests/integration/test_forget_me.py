@@ -347,7 +347,7 @@ def test_forget_me_local_profile_cli_erases_the_directory_and_postgres(
 
 
 def test_forget_me_lambda_rejects_a_missing_or_malformed_user_id(world: World) -> None:
-    from worldmm.forget import lambda_handler
+    from worldmm.handlers.forget import lambda_handler
 
     for event in ({}, {"userId": ""}, {"userId": "x" * 200}, {"userId": "a\x00"}):
         assert lambda_handler(event, lambda_context())["statusCode"] == 400

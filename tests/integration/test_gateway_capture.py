@@ -19,8 +19,7 @@ from worldmm.db.models import Segment
 from worldmm.gateway.auth import issue_token
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.pipeline.invoker import InProcessInvoker
-from worldmm.pipeline.local_dispatch import local_handlers
-from worldmm.services import Services, set_services
+from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration
 

@@ -83,7 +83,7 @@ def test_hardening_ingest_unknown_session_is_rejected_not_an_empty_complete_segm
 
 @pytest.mark.parametrize("session_id", ["../x", "a/b", "../objects"])
 def test_hardening_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg, session_id: str) -> None:
-    from worldmm.pipeline.ingest_window import lambda_handler
+    from worldmm.handlers.ingest_window import lambda_handler
 
     set_services(svc)
     try:
@@ -97,7 +97,7 @@ def test_hardening_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg
 
 
 def test_hardening_retrigger_for_another_users_session_invokes_nothing(svc: Services) -> None:
-    from worldmm.pipeline.retrigger_ingest import lambda_handler
+    from worldmm.handlers.retrigger_ingest import lambda_handler
 
     set_services(svc)
     try:

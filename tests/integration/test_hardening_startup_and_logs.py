@@ -106,7 +106,7 @@ def test_hardening_gpu_exception_path_logs_an_error_step(settings, db, scripted_
 def test_hardening_dlq_consumer_non_gpu_failure_logs_an_error_step(
     settings, db, scripted_llm, tmp_path, caplog, aws
 ) -> None:
-    from worldmm.pipeline.ingest_window import sqs_handler
+    from worldmm.handlers.ingest_window import sqs_handler
 
     # GIVEN a DLQ'd window whose retry fails for a reason other than the GPU
     sqs = boto3.client("sqs", region_name="us-east-1")

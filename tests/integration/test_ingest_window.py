@@ -323,7 +323,7 @@ def test_ingest_window_emits_spec_log_steps_with_fields(svc, caplog):
 
 
 def test_ingest_window_lambda_handler_parses_event_and_returns_dict(svc):
-    from worldmm.pipeline.ingest_window import lambda_handler
+    from worldmm.handlers.ingest_window import lambda_handler
 
     put_window(svc.store)
     set_services(svc)

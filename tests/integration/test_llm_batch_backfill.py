@@ -10,8 +10,8 @@ import pytest
 
 from tests.harness import make_settings
 from tests.support_adapters import FakeModelServer, fake_model_server
-from worldmm.llm.batch import BatchLLM, CollectingBatchLLM
-from worldmm.llm.client import DispatchingLLM, OpenAILLM, build_backfill_llm, build_llm
+from worldmm.llm.batch import BatchLLM, CollectingBatchLLM, build_backfill_llm
+from worldmm.llm.client import DispatchingLLM, OpenAILLM, build_llm
 from worldmm.llm.port import LLMRequest
 
 pytestmark = pytest.mark.integration

@@ -14,13 +14,12 @@ from pydantic import BaseModel, Field
 from tests.harness import make_settings
 from tests.support_adapters import FakeModelServer, fake_model_server
 from worldmm.errors import GpuUnavailableError
-from worldmm.llm.batch import BatchLLM, BatchRequestError
+from worldmm.llm.batch import BatchLLM, BatchRequestError, build_backfill_llm
 from worldmm.llm.client import (
     DispatchingLLM,
     LLMCallError,
     LLMConfigurationError,
     OpenAILLM,
-    build_backfill_llm,
     build_llm,
     chat_completion_body,
 )

@@ -24,9 +24,8 @@ from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.pipeline.events import RetriggerEvent
 from worldmm.pipeline.invoker import InProcessInvoker
-from worldmm.pipeline.local_dispatch import local_handlers
 from worldmm.pipeline.retrigger import retrigger
-from worldmm.services import Services, set_services
+from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration
 
@@ -91,7 +90,7 @@ def test_retrigger_explicit_window_indices_bypass_lookup(svc, db):
 
 
 def test_retrigger_bad_input_returns_400(svc):
-    from worldmm.pipeline.retrigger_ingest import lambda_handler
+    from worldmm.handlers.retrigger_ingest import lambda_handler
 
     set_services(svc)
     try:

@@ -12,7 +12,7 @@ from worldmm.errors import ModelOutputError
 from worldmm.ingest.captioner import caption_window, parse_caption
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.llm.structured import is_placeholder
-from worldmm.memory.episodic.openie import parse_entities
+from worldmm.memory.openie import parse_entities
 
 pytestmark = pytest.mark.unit
 

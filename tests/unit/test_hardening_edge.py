@@ -257,7 +257,7 @@ VALID_WINDOW = {"sessionId": "01JB0SESSION", "userId": SUB, "windowIndex": 3, "f
 def test_hardening_out_of_range_window_events_are_rejected_without_reaching_the_pipeline(
     change: dict[str, Any], tripwire: Tripwire
 ) -> None:
-    from worldmm.pipeline.ingest_window import lambda_handler
+    from worldmm.handlers.ingest_window import lambda_handler
 
     with pytest.raises(ValidationError):
         IngestWindowEvent.model_validate({**VALID_WINDOW, **change})
@@ -281,7 +281,7 @@ def test_hardening_out_of_range_window_events_are_rejected_without_reaching_the_
 def test_hardening_retrigger_events_that_would_fan_out_unbounded_are_a_400(
     change: dict[str, Any], tripwire: Tripwire
 ) -> None:
-    from worldmm.pipeline.retrigger_ingest import lambda_handler
+    from worldmm.handlers.retrigger_ingest import lambda_handler
 
     event = {"sessionId": "01JB0SESSION", "userId": SUB, **change}
     with pytest.raises(ValidationError):
@@ -339,9 +339,9 @@ _window_values = st.fixed_dictionaries(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event=st.one_of(_window_values, _json))
 def test_hardening_property_pipeline_handlers_never_raise_on_any_event(event: Any, tripwire: Tripwire) -> None:
+    from worldmm.handlers.ingest_window import lambda_handler as ingest
+    from worldmm.handlers.retrigger_ingest import lambda_handler as retrigger
     from worldmm.pipeline.dlq import handle_dlq_record
-    from worldmm.pipeline.ingest_window import lambda_handler as ingest
-    from worldmm.pipeline.retrigger_ingest import lambda_handler as retrigger
 
     tripwire.touched.clear()
     valid_window = _parses(IngestWindowEvent, event)

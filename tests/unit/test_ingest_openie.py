@@ -8,7 +8,7 @@ import pytest
 
 from tests.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.openie import extract_entities, extract_triples, parse_entities, parse_triples
+from worldmm.memory.openie import extract_entities, extract_triples, parse_entities, parse_triples
 
 pytestmark = pytest.mark.unit
 

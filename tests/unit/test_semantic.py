@@ -9,7 +9,7 @@ import pytest
 from tests.harness import make_settings
 from worldmm.db.models import ConsolidationEvent
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.openie import ExtractedTriple, UnusableAnswerError
+from worldmm.memory.openie import ExtractedTriple, UnusableAnswerError
 from worldmm.memory.semantic.consolidation import CandidateTriple, decide
 from worldmm.memory.semantic.extraction import extract_semantic_triples
 

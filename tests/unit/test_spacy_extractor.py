@@ -9,8 +9,8 @@ import pytest
 from tests.harness import make_settings
 from worldmm.db.models import ConsolidationEvent
 from worldmm.memory.entities import Candidate
-from worldmm.memory.episodic.openie import ExtractedTriple
 from worldmm.memory.episodic.spacy_extractor import SpacyExtractor, SpacyModelError, load_pipeline
+from worldmm.memory.openie import ExtractedTriple
 from worldmm.memory.semantic.consolidation import CandidateTriple
 
 pytestmark = pytest.mark.unit

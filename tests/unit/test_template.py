@@ -62,7 +62,7 @@ def test_template_ingest_window_failures_go_to_ingest_dlq() -> None:
         "Type": "SQS",
         "Destination": {"Fn::GetAtt": ["IngestDLQ", "Arn"]},
     }
-    assert fn("IngestWindowFunction")["Handler"] == "worldmm.pipeline.ingest_window.lambda_handler"
+    assert fn("IngestWindowFunction")["Handler"] == "worldmm.handlers.ingest_window.lambda_handler"
 
 
 def test_template_ingest_window_has_no_lambda_managed_retries() -> None:
@@ -79,7 +79,7 @@ def test_template_ingest_dlq_keeps_messages_14_days_and_outlasts_the_consumer_ti
 def test_template_dlq_consumer_takes_one_record_and_reports_partial_failures() -> None:
     consumer = fn("IngestDLQConsumer")
     (event,) = consumer["Events"].values()
-    assert consumer["Handler"] == "worldmm.pipeline.ingest_window.sqs_handler"
+    assert consumer["Handler"] == "worldmm.handlers.ingest_window.sqs_handler"
     assert event["Type"] == "SQS"
     assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["IngestDLQ", "Arn"]}
     assert event["Properties"]["BatchSize"] == 1
@@ -98,9 +98,9 @@ def test_template_dlq_depth_alarm_watches_ingest_dlq() -> None:
 
 
 def test_template_retrigger_and_reaper_exist_with_their_handlers() -> None:
-    assert fn("RetriggerIngestFunction")["Handler"] == "worldmm.pipeline.retrigger_ingest.lambda_handler"
+    assert fn("RetriggerIngestFunction")["Handler"] == "worldmm.handlers.retrigger_ingest.lambda_handler"
     reaper = fn("OrphanReaperFunction")
-    assert reaper["Handler"] == "worldmm.pipeline.reaper.lambda_handler"
+    assert reaper["Handler"] == "worldmm.handlers.reaper.lambda_handler"
     assert [e["Type"] for e in reaper["Events"].values()] == ["ScheduleV2"]
 
 
@@ -156,7 +156,7 @@ def test_template_upload_notifications_reach_the_capture_recorder() -> None:
     (event,) = uploads["Events"].values()
     assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["UploadEventsQueue", "Arn"]}
     assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert fn("CaptureSweeperFunction")["Handler"] == "worldmm.capture.sweeper.lambda_handler"
+    assert fn("CaptureSweeperFunction")["Handler"] == "worldmm.handlers.capture_sweeper.lambda_handler"
 
 
 def _table(logical_id: str) -> dict[str, Any]:

@@ -47,7 +47,6 @@ from worldmm.ingest.frames import window_audio_key, window_prefix
 
 if TYPE_CHECKING:
     from worldmm.pipeline.invoker import FunctionInvoker
-    from worldmm.services import Services
 
 logger = Logger(service="worldmm-capture", child=True)
 
@@ -261,21 +260,13 @@ def _valid_session_id(session_id: str) -> bool:
     return 0 < len(session_id) <= 64 and all(c.isalnum() or c in "-_" for c in session_id)
 
 
-def build_capture_service(services: Services) -> CaptureService:
+def build_capture_service(settings: Settings, invoker: FunctionInvoker) -> CaptureService:
     """The capture service on the deployment's tables, bucket and function invoker."""
     import boto3
     from botocore.config import Config
 
-    settings = services.settings
     store = CaptureStore(
         settings.sessions_table, settings.capture_windows_table, open_shards=settings.capture_open_shards
     )
     s3 = boto3.client("s3", config=Config(signature_version="s3v4"))
-    return CaptureService(settings, store, s3, services.invoker)
-
-
-def capture_service() -> CaptureService:
-    """The capture service of the process-wide Services (built once per Services, reused while warm)."""
-    from worldmm.services import get_services
-
-    return get_services().capture
+    return CaptureService(settings, store, s3, invoker)

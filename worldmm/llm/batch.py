@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aws_lambda_powertools import Logger
 
+from worldmm.config import LLMMode, Settings
 from worldmm.errors import ModelOutputError, TruncatedOutputError, WorldMMError
-from worldmm.llm.client import chat_completion_body, response_from_body
+from worldmm.llm.client import DispatchingLLM, OpenAILLM, chat_completion_body, response_from_body
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
 
 if TYPE_CHECKING:
@@ -315,3 +316,24 @@ class CollectingBatchLLM:
             self.batch.client().batches.cancel(batch_id)
         except Exception as exc:  # it expires on its own; nothing waits on it any more
             logger.warning("llm_batch_cancel_failed", extra={"batch_id": batch_id, "error": str(exc)})
+
+
+def build_backfill_llm(settings: Settings, live: LLM) -> LLM:
+    """The LLM for backfills (ingest_session): with LLM_MODE=batch, extraction requests from many
+    windows share Batch jobs (with a deadline, then direct); interactive purposes stay direct."""
+    if settings.llm_mode != LLMMode.BATCH or not isinstance(live, OpenAILLM):
+        return live
+    batch = BatchLLM(
+        live.client,
+        completion_window=settings.batch_completion_window,
+        poll_interval_s=settings.batch_poll_interval_s,
+        token_param=live.token_param,
+    )
+    collecting = CollectingBatchLLM(
+        live,
+        batch,
+        max_requests=settings.batch_max_requests,
+        linger_s=settings.batch_linger_s,
+        deadline_s=settings.batch_deadline_s,
+    )
+    return DispatchingLLM(live, collecting, frozenset(settings.llm_direct_purposes))

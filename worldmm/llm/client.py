@@ -394,26 +394,3 @@ def build_llm(settings: Settings, gpu_url: Callable[[], str | None]) -> LLM:
         raise LLMConfigurationError(f"LLM_MODE=batch needs a provider with a Batch API, not {provider}")
     # The live paths (a window as it closes, chat) always call directly: nobody waits hours on them.
     return direct
-
-
-def build_backfill_llm(settings: Settings, live: LLM) -> LLM:
-    """The LLM for backfills (ingest_session): with LLM_MODE=batch, extraction requests from many
-    windows share Batch jobs (with a deadline, then direct); interactive purposes stay direct."""
-    if settings.llm_mode != LLMMode.BATCH or not isinstance(live, OpenAILLM):
-        return live
-    from worldmm.llm.batch import BatchLLM, CollectingBatchLLM
-
-    batch = BatchLLM(
-        live.client,
-        completion_window=settings.batch_completion_window,
-        poll_interval_s=settings.batch_poll_interval_s,
-        token_param=live.token_param,
-    )
-    collecting = CollectingBatchLLM(
-        live,
-        batch,
-        max_requests=settings.batch_max_requests,
-        linger_s=settings.batch_linger_s,
-        deadline_s=settings.batch_deadline_s,
-    )
-    return DispatchingLLM(live, collecting, frozenset(settings.llm_direct_purposes))

@@ -141,15 +141,14 @@ def ingest_session(
     session_dir: str | Path,
     user_id: str,
     *,
-    services: Services | None = None,
+    services: Services,
     concurrency: int | None = None,
     progress: bool = True,
 ) -> IngestSessionReport:
     """Ingest a recorded session directory for `user_id` (stages 1–5); safe to re-run."""
     from worldmm.pipeline.multiscale import on_session_end
-    from worldmm.services import get_services
 
-    services = _backfill_services(services or get_services())
+    services = services.with_backfill_llm()
     settings = services.settings
     batching = settings.llm_mode == LLMMode.BATCH
     # In batch mode every window waits on shared Batch jobs, so run enough of them to fill a job.
@@ -203,22 +202,6 @@ def ingest_session(
     report.wall_s = time.perf_counter() - started
     logger.info("ingest_session_completed", extra=report.as_dict())
     return report
-
-
-def _backfill_services(services: Services) -> Services:
-    """The same services with the backfill LLM (LLM_MODE=batch: shared Batch jobs; else unchanged)."""
-    import copy
-
-    from worldmm.llm.client import build_backfill_llm
-
-    llm = build_backfill_llm(services.settings, services.llm)
-    if llm is services.llm:
-        return services
-    backfill = copy.copy(services)
-    for built_on_llm in ("extractor", "summarizer"):  # rebuilt on first use, over the backfill LLM
-        backfill.__dict__.pop(built_on_llm, None)
-    backfill.__dict__["llm"] = llm
-    return backfill
 
 
 def _count_summaries(services: Services, user_id: str, session_id: str) -> int:
@@ -330,10 +313,3 @@ def _ingest_window(services: Services, user_id: str, session: _Session, window_i
         raise
     on_window_complete(services, user_id, session.session_id, window_index)
     return outcome
-
-
-def run_cli(path: str, user_id: str, concurrency: int | None) -> int:
-    """`worldmm ingest-session PATH --user-id U`: ingest, print the JSON report; 0 when no window failed."""
-    report = ingest_session(path, user_id, concurrency=concurrency, progress=True)
-    print(json.dumps(report.as_dict(), indent=2))
-    return 0 if not report.failed else 1

@@ -8,13 +8,11 @@ It reads across users only through SECURITY DEFINER functions (`worldmm_stale_pe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from sqlalchemy import text
 
-from worldmm.observability import instrument
 from worldmm.pipeline.events import IngestWindowEvent
 
 if TYPE_CHECKING:
@@ -81,13 +79,3 @@ def reap_orphans(services: Services, older_than_s: int | None = None) -> list[Re
         reaped.append(window)
     logger.info("reaper_completed", extra={"reaped": len(reaped), "older_than_s": age})
     return reaped
-
-
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Scheduled entry point (EventBridge rate)."""
-    from worldmm.services import get_services
-
-    reaped = reap_orphans(get_services())
-    return {"reaped": len(reaped)}

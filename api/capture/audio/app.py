@@ -17,11 +17,11 @@ logger = Logger(service="capture-audio")
 
 @app.post("/sessions/<session_id>/audio")
 def presign_audio(session_id: str) -> dict[str, Any]:
-    from worldmm.capture.service import capture_service
+    from worldmm.services import get_services
 
     user = current_user(app)
     request = parse_body(app, PresignAudioRequest)
-    return capture_service().presign_audio(user, session_id, request).model_dump(mode="json")
+    return get_services().capture.presign_audio(user, session_id, request).model_dump(mode="json")
 
 
 @logger.inject_lambda_context

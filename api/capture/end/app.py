@@ -16,10 +16,10 @@ logger = Logger(service="capture-end")
 
 @app.post("/sessions/<session_id>/end")
 def end_session(session_id: str) -> dict[str, Any]:
-    from worldmm.capture.service import capture_service
+    from worldmm.services import get_services
 
     user = current_user(app)
-    return capture_service().end_session(user, session_id).model_dump(mode="json")
+    return get_services().capture.end_session(user, session_id).model_dump(mode="json")
 
 
 @logger.inject_lambda_context

@@ -17,11 +17,11 @@ logger = Logger(service="capture-frames")
 
 @app.post("/sessions/<session_id>/frames")
 def presign_frames(session_id: str) -> dict[str, Any]:
-    from worldmm.capture.service import capture_service
+    from worldmm.services import get_services
 
     user = current_user(app)
     request = parse_body(app, PresignFramesRequest)
-    return capture_service().presign_frames(user, session_id, request).model_dump(mode="json")
+    return get_services().capture.presign_frames(user, session_id, request).model_dump(mode="json")
 
 
 @logger.inject_lambda_context

@@ -17,10 +17,10 @@ logger = Logger(service="capture-start")
 
 @app.post("/sessions")
 def start_session() -> Response:
-    from worldmm.capture.service import capture_service
+    from worldmm.services import get_services
 
     user = current_user(app)
-    result = capture_service().start_session(user)
+    result = get_services().capture.start_session(user)
     return Response(
         status_code=201, content_type=content_types.APPLICATION_JSON, body=result.model_dump_json()
     )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from worldmm.config import ExtractionProvider, Settings
-from worldmm.memory.episodic.openie import ExtractedTriple, Extraction, extract_entities, extract_triples
+from worldmm.memory.openie import ExtractedTriple, Extraction, extract_entities, extract_triples
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLM, LLMResponse

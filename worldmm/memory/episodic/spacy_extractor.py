@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldmm.config import Settings
 from worldmm.errors import WorldMMError
-from worldmm.memory.episodic.openie import MAX_ENTITY_WORDS, ExtractedTriple, Extraction
+from worldmm.memory.openie import MAX_ENTITY_WORDS, ExtractedTriple, Extraction
 
 if TYPE_CHECKING:
     from spacy.language import Language

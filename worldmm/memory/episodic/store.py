@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from worldmm.db.models import MemoryType, Triple, VisualEmbedding
 from worldmm.memory.embedding import TextEmbedder
-from worldmm.memory.episodic.openie import ExtractedTriple
+from worldmm.memory.openie import ExtractedTriple
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from worldmm.errors import ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog, record_usage
-from worldmm.memory.episodic.openie import ExtractedTriple, clean_field
+from worldmm.memory.openie import ExtractedTriple, clean_field
 
 if TYPE_CHECKING:
     from worldmm.config import Settings

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from worldmm.config import Settings
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request
-from worldmm.memory.episodic.openie import ExtractedTriple, parse_triples
+from worldmm.memory.openie import ExtractedTriple, parse_triples
 
 SEMANTIC_PURPOSE = "semantic_triples"
 

@@ -1,4 +1,4 @@
-"""The scheduled sweeper: closes windows whose wall-time limit passed since their first upload."""
+"""CaptureSweeperFunction (scheduled): closes windows whose wall-time limit passed since their first upload."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.observability import instrument
+from worldmm.services import get_services
 
 logger = Logger(service="worldmm-capture-sweeper")
 
@@ -16,8 +17,6 @@ logger = Logger(service="worldmm-capture-sweeper")
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """EventBridge schedule → close overdue windows (each invokes ingest exactly once)."""
-    from worldmm.capture.service import capture_service
-
-    result = capture_service().sweep()
+    result = get_services().capture.sweep()
     logger.info("sweep_complete", extra={"closed": len(result.closedWindows)})
     return result.model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""Benchmarks over the memory stack (`worldmm eval`): datasets, baselines and the runner."""
