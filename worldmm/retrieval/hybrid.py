@@ -36,6 +36,10 @@ K = TypeVar("K", bound=Hashable)
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 MMR_MIN_POOL = 20  # MMR looks at 2 × limit candidates, at least this many
+# Up to this many caption floats in range (rows × dimensions) the user's rows are scanned exactly instead of
+# walking the shared HNSW index (bench.bench_vector_search, 200k rows, 384-d, 2 cores: 1,000 rows a user
+# exact p50 2.3 ms vs HNSW iterative 12 ms; 10,000 rows 18 ms vs 22 ms with recall@10 1.0 vs 0.98).
+EXACT_SCAN_MAX_FLOATS = 4_000_000
 
 # The HNSW index with pgvector's iterative scan (it keeps walking the graph until `pool` rows pass the
 # user and time filters); the outer query restores the exact order of what it found.
@@ -94,9 +98,7 @@ class SegmentRankings:
     dense: list[uuid.UUID]
 
 
-def rrf_fuse(
-    ranked_lists: Sequence[Sequence[K]], k: int, weights: Sequence[float] | None = None
-) -> dict[K, float]:
+def rrf_fuse(ranked_lists: Sequence[Sequence[K]], k: int, weights: Sequence[float] | None = None) -> dict[K, float]:
     """Weighted Reciprocal Rank Fusion: score(item) = Σ w / (k + rank), ranks from 1, over the lists holding it."""
     scores: dict[K, float] = {}
     for position, ranking in enumerate(ranked_lists):
@@ -191,10 +193,14 @@ def rank_segments(
         "since": reference.since,
         "pool": pool,
     }
+    visible = int(mask.sum())
+    if visible * services.settings.embedding_dim <= EXACT_SCAN_MAX_FLOATS:
+        # A user with few rows in range: reading them all is faster than the index walk, and exact.
+        return SegmentRankings(lexical=lexical, dense=list(session.execute(text(_VECTOR_EXACT_SQL), params).scalars()))
     ef_search = str(max(services.settings.hnsw_ef_search, pool))
     session.execute(text(_HNSW_SETTINGS_SQL), {"ef": ef_search})
     dense = list(session.execute(text(_VECTOR_SQL), params).scalars())
-    if len(dense) < min(pool, int(mask.sum())):
+    if len(dense) < min(pool, visible):
         dense = list(session.execute(text(_VECTOR_EXACT_SQL), params).scalars())
     return SegmentRankings(lexical=lexical, dense=dense)
 

@@ -1,0 +1,63 @@
+"""The caption vector leg's plan: an exact scan of a small user's rows, the HNSW walk beyond; same ranking."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.support_retrieval import MemoryWriter
+from worldmm.retrieval import hybrid
+from worldmm.retrieval.hybrid import rank_segments
+from worldmm.retrieval.timeref import TimeReference
+from worldmm.services import Services
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2026, 3, 21, 12, 0, tzinfo=UTC)
+CAPTIONS = [
+    "I watered the tomatoes in the greenhouse",
+    "I answered emails at my desk",
+    "Katrina and I cooked pasta with tomatoes",
+    "I walked the dog along the river",
+    "I repaired the bike's flat tyre",
+    "tomato seedlings need more water",
+]
+
+
+def _dense(services: Services, query: str) -> list[str]:
+    [embedding] = services.embedder.embed([query])
+    with services.db.unit_of_work("u1") as session:
+        rankings = rank_segments(services, session, "u1", query, embedding, TimeReference(until=NOW), [30], 4)
+        texts = dict(
+            session.execute(
+                hybrid.text("SELECT id, caption FROM worldmm_segments WHERE id = ANY(:ids)"), {"ids": rankings.dense}
+            ).all()
+        )
+    return [texts[i] for i in rankings.dense]
+
+
+@pytest.mark.parametrize("max_floats", [hybrid.EXACT_SCAN_MAX_FLOATS, 0])
+def test_dense_ranking_is_the_exact_nearest_under_either_plan(
+    services: Services, monkeypatch: pytest.MonkeyPatch, max_floats: int
+) -> None:
+    # GIVEN six captions of one user, and the plan forced (default: exact scan; 0: the HNSW walk)
+    w = MemoryWriter(services, "u1")
+    for n, caption in enumerate(CAPTIONS):
+        w.segment(caption, start=NOW - timedelta(hours=n + 1))
+    monkeypatch.setattr(hybrid, "EXACT_SCAN_MAX_FLOATS", max_floats)
+    # WHEN the vector leg ranks them for a question
+    found = _dense(services, "watering the tomatoes")
+    # THEN it is the exact cosine order (computed here from the stored vectors)
+    with services.db.unit_of_work("u1") as session:
+        exact = [
+            row[0]
+            for row in session.execute(
+                hybrid.text(
+                    "SELECT caption FROM worldmm_segments ORDER BY (caption_embedding <=> CAST(:e AS vector)) + 0, id "
+                    "LIMIT 4"
+                ),
+                {"e": hybrid.vector_literal(services.embedder.embed(["watering the tomatoes"])[0])},
+            )
+        ]
+    assert found == exact
