@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
@@ -28,10 +28,29 @@ from worldmm.llm.usage import UsageLog
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
+    from worldmm.db.engine import Database
     from worldmm.llm.port import LLM
-    from worldmm.services import Services
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
 
 logger = Logger(service="worldmm", child=True)
+
+
+class EntityPorts(Protocol):
+    """The ports entity resolution uses (the composition root's `Services` is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
 
 CONFIRM_PURPOSE = "entity_confirm"
 
@@ -158,7 +177,7 @@ def confirm_candidates(
 
 
 def resolve_entities(
-    services: Services,
+    services: EntityPorts,
     user_id: str,
     surface_forms: list[str],
     context: str = "",

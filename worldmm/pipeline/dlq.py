@@ -19,7 +19,7 @@ from worldmm.pipeline.steplog import log_step
 from worldmm.pipeline.window import find_window_segment, gpu_required, ingest_window
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.pipeline.window import WindowPorts
 
 logger = Logger(service="worldmm", child=True)
 
@@ -38,7 +38,7 @@ def window_event_from_body(body: str) -> IngestWindowEvent:
     return IngestWindowEvent.model_validate(value)
 
 
-def extend_visibility(services: Services, record: SQSRecord, reason: str) -> None:
+def extend_visibility(services: WindowPorts, record: SQSRecord, reason: str) -> None:
     """Hide the message for DLQ_VISIBILITY_EXTENSION_S so a GPU outage does not spin the consumer."""
     from worldmm.aws import aws_client
 
@@ -58,7 +58,7 @@ def extend_visibility(services: Services, record: SQSRecord, reason: str) -> Non
     )
 
 
-def handle_dlq_record(services: Services, record: SQSRecord) -> dict[str, Any]:
+def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any]:
     """Process one DLQ message; raising marks it failed (it returns to the queue).
 
     A message that can never succeed (not JSON, not a valid window event, a session that is not the

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import func, select, update
@@ -34,9 +34,45 @@ from worldmm.memory.episodic.store import (
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm", child=True)
+
+
+class EpisodicPorts(Protocol):
+    """The ports extracting and storing episodic memories uses (entity resolution's and the graph cache)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+
+class EnrichmentPorts(EpisodicPorts, Protocol):
+    """The ports enriching a window uses: the episodic ports, the captioning LLM and the visual encoder."""
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
 
 MAX_ERROR_CHARS = 2000
 
@@ -97,7 +133,7 @@ class EpisodicExtraction:
 
 
 def claim_segment(
-    services: Services,
+    services: EnrichmentPorts,
     *,
     user_id: str,
     session_id: str,
@@ -175,7 +211,7 @@ def claim_segment(
 
 
 def release_claim(
-    services: Services,
+    services: EnrichmentPorts,
     user_id: str,
     segment_id: uuid.UUID,
     claim_token: uuid.UUID | None,
@@ -197,7 +233,7 @@ def release_claim(
 
 
 def complete_without_enrichment(
-    services: Services, user_id: str, segment_id: uuid.UUID, claim_token: uuid.UUID | None, transcript: str
+    services: EnrichmentPorts, user_id: str, segment_id: uuid.UUID, claim_token: uuid.UUID | None, transcript: str
 ) -> None:
     """Mark a window complete with only its transcript (spec 000 audio-only: enriched=false)."""
     with services.db.unit_of_work(user_id) as session:
@@ -229,7 +265,7 @@ def _check_claim(session: Any, segment_id: uuid.UUID, claim_token: uuid.UUID | N
 
 
 def extract_episodic(
-    services: Services, user_id: str, text: str, usage: UsageLog, *, context: str | None = None
+    services: EpisodicPorts, user_id: str, text: str, usage: UsageLog, *, context: str | None = None
 ) -> EpisodicExtraction:
     """NER, episodic triples and entity resolution over `text` (only entity rows are written here)."""
     extraction = services.extractor.extract(text, usage)
@@ -246,7 +282,7 @@ def extract_episodic(
 
 
 def extract_and_store_episodic(
-    services: Services, user_id: str, segment_id: uuid.UUID, text: str
+    services: EpisodicPorts, user_id: str, segment_id: uuid.UUID, text: str
 ) -> tuple[int, int]:
     """NER + episodic triples from any caption or summary text, stored on `segment_id`.
 
@@ -263,7 +299,7 @@ def extract_and_store_episodic(
     return len(extraction.entity_ids), stored
 
 
-def invalidate_episodic_graph(services: Services, user_id: str, scale: int) -> None:
+def invalidate_episodic_graph(services: EpisodicPorts, user_id: str, scale: int) -> None:
     """New episodic triples at `scale`: drop that one cached graph (spec 001); a cache failure is logged.
 
     Without Redis the database's graph generation (bumped with the triples) already retires it.
@@ -274,7 +310,7 @@ def invalidate_episodic_graph(services: Services, user_id: str, scale: int) -> N
         logger.warning("graph_invalidation_failed", extra={"user_id": user_id, "error": str(exc)})
 
 
-def _encode_visual(services: Services, segment_id: uuid.UUID, frames: list[bytes]) -> list[float] | None:
+def _encode_visual(services: EnrichmentPorts, segment_id: uuid.UUID, frames: list[bytes]) -> list[float] | None:
     """The clip's visual embedding, or None: failures are logged, never fatal (step 10)."""
     if not frames:
         return None
@@ -293,7 +329,7 @@ def _encode_visual(services: Services, segment_id: uuid.UUID, frames: list[bytes
 
 
 def enrich_segment(
-    services: Services,
+    services: EnrichmentPorts,
     user_id: str,
     segment_id: uuid.UUID,
     material: WindowMaterial,

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,9 +37,51 @@ from worldmm.ingest.transcription import Transcript
 from worldmm.pipeline.sessions import info_from_item, window_span
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.ingest.transcription import Transcriber
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.episodic.summarizer import Summarizer
+    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm", child=True)
+
+
+class IngestSessionPorts(Protocol):
+    """The ports ingesting a recorded session uses: transcription, enrichment, the summaries, and the backfill LLM."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def transcriber(self) -> Transcriber: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+    @property
+    def summarizer(self) -> Summarizer: ...
+
+    def with_backfill_llm(self) -> IngestSessionPorts: ...
+
 
 FULL_AUDIO_NAMES = ("audio.m4a", "audio.wav", "audio.mp3")
 
@@ -141,7 +183,7 @@ def ingest_session(
     session_dir: str | Path,
     user_id: str,
     *,
-    services: Services,
+    services: IngestSessionPorts,
     concurrency: int | None = None,
     progress: bool = True,
 ) -> IngestSessionReport:
@@ -204,7 +246,7 @@ def ingest_session(
     return report
 
 
-def _count_summaries(services: Services, user_id: str, session_id: str) -> int:
+def _count_summaries(services: IngestSessionPorts, user_id: str, session_id: str) -> int:
     from sqlalchemy import func, select
 
     from worldmm.db.models import ProcessingStatus, Segment
@@ -222,7 +264,7 @@ def _count_summaries(services: Services, user_id: str, session_id: str) -> int:
         )
 
 
-def _incomplete_window_count(services: Services, user_id: str, session_id: str, window_count: int) -> int:
+def _incomplete_window_count(services: IngestSessionPorts, user_id: str, session_id: str, window_count: int) -> int:
     """How many of the session's 30 s windows are not complete yet."""
     from sqlalchemy import func, select
 
@@ -240,7 +282,7 @@ def _incomplete_window_count(services: Services, user_id: str, session_id: str, 
     return window_count - (complete or 0)
 
 
-def _transcribe_full(services: Services, root: Path) -> Transcript | None:
+def _transcribe_full(services: IngestSessionPorts, root: Path) -> Transcript | None:
     """Stage 2: the full recording transcribed once, or None when the session has none."""
     for name in FULL_AUDIO_NAMES:
         path = root / name
@@ -251,7 +293,7 @@ def _transcribe_full(services: Services, root: Path) -> Transcript | None:
     return None
 
 
-def _window_transcript(services: Services, session: _Session, window_index: int) -> str:
+def _window_transcript(services: IngestSessionPorts, session: _Session, window_index: int) -> str:
     """The window's words: its span of the full recording, else its own audio chunk, else nothing."""
     seconds = services.settings.window_seconds
     if session.transcript is not None:
@@ -263,7 +305,7 @@ def _window_transcript(services: Services, session: _Session, window_index: int)
     return ""
 
 
-def _ingest_window(services: Services, user_id: str, session: _Session, window_index: int) -> str:
+def _ingest_window(services: IngestSessionPorts, user_id: str, session: _Session, window_index: int) -> str:
     """Stage 3 for one window (the live path's enrichment), then close what it completes; the report field."""
     from worldmm.pipeline.enrichment import (
         ClaimStatus,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import delete, select, text, tuple_
@@ -47,9 +47,36 @@ from worldmm.memory.episodic.multiscale import (
 )
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.episodic.summarizer import Summarizer
 
 logger = Logger(service="worldmm", child=True)
+
+
+class MultiscalePorts(Protocol):
+    """The ports closing summaries uses: the summarizer, and extraction and consolidation's ports."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+    @property
+    def summarizer(self) -> Summarizer: ...
 
 
 @dataclass(frozen=True)
@@ -73,13 +100,13 @@ class SummaryOutcome:
     error: str | None = None
 
 
-def on_window_complete(services: Services, user_id: str, session_id: str, window_index: int) -> None:
+def on_window_complete(services: MultiscalePorts, user_id: str, session_id: str, window_index: int) -> None:
     """Called after a 30 s window's segment is complete: close every summary it was the last child of."""
     close_upwards(services, user_id, session_id, SlotKey(WINDOW, window_index))
 
 
 def on_session_end(
-    services: Services, user_id: str, session_id: str, *, concurrency: int = 1
+    services: MultiscalePorts, user_id: str, session_id: str, *, concurrency: int = 1
 ) -> list[SummaryOutcome]:
     """Close the session's partial windows, scale by scale (3 min, then 10 min, then 1 h).
 
@@ -98,7 +125,7 @@ def on_session_end(
     return outcomes
 
 
-def close_upwards(services: Services, user_id: str, session_id: str, child: SlotKey) -> None:
+def close_upwards(services: MultiscalePorts, user_id: str, session_id: str, child: SlotKey) -> None:
     """Produce `child`'s parent if it is now ready, then its parent, and so on up to 1 h."""
     parent = parent_of(child)
     if parent is not None:
@@ -106,7 +133,7 @@ def close_upwards(services: Services, user_id: str, session_id: str, child: Slot
 
 
 def produce_summary(
-    services: Services, user_id: str, session_id: str, key: SlotKey, *, final: bool = False
+    services: MultiscalePorts, user_id: str, session_id: str, key: SlotKey, *, final: bool = False
 ) -> SummaryOutcome:
     """Merge, store and extract the summary `key` if it is ready and not already current.
 
@@ -225,13 +252,13 @@ def _as_captions(rows: Iterable[Segment]) -> tuple[ChildCaption, ...]:
     )
 
 
-def _stale_pending(row: Segment, services: Services) -> bool:
+def _stale_pending(row: Segment, services: MultiscalePorts) -> bool:
     """A pending summary nobody has touched for the reaper interval: its producer died."""
     limit = timedelta(seconds=services.settings.reaper_pending_after_s)
     return row.updated_at is not None and datetime.now(UTC) - row.updated_at > limit
 
 
-def _claim(services: Services, user_id: str, session_id: str, key: SlotKey, *, final: bool) -> _Claim | None:
+def _claim(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKey, *, final: bool) -> _Claim | None:
     with services.db.unit_of_work(user_id) as session:
         _lock(session, user_id, session_id, key)
         row = _slot(session, user_id, session_id, key)
@@ -296,7 +323,7 @@ def _owned(session: Session, user_id: str, session_id: str, claim: _Claim) -> Se
 
 
 def _write_caption(
-    services: Services, user_id: str, session_id: str, claim: _Claim, summary: str, embedding: list[float]
+    services: MultiscalePorts, user_id: str, session_id: str, claim: _Claim, summary: str, embedding: list[float]
 ) -> bool:
     """Store the merged caption and drop the previous production's episodic triples."""
     with services.db.unit_of_work(user_id) as session:
@@ -317,7 +344,7 @@ def _write_caption(
         return True
 
 
-def _extract(services: Services, user_id: str, claim: _Claim, summary: str) -> None:
+def _extract(services: MultiscalePorts, user_id: str, claim: _Claim, summary: str) -> None:
     """Episodic triples from every summary; semantic triples and consolidation from 10 min ones."""
     from worldmm.pipeline.enrichment import extract_and_store_episodic
 
@@ -332,7 +359,7 @@ def _extract(services: Services, user_id: str, claim: _Claim, summary: str) -> N
         consolidate_summary(services, user_id, claim.segment_id, summary)
 
 
-def _finish(services: Services, user_id: str, session_id: str, claim: _Claim) -> _Claim | None:
+def _finish(services: MultiscalePorts, user_id: str, session_id: str, claim: _Claim) -> _Claim | None:
     """Mark the summary complete, or re-claim it when a child changed while it was being produced."""
     with services.db.unit_of_work(user_id) as session:
         row = _owned(session, user_id, session_id, claim)
@@ -364,7 +391,7 @@ def _finish(services: Services, user_id: str, session_id: str, claim: _Claim) ->
         return None
 
 
-def _mark_failed(services: Services, user_id: str, session_id: str, claim: _Claim, error: str) -> None:
+def _mark_failed(services: MultiscalePorts, user_id: str, session_id: str, claim: _Claim, error: str) -> None:
     with services.db.unit_of_work(user_id) as session:
         row = _owned(session, user_id, session_id, claim)
         if row is not None:
@@ -372,19 +399,19 @@ def _mark_failed(services: Services, user_id: str, session_id: str, claim: _Clai
             row.error = error[:2000]
 
 
-def _is_complete(services: Services, user_id: str, session_id: str, key: SlotKey) -> bool:
+def _is_complete(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKey) -> bool:
     with services.db.unit_of_work(user_id) as session:
         row = _slot(session, user_id, session_id, key)
         return row is not None and row.processing_status == ProcessingStatus.COMPLETE
 
 
-def _segment_id(services: Services, user_id: str, session_id: str, key: SlotKey) -> uuid.UUID | None:
+def _segment_id(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKey) -> uuid.UUID | None:
     with services.db.unit_of_work(user_id) as session:
         row = _slot(session, user_id, session_id, key)
         return row.id if row is not None else None
 
 
-def _open_parents(services: Services, user_id: str, session_id: str, scale: int) -> list[SlotKey]:
+def _open_parents(services: MultiscalePorts, user_id: str, session_id: str, scale: int) -> list[SlotKey]:
     """Every summary slot of `scale` that has at least one complete child in the session."""
     with services.db.unit_of_work(user_id) as session:
         rows = session.execute(

@@ -8,7 +8,7 @@ It reads across users only through SECURITY DEFINER functions (`worldmm_stale_pe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
@@ -16,9 +16,25 @@ from sqlalchemy import text
 from worldmm.pipeline.events import IngestWindowEvent
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.pipeline.invoker import FunctionInvoker
 
 logger = Logger(service="worldmm")
+
+
+class ReaperPorts(Protocol):
+    """The ports the reaper uses (the composition root's `Services` is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def invoker(self) -> FunctionInvoker: ...
+
 
 STALE_SQL = "SELECT * FROM worldmm_stale_pending_windows(make_interval(secs => :secs), :max_rows)"
 STALE_SUMMARIES_SQL = "SELECT * FROM worldmm_stale_summary_windows(make_interval(secs => :secs), :max_rows)"
@@ -34,7 +50,7 @@ class ReapedWindow(TypedDict):
 
 
 def stale_windows(
-    services: Services, older_than_s: int, max_rows: int, *, sql: str = STALE_SQL
+    services: ReaperPorts, older_than_s: int, max_rows: int, *, sql: str = STALE_SQL
 ) -> list[ReapedWindow]:
     """Non-complete 30 s windows not touched for `older_than_s` seconds, oldest first, of every user
     (with STALE_SUMMARIES_SQL: a complete window under each such summary)."""
@@ -51,7 +67,7 @@ def stale_windows(
         ]
 
 
-def reap_orphans(services: Services, older_than_s: int | None = None) -> list[ReapedWindow]:
+def reap_orphans(services: ReaperPorts, older_than_s: int | None = None) -> list[ReapedWindow]:
     """Re-invoke IngestWindowFunction for every stale window; returns the windows invoked."""
     settings = services.settings
     age = settings.reaper_pending_after_s if older_than_s is None else older_than_s

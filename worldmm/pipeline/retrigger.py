@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import func, select, update
@@ -12,12 +12,31 @@ from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, Re
 from worldmm.pipeline.sessions import SessionInfo, owned_session
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.pipeline.invoker import FunctionInvoker
 
 logger = Logger(service="worldmm", child=True)
 
 
-def _db_windows(services: Services, user_id: str, session_id: str) -> dict[int, ProcessingStatus]:
+class RetriggerPorts(Protocol):
+    """The ports a retrigger uses: the session lookup's, the database and the function invoker."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def invoker(self) -> FunctionInvoker: ...
+
+
+def _db_windows(services: RetriggerPorts, user_id: str, session_id: str) -> dict[int, ProcessingStatus]:
     """Window index → status of the session's 30 s segments."""
     with services.db.unit_of_work(user_id) as session:
         rows = session.execute(
@@ -30,7 +49,7 @@ def _db_windows(services: Services, user_id: str, session_id: str) -> dict[int, 
         return {index: status for index, status in rows}
 
 
-def reset_segments_to_pending(services: Services, user_id: str, session_id: str, windows: list[int]) -> int:
+def reset_segments_to_pending(services: RetriggerPorts, user_id: str, session_id: str, windows: list[int]) -> int:
     """Force: complete → pending, so the ingest's idempotency guard lets the windows through again."""
     with services.db.unit_of_work(user_id) as session:
         result = session.execute(
@@ -49,7 +68,7 @@ def reset_segments_to_pending(services: Services, user_id: str, session_id: str,
 
 
 def resolve_windows(
-    services: Services, event: RetriggerEvent, info: SessionInfo | None
+    services: RetriggerPorts, event: RetriggerEvent, info: SessionInfo | None
 ) -> tuple[list[int], list[int]]:
     """(to trigger, skipped): explicit indices; else every window (force) or every non-complete one.
 
@@ -71,7 +90,7 @@ def resolve_windows(
     return [i for i in every if i not in done], sorted(done)
 
 
-def retrigger(services: Services, event: RetriggerEvent) -> RetriggerResponse:
+def retrigger(services: RetriggerPorts, event: RetriggerEvent) -> RetriggerResponse:
     """Resolve the windows, reset them when forced, and async-invoke IngestWindowFunction for each.
 
     Only for a session that exists and is the event's user's (EventRejected otherwise, before anything

@@ -25,9 +25,19 @@ from worldmm.pipeline.events import MAX_WINDOW_INDEX, EventRejected
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
 
 logger = Logger(service="worldmm", child=True)
+
+
+class SessionPorts(Protocol):
+    """The ports session lookups use (the composition root's `Services` is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
 
 
 @dataclass(frozen=True)
@@ -143,7 +153,7 @@ class StoreSessionCatalog:
         return info
 
 
-def session_catalog(services: Services) -> SessionCatalog:
+def session_catalog(services: SessionPorts) -> SessionCatalog:
     """The catalog for this deployment: DynamoDB in aws, the object store locally."""
     if services.settings.worldmm_profile == Profile.AWS:
         return DynamoSessionCatalog(services.settings.sessions_table)
@@ -151,7 +161,7 @@ def session_catalog(services: Services) -> SessionCatalog:
 
 
 def session_info(
-    services: Services, session_id: str, catalog: SessionCatalog | None = None
+    services: SessionPorts, session_id: str, catalog: SessionCatalog | None = None
 ) -> SessionInfo | None:
     """The session's catalog entry, or None (missing or the lookup failed: logged)."""
     try:
@@ -161,7 +171,7 @@ def session_info(
         return None
 
 
-def owned_session(services: Services, session_id: str, user_id: str) -> SessionInfo:
+def owned_session(services: SessionPorts, session_id: str, user_id: str) -> SessionInfo:
     """The session's catalog entry when it exists and belongs to `user_id`; EventRejected otherwise.
 
     A catalog that cannot be read raises its own error (transient: the event is retried), never a rejection.

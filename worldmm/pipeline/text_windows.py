@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import func, select
@@ -41,9 +41,39 @@ from worldmm.pipeline.enrichment import invalidate_episodic_graph
 from worldmm.pipeline.multiscale import on_session_end
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.episodic.summarizer import Summarizer
 
 logger = Logger(service="worldmm", child=True)
+
+
+class TextWindowPorts(Protocol):
+    """The ports ingesting text windows uses; `replace` puts a caching embedder in for one run."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+    @property
+    def summarizer(self) -> Summarizer: ...
+
+    def replace(self, **overrides: Any) -> TextWindowPorts: ...
+
 
 MAX_CONTEXT_CHARS = 1500
 
@@ -83,7 +113,7 @@ class TextIngestReport:
 
 
 def ingest_text_windows(
-    services: Services,
+    services: TextWindowPorts,
     user_id: str,
     windows: Sequence[TextWindow],
     *,
@@ -143,7 +173,7 @@ def _report(progress: Callable[[int], object] | None, count: int) -> None:
         progress(count)
 
 
-def _complete_indexes(services: Services, user_id: str, session_id: str, indexes: list[int]) -> set[int]:
+def _complete_indexes(services: TextWindowPorts, user_id: str, session_id: str, indexes: list[int]) -> set[int]:
     with services.db.unit_of_work(user_id) as session:
         rows = session.scalars(
             select(Segment.window_index).where(
@@ -157,7 +187,7 @@ def _complete_indexes(services: Services, user_id: str, session_id: str, indexes
         return set(rows)
 
 
-def _summary_count(services: Services, user_id: str, session_id: str) -> int:
+def _summary_count(services: TextWindowPorts, user_id: str, session_id: str) -> int:
     with services.db.unit_of_work(user_id) as session:
         count = session.scalar(
             select(func.count()).where(
@@ -170,7 +200,7 @@ def _summary_count(services: Services, user_id: str, session_id: str) -> int:
         return int(count or 0)
 
 
-def _write_chunk(services: Services, user_id: str, batch: list[TextWindow], report: TextIngestReport) -> None:
+def _write_chunk(services: TextWindowPorts, user_id: str, batch: list[TextWindow], report: TextIngestReport) -> None:
     """Extract, resolve and embed a chunk of windows (no transaction open), then write it in one."""
     usage = UsageLog()
     t = time.perf_counter()

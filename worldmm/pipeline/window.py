@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import select
@@ -40,9 +40,55 @@ from worldmm.pipeline.sessions import created_at_of, owned_session, window_span
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.ingest.transcription import Transcriber
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.episodic.summarizer import Summarizer
+    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm", child=True)
+
+
+class WindowPorts(Protocol):
+    """The ports ingesting a window uses: its frames and audio, transcription, the GPU worker's address,
+    enrichment and the summaries above it (the composition root's `Services` is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def transcriber(self) -> Transcriber: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+    @property
+    def summarizer(self) -> Summarizer: ...
+
+    def gpu_url(self) -> str | None: ...
+
 
 UNAVAILABLE_HOSTS = ("0.0.0.0",)
 
@@ -54,7 +100,7 @@ def gpu_required(settings: Settings) -> bool:
     return settings.worldmm_profile == Profile.AWS
 
 
-def require_gpu(services: Services, segment_id: uuid.UUID) -> str:
+def require_gpu(services: WindowPorts, segment_id: uuid.UUID) -> str:
     """The GPU worker URL (steps 7–8), or GpuUnavailableError when there is none."""
     url = services.gpu_url()
     if url is None or any(host in url for host in UNAVAILABLE_HOSTS):
@@ -70,7 +116,7 @@ def require_gpu(services: Services, segment_id: uuid.UUID) -> str:
     return url
 
 
-def _gpu_sentinel(services: Services) -> str:
+def _gpu_sentinel(services: WindowPorts) -> str:
     """Why there was no worker URL: the GPU instance parameter's value as read (aws: `none`, `absent`, a
     stopped instance's id, ...); `none` elsewhere (no GPU_WORKER_URL, nothing to discover)."""
     if services.settings.worldmm_profile != Profile.AWS:
@@ -84,7 +130,7 @@ def _gpu_sentinel(services: Services) -> str:
 
 
 def find_window_segment(
-    services: Services, user_id: str, session_id: str, window_index: int
+    services: WindowPorts, user_id: str, session_id: str, window_index: int
 ) -> tuple[uuid.UUID, ProcessingStatus] | None:
     """The window's 30 s segment id and status, if a row exists."""
     with services.db.unit_of_work(user_id) as session:
@@ -99,7 +145,7 @@ def find_window_segment(
     return (row[0], row[1]) if row else None
 
 
-def _window_complete(services: Services, user_id: str, session_id: str, window_index: int) -> None:
+def _window_complete(services: WindowPorts, user_id: str, session_id: str, window_index: int) -> None:
     """Multiscale hook: the window's summaries may be ready. The window itself is already durable."""
     from worldmm.pipeline.multiscale import on_window_complete
 
@@ -116,7 +162,7 @@ def _window_complete(services: Services, user_id: str, session_id: str, window_i
         logger.debug("multiscale_error", extra={"error": str(exc)})
 
 
-def _close_ended_session(services: Services, user_id: str, session_id: str) -> None:
+def _close_ended_session(services: WindowPorts, user_id: str, session_id: str) -> None:
     """After the session ended (capture's end call), the last window to complete closes partial summaries."""
     from sqlalchemy import func
 
@@ -138,7 +184,7 @@ def _close_ended_session(services: Services, user_id: str, session_id: str) -> N
         on_session_end(services, user_id, session_id)
 
 
-def ingest_window(services: Services, event: IngestWindowEvent) -> IngestWindowSuccess:
+def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWindowSuccess:
     """Ingest one window: raw material → pending row → caption, entities, triples, visual → complete.
 
     Raises GpuUnavailableError (row left pending) or the failing step's error (row marked failed); both

@@ -23,7 +23,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
@@ -38,13 +38,22 @@ from worldmm.errors import ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog, record_usage
+from worldmm.memory.entities import EntityPorts
 from worldmm.memory.openie import ExtractedTriple, clean_field
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
-    from worldmm.services import Services
+    from worldmm.graph.cache import GraphCache
 
 logger = Logger(service="worldmm", child=True)
+
+
+class ConsolidationPorts(EntityPorts, Protocol):
+    """The ports semantic consolidation uses: entity resolution's and the graph cache it invalidates."""
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
 
 CONSOLIDATION_PURPOSE = "consolidation"
 MAX_SNAPSHOT_ATTEMPTS = 5
@@ -212,7 +221,7 @@ def _validated(
 
 
 def consolidate_summary(
-    services: Services, user_id: str, segment_id: uuid.UUID, summary: str
+    services: ConsolidationPorts, user_id: str, segment_id: uuid.UUID, summary: str
 ) -> ConsolidationReport:
     """Extract semantic triples from a 10 min summary and consolidate them into the user's memory."""
     usage = UsageLog()
@@ -231,7 +240,7 @@ def consolidate_summary(
 
 
 def consolidate_triples(
-    services: Services,
+    services: ConsolidationPorts,
     user_id: str,
     segment_id: uuid.UUID,
     triples: list[ExtractedTriple],
@@ -260,7 +269,7 @@ def consolidate_triples(
     return report
 
 
-def _snapshot(services: Services, user_id: str, embedding: list[float]) -> list[CandidateTriple]:
+def _snapshot(services: ConsolidationPorts, user_id: str, embedding: list[float]) -> list[CandidateTriple]:
     settings = services.settings
     with services.db.unit_of_work(user_id) as session:
         return find_candidates(
@@ -279,7 +288,7 @@ def _lock_user(session: Session, user_id: str) -> None:
 
 
 def _consolidate_one(
-    services: Services,
+    services: ConsolidationPorts,
     user_id: str,
     segment_id: uuid.UUID,
     new: ExtractedTriple,
@@ -340,7 +349,7 @@ class _Prepared:
 
 
 def _prepare(
-    services: Services,
+    services: ConsolidationPorts,
     user_id: str,
     new: ExtractedTriple,
     embedding: list[float],
