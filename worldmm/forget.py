@@ -42,9 +42,26 @@ from worldmm.errors import BadRequest
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.ingest.storage import ObjectStore
 
 logger = Logger(service="worldmm")
+
+
+class ForgetPorts(Protocol):
+    """The ports an erase uses: the database, the object store, and the settings naming the tables and Redis
+    (the composition root's `Services` is one)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
 
 FORGET_AUDIT_TABLE = "worldmm_forget_audit"
 
@@ -116,7 +133,7 @@ def check_user_id(user_id: str) -> str:
     return user_id
 
 
-def forget_user(services: Services, user_id: str, *, requested_by: str = "operator") -> ForgetReport:
+def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "operator") -> ForgetReport:
     """Erase `user_id`'s data from every store (see the module docstring) and write the audit row."""
     user_id = check_user_id(user_id)
     report = ForgetReport(user_hash(user_id), requested_by[:128] or "operator", datetime.now(UTC))
@@ -166,7 +183,7 @@ def _conditional_failure(exc: Exception) -> bool:
     return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
-def _catalog_sessions(services: Services, user_id: str) -> list[str]:
+def _catalog_sessions(services: ForgetPorts, user_id: str) -> list[str]:
     """The sessions the catalog says are the user's (aws: the sessions table; local: metadata.json)."""
     if services.settings.worldmm_profile == Profile.AWS:
         client = _dynamo()
@@ -195,7 +212,7 @@ def _catalog_sessions(services: Services, user_id: str) -> list[str]:
     return sorted(owned)
 
 
-def _segment_sessions(services: Services, user_id: str) -> set[str]:
+def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:
     from sqlalchemy import text
 
     with services.db.unit_of_work(user_id) as session:
@@ -203,7 +220,7 @@ def _segment_sessions(services: Services, user_id: str) -> set[str]:
         return {str(r) for r in rows}
 
 
-def _unclaimed(services: Services, session_ids: set[str]) -> set[str]:
+def _unclaimed(services: ForgetPorts, session_ids: set[str]) -> set[str]:
     """Of the user's segments' sessions the catalog did not list, those it gives to nobody else."""
     from worldmm.pipeline.sessions import session_catalog
 
@@ -217,7 +234,7 @@ def _valid_prefix_id(session_id: str) -> bool:
     return re.match(SESSION_ID_PATTERN, session_id) is not None
 
 
-def _erase_catalog(services: Services, user_id: str, sessions: list[str], report: ForgetReport) -> None:
+def _erase_catalog(services: ForgetPorts, user_id: str, sessions: list[str], report: ForgetReport) -> None:
     """aws: the sessions table rows (each only while it still names the user). Local: the catalog entry is
     the session's metadata.json, which goes with the session's folder (step 3)."""
     if services.settings.worldmm_profile != Profile.AWS:
@@ -238,7 +255,7 @@ def _erase_catalog(services: Services, user_id: str, sessions: list[str], report
         report.add("dynamodb.sessions", 1)
 
 
-def _erase_capture_windows(services: Services, user_id: str, sessions: list[str], report: ForgetReport) -> None:
+def _erase_capture_windows(services: ForgetPorts, user_id: str, sessions: list[str], report: ForgetReport) -> None:
     if services.settings.worldmm_profile != Profile.AWS or not sessions:
         return
     client = _dynamo()
@@ -266,7 +283,7 @@ def _erase_capture_windows(services: Services, user_id: str, sessions: list[str]
                 report.add("dynamodb.capture_windows", 1)
 
 
-def _erase_objects(services: Services, sessions: list[str], report: ForgetReport) -> None:
+def _erase_objects(services: ForgetPorts, sessions: list[str], report: ForgetReport) -> None:
     store: ErasableStore = services.store  # type: ignore[assignment]
     label = "s3.objects" if services.settings.worldmm_profile == Profile.AWS else "objects.files"
     for sid in sessions:
@@ -296,7 +313,7 @@ def _user_tables(session: Session) -> list[str]:
     return ordered + others + [t for t in GENERATION_TABLES if t in found]
 
 
-def _erase_postgres(services: Services, user_id: str, report: ForgetReport) -> None:
+def _erase_postgres(services: ForgetPorts, user_id: str, report: ForgetReport) -> None:
     from sqlalchemy import text
 
     with services.db.unit_of_work(user_id) as session:
@@ -323,7 +340,7 @@ def user_graph_keys(client: Any, user_id: str) -> list[bytes]:
     return keys
 
 
-def _erase_redis(services: Services, user_id: str, report: ForgetReport) -> None:
+def _erase_redis(services: ForgetPorts, user_id: str, report: ForgetReport) -> None:
     if not services.settings.redis_url:
         return
     import redis
@@ -345,7 +362,7 @@ def _erase_redis(services: Services, user_id: str, report: ForgetReport) -> None
 # --- DynamoDB chats --------------------------------------------------------------------------------
 
 
-def _erase_dynamo_chats(services: Services, user_id: str, report: ForgetReport) -> None:
+def _erase_dynamo_chats(services: ForgetPorts, user_id: str, report: ForgetReport) -> None:
     if services.settings.worldmm_profile != Profile.AWS:
         return  # locally the chats are PostgreSQL tables, erased above
     client = _dynamo()
@@ -396,7 +413,7 @@ def _batch_delete(client: Any, table: str, keys: list[dict[str, Any]]) -> None:
 # --- audit -----------------------------------------------------------------------------------------
 
 
-def _write_audit(services: Services, report: ForgetReport) -> None:
+def _write_audit(services: ForgetPorts, report: ForgetReport) -> None:
     """One append-only row: hash, who, when, counts. Never raises over the erase's own outcome."""
     from sqlalchemy import text
 

@@ -111,9 +111,14 @@ class Services:
 
     @cached_property
     def chats(self) -> ChatRepository:
-        from worldmm.chat.repository import build_chat_repository
+        """DynamoDB in the aws profile, PostgreSQL (the same database as the memory) locally."""
+        if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.chat.dynamo_repository import DynamoChatRepository
 
-        return build_chat_repository(self.settings, self)
+            return DynamoChatRepository(self.settings)
+        from worldmm.chat.postgres_repository import PostgresChatRepository
+
+        return PostgresChatRepository(self.settings, self.db)
 
     @cached_property
     def capture(self) -> CaptureService:

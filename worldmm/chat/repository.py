@@ -1,5 +1,5 @@
-"""The chat store port (spec 004 ChatRepository): adapters in `postgres_repository` and `dynamo_repository`,
-the paging rules they share in `paging`.
+"""The chat store port (spec 004 ChatRepository): adapters in `postgres_repository` and `dynamo_repository`
+(chosen by the composition root, `worldmm.services`), the paging rules they share in `paging`.
 
 Both adapters keep the same contract: the chats registry is the ownership check (a chat that is not
 the caller's is indistinguishable from one that does not exist: `Forbidden`), message ids are ULIDs
@@ -9,13 +9,9 @@ the default 20 and at most 50 items, and cursors are opaque, signed and bound to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from worldmm.chat.models import ChatMessage, ChatsPage, MessagesPage, Role
-from worldmm.config import Profile, Settings
-
-if TYPE_CHECKING:
-    from worldmm.services import Services
 
 
 class ChatRepository(Protocol):
@@ -42,14 +38,3 @@ class ChatRepository(Protocol):
     def list_chats(self, user_id: str, cursor: str | None = None, limit: int | None = None) -> ChatsPage:
         """A page of the caller's chats, newest activity first."""
         ...
-
-
-def build_chat_repository(settings: Settings, services: Services) -> ChatRepository:
-    """DynamoDB in the aws profile, PostgreSQL (the same database as the memory) locally."""
-    if settings.worldmm_profile == Profile.AWS:
-        from worldmm.chat.dynamo_repository import DynamoChatRepository
-
-        return DynamoChatRepository(settings)
-    from worldmm.chat.postgres_repository import PostgresChatRepository
-
-    return PostgresChatRepository(settings, services.db)
