@@ -9,19 +9,21 @@ receive nothing from other nodes, so the dangling term only rescales x. Hence x 
 With z = D^1/2 y this is the symmetric positive definite system M y = D^-1/2 v, M = I - d S,
 S = D^-1/2 A D^-1/2, solved by conjugate gradients with one CSR product per step.
 
-Deflation. The slow directions of that system are known in closed form: on each connected component
-C, u_C = D^1/2 1_C / |D^1/2 1_C| is an eigenvector of S with eigenvalue 1 (the random walk's
-stationary distribution), so M u_C = (1 - d) u_C, M's smallest eigenvalue. Along the seeded
-components' u_C the solution is exact, (u_C . b) / (1 - d); CG runs on the rest, where M's spectrum
-lies in [1 - d * lambda_2, 1 + d]: on a memory graph (a hub, skewed degrees — an expander) that
-halves the iterations for a given tolerance. Components without a seed stay exactly zero.
+Deflation. On each connected component C, u_C = D^1/2 1_C / |D^1/2 1_C| is an eigenvector of S with
+eigenvalue 1 (the random walk's stationary distribution), so M u_C = (1 - d) u_C, M's smallest
+eigenvalue. Along the seeded components' u_C the solution is exact, (u_C . b) / (1 - d), and CG runs on
+the rest. Measured on the 1M-edge benchmark graph this saves only 1-2 of ~19 products at 1e-8 (CG finds
+an isolated eigenvalue by itself; the slow modes are local ones at +-0.87 on pendant paths), but it
+keeps components without a seed exactly zero.
 
 Tolerance. The exact solve (`tolerance` 1e-8, float64) is what the scores are tested against.
 Rankings need far less: `TOP_K_TOLERANCE` (relative residual 1e-5, float32 products) gives the same
-top-50 as the exact solve on every benchmark query at 10k-1M edges (`bench.bench_ppr` checks each
-one) in 7-9 products instead of about 30. A local push (Andersen-Chung-Lang) was measured and is
-not used: on these graphs the top-50 mixes the seeds' neighbours with the global high-degree nodes,
-and a push accurate enough to order them touches the graph 10-40 times over (bench/README.md).
+top-50, in the same order, as a 1e-11 solve on 100 of 100 random queries at 100k and 1M edges (1e-4:
+99 of 100 sets) in 8-10 products instead of 17-19. Not used, by measurement (README "Performance"): a
+local push (Andersen-Chung-Lang) — on these expander-like graphs the top-50 mixes the seeds' neighbours
+with global high-degree nodes, and a push accurate enough to order them touches the graph 10-40 times
+over, even with the hubs' PPR vectors precomputed; eliminating pendant trees (the 2-core) left the
+iteration count unchanged.
 """
 
 from __future__ import annotations
