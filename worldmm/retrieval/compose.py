@@ -16,7 +16,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
@@ -24,9 +24,17 @@ from sqlalchemy import text
 from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.db.engine import Database
 
 logger = Logger(service="worldmm", child=True)
+
+
+class ComposePorts(Protocol):
+    """What composing an answer uses: the database (its text-search lexemes, the citations' segments)."""
+
+    @property
+    def db(self) -> Database: ...
+
 
 NO_MEMORY = "I don't remember that."
 
@@ -117,7 +125,7 @@ def _base_forms(value: str) -> str:
     return _IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(1).casefold()], value)
 
 
-def text_lexemes(services: Services, texts: list[str]) -> list[set[str]]:
+def text_lexemes(services: ComposePorts, texts: list[str]) -> list[set[str]]:
     """Each text's stemmed, stop-word-free lexemes, as `to_tsvector('english', ...)` gives the index
     (irregular past forms first put back to their verb: "left" is "leave")."""
     if not texts:
@@ -253,7 +261,7 @@ def _end(memory: RetrievedMemory) -> datetime:
     return memory.end_time or memory.start_time or datetime.min.replace(tzinfo=UTC)
 
 
-def choose_sentence(services: Services, question: str, memories: list[RetrievedMemory]) -> _Piece | None:
+def choose_sentence(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> _Piece | None:
     """The sentence of the retrieved memories that best answers `question`, or None when none is relevant.
 
     A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
@@ -322,7 +330,7 @@ def _quote(piece: _Piece) -> str:
     return piece.text
 
 
-def best_sentence(services: Services, question: str, memory_text: str) -> tuple[str, bool]:
+def best_sentence(services: ComposePorts, question: str, memory_text: str) -> tuple[str, bool]:
     """The sentence of one memory's text that best answers `question`, and whether it was heard."""
     memory = RetrievedMemory(id="m", memory_type=MemoryKind.EPISODIC, text=memory_text, score=0.0, source="text")
     piece = choose_sentence(services, question, [memory])
@@ -360,7 +368,7 @@ def _source(memory: RetrievedMemory) -> str:
     return f"from your {kind} memory"
 
 
-def compose_answer(services: Services, question: str, memories: list[RetrievedMemory], now: datetime) -> Composed:
+def compose_answer(services: ComposePorts, question: str, memories: list[RetrievedMemory], now: datetime) -> Composed:
     """The best sentence of the relevant memories, when it was said and which memory it comes from;
     "I don't remember that." when no memory is relevant.
 
@@ -386,7 +394,7 @@ def _fact(piece: _Piece, now: datetime) -> str:
     return f'{lead + ": " if lead else ""}"{_quote(piece)}" ({_source(memory)})'
 
 
-def _mentions(services: Services, name: str, memories: list[RetrievedMemory], limit: int = 2) -> list[_Piece]:
+def _mentions(services: ComposePorts, name: str, memories: list[RetrievedMemory], limit: int = 2) -> list[_Piece]:
     """What is known of `name`: a semantic fact about it, else the first episodic windows that mention it."""
     pieces = [p for p in _candidates(memories) if p.memory.memory_type != MemoryKind.VISUAL]
     if not pieces:
@@ -407,7 +415,7 @@ def _mentions(services: Services, name: str, memories: list[RetrievedMemory], li
     return chosen[:limit]
 
 
-def cite(services: Services, user_id: str, memories: list[RetrievedMemory]) -> list[Citation]:
+def cite(services: ComposePorts, user_id: str, memories: list[RetrievedMemory]) -> list[Citation]:
     """The citations of `memories`; each segment's says where its caption came from (seen, tidied, heard)."""
     citations = [Citation.of(m) for m in memories]
     ids = [c.segment_id for c in citations if c.segment_id and _is_uuid(c.segment_id)]

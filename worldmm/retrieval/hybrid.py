@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 from sqlalchemy import text
@@ -30,9 +30,29 @@ from worldmm.retrieval.timeref import TimeFocus, TimeReference, parse_time_refer
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.memory.embedding import TextEmbedder
 
 K = TypeVar("K", bound=Hashable)
+
+
+class HybridPorts(Protocol):
+    """The ports hybrid search uses: the query embedder, the database, and the cache holding lexical indexes."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
 
 _WORD = re.compile(r"[A-Za-z0-9']+")
 MMR_MIN_POOL = 20  # MMR looks at 2 × limit candidates, at least this many
@@ -166,7 +186,7 @@ def _epoch(moment: datetime | None) -> float | None:
 
 
 def rank_segments(
-    services: Services,
+    services: HybridPorts,
     session: Session,
     user_id: str,
     query: str,
@@ -218,7 +238,7 @@ def load_rows(session: Session, user_id: str, ids: Sequence[uuid.UUID]) -> dict[
 
 
 def hybrid_search(
-    services: Services,
+    services: HybridPorts,
     user_id: str,
     query: str,
     *,

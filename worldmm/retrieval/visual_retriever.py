@@ -7,7 +7,7 @@ reason, and the agent carries on with episodic and semantic memory (graceful deg
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
@@ -18,9 +18,29 @@ from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm", child=True)
+
+
+class VisualRetrievalPorts(Protocol):
+    """The ports visual retrieval uses: the query encoder, the stored frames and the visual embeddings."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
 
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
 _NEAREST_SQL = """
@@ -38,7 +58,7 @@ ORDER BY n.distance, s.id
 """
 
 
-def _frame_keys(services: Services, session_id: str, window_index: int) -> list[str]:
+def _frame_keys(services: VisualRetrievalPorts, session_id: str, window_index: int) -> list[str]:
     from worldmm.ingest.frames import list_frame_keys, uniform_sample
 
     try:
@@ -49,7 +69,9 @@ def _frame_keys(services: Services, session_id: str, window_index: int) -> list[
     return uniform_sample(keys, services.settings.sample_frames)
 
 
-def retrieve_visual(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> RetrievalResult:
+def retrieve_visual(
+    services: VisualRetrievalPorts, user_id: str, query: str, *, now: datetime | None = None
+) -> RetrievalResult:
     """Windows (ended by `now`) whose clips look most like `query`, with their frame keys."""
     settings = services.settings
     until = now or datetime.now(UTC)
