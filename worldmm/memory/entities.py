@@ -11,6 +11,7 @@ the unique (user_id, lower(surface_form)) index and re-read, so concurrent windo
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,9 +32,16 @@ if TYPE_CHECKING:
     from worldmm.db.engine import Database
     from worldmm.llm.port import LLM
     from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.episodic.extractor import Extractor
 
 logger = Logger(service="worldmm", child=True)
+
+
+class EntityJudge(Protocol):
+    """The judgement entity resolution asks of the extraction port (`Extractor.confirm_same`)."""
+
+    def confirm_same(
+        self, candidates: Sequence[Candidate], context: str, usage: UsageLog | None = None
+    ) -> set[str]: ...
 
 
 class EntityPorts(Protocol):
@@ -49,7 +57,7 @@ class EntityPorts(Protocol):
     def embedder(self) -> TextEmbedder: ...
 
     @property
-    def extractor(self) -> Extractor: ...
+    def extractor(self) -> EntityJudge: ...
 
 
 CONFIRM_PURPOSE = "entity_confirm"

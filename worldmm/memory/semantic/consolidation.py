@@ -38,8 +38,8 @@ from worldmm.errors import ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog, record_usage
-from worldmm.memory.entities import EntityPorts
-from worldmm.memory.openie import ExtractedTriple, clean_field
+from worldmm.memory.entities import EntityJudge, EntityPorts
+from worldmm.memory.openie import ExtractedTriple, Extraction, clean_field
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
@@ -48,8 +48,22 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 
+class ConsolidationJudge(EntityJudge, Protocol):
+    """What consolidation asks of the extraction port (`Extractor`): a summary's semantic triples and the
+    judgement on a new triple, besides entity resolution's."""
+
+    def semantic_triples(self, summary: str, usage: UsageLog | None = None) -> Extraction: ...
+
+    def decide(
+        self, new: ExtractedTriple, candidates: list[CandidateTriple]
+    ) -> tuple[Decision, LLMResponse | None]: ...
+
+
 class ConsolidationPorts(EntityPorts, Protocol):
     """The ports semantic consolidation uses: entity resolution's and the graph cache it invalidates."""
+
+    @property
+    def extractor(self) -> ConsolidationJudge: ...
 
     @property
     def graph_cache(self) -> GraphCache: ...
