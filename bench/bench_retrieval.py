@@ -45,6 +45,7 @@ from worldmm.db.models import MemoryType
 from worldmm.db.queries import vector_literal
 from worldmm.memory.hash_embedder import HashEmbedder
 from worldmm.retrieval.episodic_retriever import retrieve_episodic
+from worldmm.retrieval.lexical import segment_indexes
 from worldmm.retrieval.semantic_retriever import retrieve_semantic
 from worldmm.services import Services
 
@@ -355,6 +356,8 @@ def run(
 
     `data_dir` keeps the generated database between runs (generation at 1536-d takes minutes on 2 cores).
     """
+    # The process-wide BM25 index cache is keyed by user only: a previous run's (another database) must go.
+    segment_indexes._items.clear()
     keep = data_dir is not None
     if data_dir is not None:
         root = data_dir / f"retrieval-{days}d-{windows_per_day}w-{entities}e-{dim}d"
