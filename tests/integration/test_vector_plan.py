@@ -61,3 +61,16 @@ def test_dense_ranking_is_the_exact_nearest_under_either_plan(
             )
         ]
     assert found == exact
+
+
+def test_candidate_rows_carry_the_stored_caption_vector(services: Services) -> None:
+    # GIVEN a segment whose caption vector the embedder made
+    w = MemoryWriter(services, "u1")
+    segment = w.segment(CAPTIONS[0], start=NOW - timedelta(hours=1))
+    [expected] = services.embedder.embed([CAPTIONS[0]])
+    # WHEN the fusion step loads it (pgvector's binary form)
+    with services.db.unit_of_work("u1") as session:
+        [row] = hybrid.load_rows(session, "u1", [segment]).values()
+    # THEN the vector is the stored one, as float32
+    assert row.embedding is not None and row.embedding.dtype.name == "float32"
+    assert row.embedding.tolist() == pytest.approx(expected, abs=1e-6)
