@@ -45,13 +45,14 @@ if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.db.engine import Database
     from worldmm.ingest.storage import ObjectStore
+    from worldmm.pipeline.sessions import SessionCatalog
 
 logger = Logger(service="worldmm")
 
 
 class ForgetPorts(Protocol):
-    """The ports an erase uses: the database, the object store, and the settings naming the tables and Redis
-    (the composition root's `Services` is one)."""
+    """The ports an erase uses: the database, the object store, the session catalog, and the settings naming
+    the tables and Redis (the composition root's `Services` is one)."""
 
     @property
     def settings(self) -> Settings: ...
@@ -61,6 +62,9 @@ class ForgetPorts(Protocol):
 
     @property
     def store(self) -> ObjectStore: ...
+
+    @property
+    def sessions(self) -> SessionCatalog: ...
 
 
 FORGET_AUDIT_TABLE = "worldmm_forget_audit"
@@ -222,10 +226,7 @@ def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:
 
 def _unclaimed(services: ForgetPorts, session_ids: set[str]) -> set[str]:
     """Of the user's segments' sessions the catalog did not list, those it gives to nobody else."""
-    from worldmm.pipeline.sessions import session_catalog
-
-    catalog = session_catalog(services)
-    return {sid for sid in session_ids if _valid_prefix_id(sid) and catalog.get(sid) is None}
+    return {sid for sid in session_ids if _valid_prefix_id(sid) and services.sessions.get(sid) is None}
 
 
 def _valid_prefix_id(session_id: str) -> bool:

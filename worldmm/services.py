@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
     from worldmm.pipeline.invoker import FunctionInvoker
+    from worldmm.pipeline.sessions import SessionCatalog
 
 
 class Services:
@@ -58,6 +59,15 @@ class Services:
         if self.settings.worldmm_profile == Profile.AWS:
             return S3ObjectStore(self.settings.frames_bucket)
         return DirectoryObjectStore(self.settings.worldmm_home / "objects")
+
+    @cached_property
+    def sessions(self) -> SessionCatalog:
+        """The session catalog: the sessions table in aws, the object store's metadata.json locally."""
+        from worldmm.pipeline.sessions import DynamoSessionCatalog, StoreSessionCatalog
+
+        if self.settings.worldmm_profile == Profile.AWS:
+            return DynamoSessionCatalog(self.settings.sessions_table)
+        return StoreSessionCatalog(self.store)
 
     @cached_property
     def llm(self) -> LLM:
@@ -158,6 +168,7 @@ class Services:
 _PORTS = {
     "db",
     "store",
+    "sessions",
     "llm",
     "embedder",
     "extractor",

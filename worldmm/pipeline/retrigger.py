@@ -9,19 +9,18 @@ from sqlalchemy import func, select, update
 
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, RetriggerEvent, RetriggerResponse
-from worldmm.pipeline.sessions import SessionInfo, owned_session
+from worldmm.pipeline.sessions import SessionCatalog, SessionInfo, owned_session
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.db.engine import Database
-    from worldmm.ingest.storage import ObjectStore
     from worldmm.pipeline.invoker import FunctionInvoker
 
 logger = Logger(service="worldmm", child=True)
 
 
 class RetriggerPorts(Protocol):
-    """The ports a retrigger uses: the session lookup's, the database and the function invoker."""
+    """The ports a retrigger uses: the session catalog, the database and the function invoker."""
 
     @property
     def settings(self) -> Settings: ...
@@ -30,7 +29,7 @@ class RetriggerPorts(Protocol):
     def db(self) -> Database: ...
 
     @property
-    def store(self) -> ObjectStore: ...
+    def sessions(self) -> SessionCatalog: ...
 
     @property
     def invoker(self) -> FunctionInvoker: ...

@@ -18,26 +18,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 
-from worldmm.config import Profile
 from worldmm.ingest.frames import list_window_indices, session_prefix
 from worldmm.ingest.storage import ObjectNotFound, ObjectStore
 from worldmm.pipeline.events import MAX_WINDOW_INDEX, EventRejected
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
+    pass
 
 logger = Logger(service="worldmm", child=True)
 
 
 class SessionPorts(Protocol):
-    """The ports session lookups use (the composition root's `Services` is one)."""
+    """The port session lookups use: the deployment's session catalog (chosen by the composition root)."""
 
     @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def store(self) -> ObjectStore: ...
+    def sessions(self) -> SessionCatalog: ...
 
 
 @dataclass(frozen=True)
@@ -60,6 +56,8 @@ class SessionInfo:
 
 
 class SessionCatalog(Protocol):
+    """Sessions by id: the sessions table (aws) or the object store's metadata.json (local)."""
+
     def get(self, session_id: str) -> SessionInfo | None: ...
 
 
@@ -153,19 +151,12 @@ class StoreSessionCatalog:
         return info
 
 
-def session_catalog(services: SessionPorts) -> SessionCatalog:
-    """The catalog for this deployment: DynamoDB in aws, the object store locally."""
-    if services.settings.worldmm_profile == Profile.AWS:
-        return DynamoSessionCatalog(services.settings.sessions_table)
-    return StoreSessionCatalog(services.store)
-
-
 def session_info(
     services: SessionPorts, session_id: str, catalog: SessionCatalog | None = None
 ) -> SessionInfo | None:
     """The session's catalog entry, or None (missing or the lookup failed: logged)."""
     try:
-        return (catalog or session_catalog(services)).get(session_id)
+        return (catalog or services.sessions).get(session_id)
     except Exception as exc:
         logger.warning("session_lookup_failed", extra={"session_id": session_id, "error": str(exc)})
         return None
@@ -176,7 +167,7 @@ def owned_session(services: SessionPorts, session_id: str, user_id: str) -> Sess
 
     A catalog that cannot be read raises its own error (transient: the event is retried), never a rejection.
     """
-    info = session_catalog(services).get(session_id)
+    info = services.sessions.get(session_id)
     if info is None:
         raise EventRejected("unknown_session", "session not found or not the user's")
     if info.user_id is None or info.user_id != user_id:

@@ -36,7 +36,7 @@ from worldmm.pipeline.events import (
     IngestWindowSkipped,
     IngestWindowSuccess,
 )
-from worldmm.pipeline.sessions import created_at_of, owned_session, window_span
+from worldmm.pipeline.sessions import SessionCatalog, created_at_of, owned_session, window_span
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
@@ -65,6 +65,9 @@ class WindowPorts(Protocol):
 
     @property
     def store(self) -> ObjectStore: ...
+
+    @property
+    def sessions(self) -> SessionCatalog: ...
 
     @property
     def transcriber(self) -> Transcriber: ...
