@@ -38,6 +38,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.config import Profile
 from worldmm.errors import BadRequest
+from worldmm.graph.cache import USER_KEY_REST
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -85,7 +86,6 @@ ORDERED_TABLES = (
 GENERATION_TABLES = ("worldmm_graph_generations", "worldmm_segment_generations")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_GRAPH_KEY_REST = re.compile(r"^(semantic|episodic(:\d+)?)(:gen)?$")
 
 
 class ErasableStore(Protocol):
@@ -329,14 +329,14 @@ def _erase_postgres(services: ForgetPorts, user_id: str, report: ForgetReport) -
 
 
 def user_graph_keys(client: Any, user_id: str) -> list[bytes]:
-    """The user's graph cache keys (blobs and generations), exactly: `worldmm:graph:{user_id}:<graph>`."""
+    """The user's graph cache keys (graphs, generations, snapshots), exactly: see `USER_KEY_REST`."""
     prefix = f"worldmm:graph:{user_id}:"
     pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
     keys: list[bytes] = []
     for key in client.scan_iter(match=pattern, count=500):
         raw = key if isinstance(key, bytes) else str(key).encode()
         rest = raw.decode("utf-8", "replace")[len(prefix) :]
-        if _GRAPH_KEY_REST.match(rest):
+        if USER_KEY_REST.match(rest):
             keys.append(raw)
     return keys
 

@@ -16,6 +16,7 @@ triples another process ingested (spec 001).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
@@ -192,8 +193,18 @@ GENERATION_COUNTER_KEY = "worldmm:graph-generation"
 _GENERATION_BYTES = 8
 
 
+SNAPSHOT_NAMES = ("lexical",)
+"""The other per-user indexes kept beside the graphs (`save_snapshot`)."""
+
+USER_KEY_REST = re.compile(rf"^(semantic|episodic(:\d+)?|{'|'.join(SNAPSHOT_NAMES)})(:gen)?$")
+"""Every key this cache keeps for a user is `worldmm:graph:{user_id}:` + a rest matching this: graphs, their
+generations and the snapshots. Exact, because a user id may itself contain ':' (forget-me erases by it)."""
+
+
 def _snapshot_key(user_id: str, name: str) -> str:
     """Inside the user's graph namespace (`worldmm:graph:{user_id}:`), which forget-me erases."""
+    if name not in SNAPSHOT_NAMES:
+        raise ValueError(f"unknown snapshot {name!r}: add it to SNAPSHOT_NAMES so forget-me erases it")
     return f"worldmm:graph:{user_id}:{name}"
 
 
