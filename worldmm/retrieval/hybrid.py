@@ -276,7 +276,8 @@ def hybrid_search(
 
     bonus = time_order_bonus(rows, reference.focus, settings.time_tiebreak / (settings.rrf_k + 1))
     relevance = {i: fused[i] + bonus[i] for i in rows}
-    order = sorted(relevance, key=lambda i: (-relevance[i], i))
+    # On equal relevance the finer memory goes first: a window states what a summary paraphrases.
+    order = sorted(relevance, key=lambda i: (-relevance[i], rows[i].duration_seconds, i))
     if diversify:
         chosen = mmr_select(relevance, similarity_matrix([rows[i] for i in order]), order, settings.mmr_lambda, limit)
     else:
