@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 
@@ -14,9 +14,47 @@ from worldmm.errors import BadRequest, Forbidden, GpuUnavailableError, MemoryUna
 from worldmm.faults import memory_unreachable
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.chat.repository import ChatRepository
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm-chat", child=True)
+
+
+class ChatPorts(Protocol):
+    """The ports a chat turn uses: the chat store, the GPU worker's address, and the agent's ports."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def chats(self) -> ChatRepository: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
+    def gpu_url(self) -> str | None: ...
+
 
 GPU_STARTING_ANSWER = (
     "Chat is not available right now: the GPU worker is starting. Try again in a few minutes."
@@ -32,7 +70,7 @@ class ChatResult:
     trace: dict[str, Any] | None = None
 
 
-def answering_model_ready(services: Services) -> bool:
+def answering_model_ready(services: ChatPorts) -> bool:
     """False only when answers come from the GPU worker and it is absent or not yet ready."""
     if services.settings.llm_provider != LLMProvider.GPU:
         return True
@@ -52,7 +90,7 @@ def _gpu_starting(reason: str) -> ChatResult:
 
 
 def handle_chat(
-    services: Services,
+    services: ChatPorts,
     user_id: str,
     question: str,
     chat_id: str | None = None,
@@ -86,7 +124,7 @@ def handle_chat(
 
 
 def _handle_chat(
-    services: Services,
+    services: ChatPorts,
     user_id: str,
     question: str,
     chat_id: str | None,

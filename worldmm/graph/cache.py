@@ -30,9 +30,19 @@ from worldmm.graph.build import GraphKey, UserGraph
 if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.db.engine import Database
-    from worldmm.services import Services
 
 logger = Logger(service="worldmm", child=True)
+
+
+class GraphPorts(Protocol):
+    """The ports loading a graph uses: the cache, and the database it is built from on a miss."""
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
 
 GraphBuilder = Callable[[], UserGraph]
 GenerationReader = Callable[[GraphKey], int]
@@ -332,7 +342,7 @@ def stored_generation(db: Database, key: GraphKey) -> int:
     return int(value or 0)
 
 
-def load_graph(services: Services, key: GraphKey) -> UserGraph:
+def load_graph(services: GraphPorts, key: GraphKey) -> UserGraph:
     """The user's graph for `key`: from the cache, else built from the database (and cached)."""
     from worldmm.graph.build import build_graph
 

@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
@@ -40,10 +40,41 @@ from worldmm.retrieval.models import (
 from worldmm.retrieval.sanitize import format_memories, format_memory, sanitize_question
 
 if TYPE_CHECKING:
-    from worldmm.llm.port import LLMResponse
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.llm.port import LLM, LLMResponse
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm", child=True)
+
+
+class AgentPorts(Protocol):
+    """The ports answering a question uses: the reasoning LLM and the three retrievers' ports."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
 
 AGENT_PURPOSE = "reasoning_agent"
 RESPONSE_PURPOSE = "response"
@@ -119,7 +150,7 @@ def _quote(text: str) -> str:
 
 
 def _next_action(
-    services: Services, question: str, now: datetime, round_no: int, context: _Context
+    services: AgentPorts, question: str, now: datetime, round_no: int, context: _Context
 ) -> tuple[AgentAction | None, list[LLMResponse], str | None]:
     """The agent model's next action (one retry on unparseable output), its responses, and a note."""
     settings = services.settings
@@ -167,7 +198,7 @@ WHERE user_id = :user_id AND processing_status = 'complete' AND end_time <= :ask
 """
 
 
-def _read_at(services: Services, user_id: str, asked_at: datetime) -> datetime:
+def _read_at(services: AgentPorts, user_id: str, asked_at: datetime) -> datetime:
     """The moment the question's time words are read at: when it was asked, or — when the newest memory
     ended over a week before (a recording asked about long after: the demo's sample) — the newest memory's
     end, so "yesterday", "on Friday" and "tomorrow" mean the days of the memory, not of the calendar."""
@@ -183,7 +214,7 @@ def _read_at(services: Services, user_id: str, asked_at: datetime) -> datetime:
 
 
 def answer_question(
-    services: Services,
+    services: AgentPorts,
     user_id: str,
     question: str,
     *,
@@ -286,7 +317,7 @@ PLAN_KINDS = (MemoryKind.EPISODIC, MemoryKind.SEMANTIC)
 
 
 def _answer_by_plan(
-    services: Services,
+    services: AgentPorts,
     retrievers: Mapping[MemoryKind, Retriever],
     user_id: str,
     question: str,
@@ -375,7 +406,7 @@ def _grounded_query(query: str) -> tuple[str | None, str | None]:
 
 
 def _search(
-    services: Services,
+    services: AgentPorts,
     retrievers: Mapping[MemoryKind, Retriever],
     user_id: str,
     memory_type: MemoryKind,

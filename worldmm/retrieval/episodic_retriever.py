@@ -17,7 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from aws_lambda_powertools import Logger
@@ -36,9 +36,33 @@ from worldmm.retrieval.sanitize import sanitize_memory_text
 from worldmm.retrieval.timeref import TimeReference, parse_time_reference
 
 if TYPE_CHECKING:
-    from worldmm.services import Services
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
 
 logger = Logger(service="worldmm", child=True)
+
+
+class EpisodicRetrievalPorts(Protocol):
+    """The ports episodic retrieval uses: hybrid search's, the cached episodic graphs and the reranking LLM."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
 
 RERANK_PURPOSE = "cross_scale_rerank"
 MAX_NAME_WORDS = 4
@@ -83,7 +107,7 @@ def query_names(query: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def query_seed_entities(services: Services, user_id: str, query: str) -> list[bytes]:
+def query_seed_entities(services: EpisodicRetrievalPorts, user_id: str, query: str) -> list[bytes]:
     """16-byte keys of the canonical entities whose name or alias the query contains."""
     names = query_names(query)
     if not names:
@@ -93,7 +117,12 @@ def query_seed_entities(services: Services, user_id: str, query: str) -> list[by
 
 
 def graph_ranking(
-    services: Services, user_id: str, seeds: list[bytes], reference: TimeReference, scales: list[int], pool: int
+    services: EpisodicRetrievalPorts,
+    user_id: str,
+    seeds: list[bytes],
+    reference: TimeReference,
+    scales: list[int],
+    pool: int,
 ) -> list[uuid.UUID]:
     """Segments of `scales` visible under `reference`, ranked by specificity-weighted PPR from the seeds."""
     settings = services.settings
@@ -153,7 +182,7 @@ def _describe(memory: RetrievedMemory, number: int, max_chars: int) -> str:
 
 
 def rerank(
-    services: Services, query: str, memories: list[RetrievedMemory], usage: _Usage, k: int
+    services: EpisodicRetrievalPorts, query: str, memories: list[RetrievedMemory], usage: _Usage, k: int
 ) -> list[RetrievedMemory]:
     """The cross-scale reranker's top picks (raises ModelOutputError if it answers nonsense)."""
     settings = services.settings
@@ -175,7 +204,7 @@ def rerank(
 
 
 def retrieve_episodic(
-    services: Services,
+    services: EpisodicRetrievalPorts,
     user_id: str,
     query: str,
     *,
