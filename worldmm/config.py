@@ -93,6 +93,7 @@ class Settings(BaseSettings):
     capture_windows_table: str = "worldmm-capture-windows"
     ingest_function_name: str = "IngestWindowFunction"
     retrigger_function_name: str = "RetriggerIngestFunction"
+    forget_function_name: str = "ForgetUserFunction"
     ingest_dlq_url: str | None = None
     gpu_instance_param: str = "/encache/gpu/instance_id"
     gpu_worker_tag: str = "encache-gpu-worker"

@@ -214,11 +214,17 @@ def local_handlers(services: Services) -> dict[str, Handler]:
     def retrigger_session(payload: dict[str, Any]) -> Any:
         return retrigger(services, RetriggerEvent.model_validate(payload)).model_dump()
 
+    def forget(payload: dict[str, Any]) -> Any:
+        from worldmm.forget import forget_user
+
+        return forget_user(services, payload["userId"], requested_by=payload.get("requestedBy") or "local").as_dict()
+
     return {
         settings.ingest_function_name: _async_semantics(settings.ingest_function_name, ingest),
         settings.retrigger_function_name: _async_semantics(
             settings.retrigger_function_name, retrigger_session
         ),
+        settings.forget_function_name: _async_semantics(settings.forget_function_name, forget),
     }
 
 

@@ -19,10 +19,11 @@ from tests.support_ingest import CREATED_AT, make_ingest_services, put_window, s
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
+from worldmm.gateway.mcp import FORGET_CONFIRMATION
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.pipeline.events import IngestWindowEvent
 from worldmm.pipeline.window import ingest_window
-from worldmm.services import Services, set_services
+from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration
 
@@ -107,6 +108,30 @@ def test_one_users_token_never_reaches_another_users_memories(gateway: RunningGa
     assert all("mug" not in m["text"] for m in found["memories"])
     assert "mug" not in asked["answer"].lower()
     assert all("bicycle" in m["text"] for m in found["memories"])
+
+
+def test_forget_me_needs_the_words_then_erases_only_the_callers_memories(
+    gateway: RunningGateway, memories: Services
+) -> None:
+    # GIVEN the local function table behind the invoker (as `worldmm serve` has it)
+    name = memories.settings.forget_function_name
+    memories.invoker.register(name, local_handlers(memories)[name])  # type: ignore[attr-defined]
+    alice = issue_token(ALICE, memories.settings)
+    # WHEN Alice's agent calls forget_me without the confirmation, nothing is erased
+    tools, refused = _call(gateway.url, alice, "forget_me", {"confirm": "yes"})
+    assert "forget_me" in tools and refused["accepted"] is False
+    _, still = _call(gateway.url, alice, "search_memories", {"memory_type": "episodic", "query": "red mug Kate"})
+    assert still["memories"]
+    # WHEN she confirms in so many words
+    _, done = _call(gateway.url, alice, "forget_me", {"confirm": FORGET_CONFIRMATION})
+    # THEN her memories are gone and Bob's are untouched; the erase was asked for her alone
+    assert done["accepted"] is True
+    assert memories.invoker.invocations[-1] == (name, {"userId": ALICE, "requestedBy": "mcp"})  # type: ignore[attr-defined]
+    _, gone = _call(gateway.url, alice, "search_memories", {"memory_type": "episodic", "query": "red mug Kate"})
+    assert gone["memories"] == []
+    bob = issue_token(BOB, memories.settings)
+    _, kept = _call(gateway.url, bob, "search_memories", {"memory_type": "episodic", "query": "blue bicycle Tom"})
+    assert any("bicycle" in m["text"] for m in kept["memories"])
 
 
 @pytest.mark.parametrize("authorization", [None, "Bearer not-a-jwt", "Basic abc"])

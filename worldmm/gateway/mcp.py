@@ -1,8 +1,9 @@
 """The MCP endpoint (Model Context Protocol, Streamable HTTP): the caller's memories as tools.
 
 Tools: `search_memories` (one memory type, a query, an optional time range → memories with their time and
-segment id) and `ask` (→ the answer with its citations). Every call is the bearer token's `sub` and only
-that user's memories: the user id comes from the verified token, never from a tool argument.
+segment id), `ask` (→ the answer with its citations) and `forget_me` (erase everything of the caller, asked
+for in so many words: `confirm` must be FORGET_CONFIRMATION). Every call is the bearer token's `sub` and
+only that user's memories: the user id comes from the verified token, never from a tool argument.
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ class AskResult(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
 
 
+FORGET_CONFIRMATION = "forget everything"
+"""What `forget_me`'s `confirm` must say: an agent cannot erase a memory by a stray call."""
+
+
+class ForgetResult(BaseModel):
+    accepted: bool
+    message: str
+
+
 def caller() -> str:
     """The verified token's subject for this call."""
     token = get_access_token()
@@ -114,6 +124,14 @@ def ask(services: Services, user_id: str, question: str) -> AskResult:
     return AskResult(answer=answer.answer, citations=answer.trace.citations)
 
 
+def forget_me(services: Services, user_id: str, confirm: str) -> ForgetResult:
+    """Erase everything of `user_id` (the ForgetUserFunction, invoked as operators do) once confirmed."""
+    if confirm.strip().lower() != FORGET_CONFIRMATION:
+        return ForgetResult(accepted=False, message=f'nothing erased: confirm must be "{FORGET_CONFIRMATION}"')
+    services.invoker.invoke_async(services.settings.forget_function_name, {"userId": user_id, "requestedBy": "mcp"})
+    return ForgetResult(accepted=True, message="erasing every memory of yours; an audit record without content remains")
+
+
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -149,6 +167,15 @@ def build_mcp_server(
     async def _ask(question: str) -> AskResult:
         user_id = caller()
         return await anyio.to_thread.run_sync(lambda: ask(services(), user_id, question))
+
+    @server.tool(
+        name="forget_me",
+        description=f'Erase ALL of the caller\'s memories, chats and uploads, irreversibly. Only when the user asks '
+        f'for it explicitly; confirm must be "{FORGET_CONFIRMATION}".',
+    )
+    async def _forget(confirm: str) -> ForgetResult:
+        user_id = caller()
+        return await anyio.to_thread.run_sync(lambda: forget_me(services(), user_id, confirm))
 
     return server
 
