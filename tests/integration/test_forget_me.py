@@ -28,7 +28,9 @@ from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType
 from worldmm.forget import FORGET_AUDIT_TABLE, forget_user, user_hash
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
-from worldmm.graph.cache import GENERATION_COUNTER_KEY, LocalGraphCache, RedisGraphCache, stored_generation
+from worldmm.graph.cache import GENERATION_COUNTER_KEY, stored_generation
+from worldmm.graph.local_cache import LocalGraphCache
+from worldmm.graph.redis_cache import RedisGraphCache
 from worldmm.ingest.storage import DirectoryObjectStore, S3ObjectStore
 from worldmm.ingest.transcription import Transcript, TranscriptSegment
 from worldmm.llm.scripted import ScriptedLLM

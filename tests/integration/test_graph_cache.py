@@ -11,7 +11,9 @@ import pytest
 from tests.harness import make_settings
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
-from worldmm.graph.cache import LocalGraphCache, RedisGraphCache, build_graph_cache
+from worldmm.graph.cache import build_graph_cache
+from worldmm.graph.local_cache import LocalGraphCache
+from worldmm.graph.redis_cache import RedisGraphCache
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,8 @@ from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType, Segment, Triple
 from worldmm.graph.build import GraphKey, UserGraph, build_graph
-from worldmm.graph.cache import LocalGraphCache, load_graph, stored_generation
+from worldmm.graph.cache import load_graph, stored_generation
+from worldmm.graph.local_cache import LocalGraphCache
 from worldmm.memory.hash_embedder import HashEmbedder
 from worldmm.services import Services
 
