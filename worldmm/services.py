@@ -63,10 +63,12 @@ class Services:
     @cached_property
     def sessions(self) -> SessionCatalog:
         """The session catalog: the sessions table in aws, the object store's metadata.json locally."""
-        from worldmm.pipeline.sessions import DynamoSessionCatalog, StoreSessionCatalog
-
         if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.pipeline.dynamo_sessions import DynamoSessionCatalog
+
             return DynamoSessionCatalog(self.settings.sessions_table)
+        from worldmm.pipeline.store_sessions import StoreSessionCatalog
+
         return StoreSessionCatalog(self.store)
 
     @cached_property

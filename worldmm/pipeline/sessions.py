@@ -1,8 +1,10 @@
 """A recording session's metadata: its start time (segment timestamps) and its windows (retrigger).
 
-aws: the DynamoDB sessions table item `{sessionId, userId, createdAt, windowCount?, frameCounts?}`.
-local: `sessions/{sessionId}/metadata.json` in the object store (`userId`, createdAt or video_start_ms), and
-the window prefixes present there.
+aws: the DynamoDB sessions table item `{sessionId, userId, createdAt, windowCount?, frameCounts?}`
+(`DynamoSessionCatalog`, worldmm.pipeline.dynamo_sessions). local: `sessions/{sessionId}/metadata.json` in the
+object store (`userId`, createdAt or video_start_ms), and the window prefixes present there
+(`StoreSessionCatalog`, worldmm.pipeline.store_sessions). tests/integration/test_session_catalog_contract.py
+runs one contract over both.
 
 The catalog is also who owns a session: an ingest or retrigger event is carried out only for the session's
 own user (`owned_session`); the event's `userId` alone is never trusted.
@@ -10,21 +12,15 @@ own user (`owned_session`); the event's `userId` alone is never trusted.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 
-from worldmm.ingest.frames import list_window_indices, session_prefix
-from worldmm.ingest.storage import ObjectNotFound, ObjectStore
 from worldmm.pipeline.events import MAX_WINDOW_INDEX, EventRejected
 from worldmm.pipeline.steplog import log_step
-
-if TYPE_CHECKING:
-    pass
 
 logger = Logger(service="worldmm", child=True)
 
@@ -58,7 +54,12 @@ class SessionInfo:
 class SessionCatalog(Protocol):
     """Sessions by id: the sessions table (aws) or the object store's metadata.json (local)."""
 
-    def get(self, session_id: str) -> SessionInfo | None: ...
+    def get(self, session_id: str) -> SessionInfo | None:
+        """The session's entry (its owner in `user_id` when recorded), or None when the catalog has no such session.
+
+        A catalog that cannot be read raises (the caller retries); it never answers None for that.
+        """
+        ...
 
 
 def parse_timestamp(value: Any) -> datetime | None:
@@ -109,46 +110,6 @@ def info_from_item(session_id: str, item: dict[str, Any]) -> SessionInfo:
     owner = item.get("userId", item.get("user_id"))
     user_id = owner if isinstance(owner, str) and owner else None
     return SessionInfo(session_id, created, window_count, counts, ended, user_id)
-
-
-class DynamoSessionCatalog:
-    """The sessions table (key `sessionId`), through the process's low-level client (thread-safe)."""
-
-    def __init__(self, table_name: str, client: Any | None = None) -> None:
-        from boto3.dynamodb.types import TypeDeserializer
-
-        from worldmm.aws import aws_client
-
-        self._table = table_name
-        self._client = client or aws_client("dynamodb", connect_timeout=5, read_timeout=10)
-        self._deserialize = TypeDeserializer().deserialize
-
-    def get(self, session_id: str) -> SessionInfo | None:
-        raw = self._client.get_item(TableName=self._table, Key={"sessionId": {"S": session_id}}).get("Item")
-        if not raw:
-            return None
-        return info_from_item(session_id, {k: self._deserialize(v) for k, v in raw.items()})
-
-
-class StoreSessionCatalog:
-    """metadata.json and window prefixes in the object store (local profile)."""
-
-    def __init__(self, store: ObjectStore) -> None:
-        self._store = store
-
-    def get(self, session_id: str) -> SessionInfo | None:
-        try:
-            doc = json.loads(self._store.get(f"{session_prefix(session_id)}metadata.json"))
-        except ObjectNotFound:
-            doc = None
-        info = info_from_item(session_id, doc) if isinstance(doc, dict) else SessionInfo(session_id)
-        if info.window_count is None and not info.frame_counts:
-            indices = list_window_indices(self._store, session_id)
-            if indices:
-                info = replace(info, window_count=max(indices) + 1)
-        if doc is None and info.window_count is None:
-            return None
-        return info
 
 
 def session_info(
