@@ -1,7 +1,8 @@
 """The capture-state port: sessions and window buffers with an exactly-once close.
 
 Adapters: `CaptureStore` (DynamoDB, the deployment) and `LocalCaptureStore` (object store + in-process
-window table, `worldmm serve`). tests/integration/test_capture_flow.py runs its flow on both.
+window table, `worldmm serve`). tests/integration/test_capture_state_contract.py is the contract both
+meet; tests/integration/test_capture_flow.py runs the flow.
 """
 
 from __future__ import annotations
