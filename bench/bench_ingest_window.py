@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from worldmm.ingest.storage import DirectoryObjectStore
     from worldmm.memory.hash_embedder import HashEmbedder
     from worldmm.pipeline.events import IngestWindowEvent
-    from worldmm.pipeline.invoker import InProcessInvoker
+    from worldmm.pipeline.local_invoker import InProcessInvoker
     from worldmm.pipeline.window import ingest_window
     from worldmm.services import Services
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from worldmm.capture.service import CaptureService
 from worldmm.capture.store import CaptureStore, capture_table_definitions
 from worldmm.config import Settings
-from worldmm.pipeline.invoker import InProcessInvoker
+from worldmm.pipeline.local_invoker import InProcessInvoker
 
 
 @dataclass

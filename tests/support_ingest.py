@@ -22,7 +22,7 @@ from worldmm.ingest.transcription import Transcript, TranscriptSegment
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.invoker import InProcessInvoker
+from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.services import Services
 
 USER = "user-a"

@@ -109,10 +109,12 @@ class Services:
 
     @cached_property
     def invoker(self) -> FunctionInvoker:
-        from worldmm.pipeline.invoker import InProcessInvoker, LambdaInvoker
-
         if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.pipeline.lambda_invoker import LambdaInvoker
+
             return LambdaInvoker()
+        from worldmm.pipeline.local_invoker import InProcessInvoker
+
         return InProcessInvoker(local_handlers(self))
 
     @cached_property

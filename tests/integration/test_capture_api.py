@@ -11,7 +11,7 @@ import pytest
 from tests.harness import make_settings
 from tests.support_capture import create_capture_resources, http_event, lambda_context, s3_notification
 from worldmm.config import Settings
-from worldmm.pipeline.invoker import InProcessInvoker
+from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.services import Services, get_services, set_services
 
 pytestmark = pytest.mark.integration

@@ -36,7 +36,7 @@ from worldmm.ingest.transcription import Transcript, TranscriptSegment
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.hash_embedder import HashEmbedder
 from worldmm.pipeline.events import EventRejected, IngestWindowEvent, RetriggerEvent
-from worldmm.pipeline.invoker import InProcessInvoker
+from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.pipeline.retrigger import retrigger
 from worldmm.pipeline.window import ingest_window
 from worldmm.retrieval.hybrid import hybrid_search

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import update
 
 from worldmm.db.models import ProcessingStatus, Segment
-from worldmm.pipeline.invoker import InProcessInvoker
+from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.pipeline.reaper import reap_orphans
 from worldmm.services import Services, set_services
 

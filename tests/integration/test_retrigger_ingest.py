@@ -23,7 +23,7 @@ from tests.support_ingest import (
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.pipeline.events import RetriggerEvent
-from worldmm.pipeline.invoker import InProcessInvoker
+from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.pipeline.retrigger import retrigger
 from worldmm.services import Services, local_handlers, set_services
 
