@@ -13,11 +13,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
-from sqlalchemy import func, select, text
+from sqlalchemy import Table, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -128,16 +128,26 @@ def _nearest_canonicals(
     return [Candidate(r.form, r.id, r.canonical_name, 1.0 - float(r.distance)) for r in rows]
 
 
+_ENTITIES = cast(Table, Entity.__table__)
+# Rows as parameters (one multi-row INSERT, compiled once); RETURNING names the rows this call added.
+_INSERT_ENTITIES = (
+    insert(_ENTITIES)
+    .on_conflict_do_nothing()
+    .returning(_ENTITIES.c.surface_form, _ENTITIES.c.id, _ENTITIES.c.canonical_entity_id)
+)
+
+
 def _insert_entities(
     session: Session,
     user_id: str,
     forms: list[str],
     vectors: dict[str, list[float]],
     aliases: dict[str, Candidate],
-) -> None:
-    """New canonical rows, or alias rows for confirmed forms; a form another writer added first is kept."""
+) -> dict[str, uuid.UUID]:
+    """New canonical rows, or alias rows for confirmed forms; a form another writer added first is kept,
+    and the others' canonical ids are returned (by lower-case form) and need no re-read."""
     if not forms:
-        return
+        return {}
     rows = [
         {
             "id": uuid.uuid4(),
@@ -149,7 +159,23 @@ def _insert_entities(
         }
         for form in forms
     ]
-    session.execute(insert(Entity).values(rows).on_conflict_do_nothing())
+    inserted = session.execute(_INSERT_ENTITIES, rows)
+    return {form.lower(): canonical or entity_id for form, entity_id, canonical in inserted}
+
+
+def _insert_and_resolve(
+    session: Session,
+    user_id: str,
+    forms: list[str],
+    vectors: dict[str, list[float]],
+    aliases: dict[str, Candidate],
+) -> dict[str, uuid.UUID]:
+    """`_insert_entities`, then a read of only the forms another writer added first."""
+    resolved = _insert_entities(session, user_id, forms, vectors, aliases)
+    taken = [f.lower() for f in forms if f.lower() not in resolved]
+    if taken:
+        resolved.update(_existing(session, user_id, taken))
+    return resolved
 
 
 def confirm_candidates(
@@ -221,14 +247,12 @@ def resolve_entities(
                 if c.similarity >= settings.entity_match_threshold
             ]
             if not candidates:  # nothing to confirm: write in this same short transaction
-                _insert_entities(session, user_id, pending, vectors, {})
-                resolved.update(_existing(session, user_id, [f.lower() for f in pending]))
+                resolved.update(_insert_and_resolve(session, user_id, pending, vectors, {}))
         if candidates:
             confirmed = services.extractor.confirm_same(candidates, context, usage)
             aliases = {c.surface_form: c for c in candidates if c.surface_form in confirmed}
             with services.db.unit_of_work(user_id) as session:
-                _insert_entities(session, user_id, pending, vectors, aliases)
-                resolved.update(_existing(session, user_id, [f.lower() for f in pending]))
+                resolved.update(_insert_and_resolve(session, user_id, pending, vectors, aliases))
         logger.debug("entities_resolved", extra={"new": len(missing), "candidates": len(candidates)})
 
     out: dict[str, uuid.UUID] = {}

@@ -12,10 +12,10 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, VisualEmbedding
@@ -75,6 +75,9 @@ class EnrichmentPorts(EpisodicPorts, Protocol):
 
 
 MAX_ERROR_CHARS = 2000
+# The hot path's statements on the table itself (Core): no ORM bookkeeping for rows it never loads.
+_SEGMENTS = cast(Table, Segment.__table__)
+_VISUAL = cast(Table, VisualEmbedding.__table__)
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ def claim_segment(
     lease = timedelta(seconds=services.settings.ingest_claim_lease_s)
     with services.db.unit_of_work(user_id) as session:
         new_id = session.execute(
-            insert(Segment)
+            insert(_SEGMENTS)
             .values(
                 id=uuid.uuid4(),
                 user_id=user_id,
@@ -167,7 +170,7 @@ def claim_segment(
                 **columns,
             )
             .on_conflict_do_nothing(constraint="uq_segment_window")
-            .returning(Segment.id)
+            .returning(_SEGMENTS.c.id)
         ).scalar_one_or_none()
         if new_id is not None:
             log_step(logger, "segment_created", segment_id=str(new_id))
@@ -359,9 +362,9 @@ def enrich_segment(
 
         with services.db.unit_of_work(user_id) as session:
             # Completing first locks the row and proves the claim is still ours (else nothing is kept).
-            complete = update(Segment).where(Segment.id == segment_id)
+            complete = update(_SEGMENTS).where(_SEGMENTS.c.id == segment_id)
             if claim_token is not None:
-                complete = complete.where(Segment.claim_token == claim_token)
+                complete = complete.where(_SEGMENTS.c.claim_token == claim_token)
             completed = session.execute(
                 complete.values(
                     processing_status=ProcessingStatus.COMPLETE,
@@ -375,7 +378,7 @@ def enrich_segment(
                     claim_token=None,
                     claimed_at=None,
                     updated_at=func.now(),
-                ).returning(Segment.start_time, Segment.duration_seconds)
+                ).returning(_SEGMENTS.c.start_time, _SEGMENTS.c.duration_seconds)
             ).one_or_none()
             if completed is None:
                 raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
@@ -386,10 +389,14 @@ def enrich_segment(
             stored = insert_triples(session, user_id, segment_id, extraction.triples)
             if visual is not None:
                 row = {"embedding": visual, "model": services.visual.model_id, "timestamp": start_time}
+                upsert = insert(_VISUAL).values(
+                    id=uuid.uuid4(), segment_id=segment_id, user_id=user_id, **row
+                )
+                # the vector is sent once: the conflict branch takes it from the proposed row
                 session.execute(
-                    insert(VisualEmbedding)
-                    .values(id=uuid.uuid4(), segment_id=segment_id, user_id=user_id, **row)
-                    .on_conflict_do_update(constraint="uq_visual_segment", set_=row)
+                    upsert.on_conflict_do_update(
+                        constraint="uq_visual_segment", set_={k: upsert.excluded[k] for k in row}
+                    )
                 )
             usage.flush(session, user_id, segment_id)
     except Exception:

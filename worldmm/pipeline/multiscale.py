@@ -128,7 +128,7 @@ def on_session_end(
 def close_upwards(services: MultiscalePorts, user_id: str, session_id: str, child: SlotKey) -> None:
     """Produce `child`'s parent if it is now ready, then its parent, and so on up to 1 h."""
     parent = parent_of(child)
-    if parent is not None:
+    if parent is not None and _may_be_due(services, user_id, session_id, parent):
         produce_summary(services, user_id, session_id, parent, final=False)
 
 
@@ -147,7 +147,7 @@ def produce_summary(
             # Resume: a function killed after completing this summary may not have closed its parent.
             close_upwards(services, user_id, session_id, key)
         return SummaryOutcome(key, None, produced=False)
-    produced = False
+    produced, segment_id = False, claim.segment_id
     while claim is not None:
         try:
             summary, model = services.summarizer.summarize(key.duration_seconds, claim.children)
@@ -181,10 +181,33 @@ def produce_summary(
         produced = True
         claim = _finish(services, user_id, session_id, claim)
     close_upwards(services, user_id, session_id, key)
-    return SummaryOutcome(key, _segment_id(services, user_id, session_id, key), produced=produced)
+    return SummaryOutcome(key, segment_id, produced=produced)  # the slot's row keeps its id once created
 
 
 # --- transactions ------------------------------------------------------------------------------
+
+
+def _may_be_due(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKey) -> bool:
+    """False when the live check of `key` is certain to do nothing: no row for it yet and not every child
+    complete. One small read without the slot lock: most windows are not the last child of their slot.
+
+    Equivalent to `_claim(final=False)` returning None with no row to resume from; a row or a full set
+    of complete children takes the locked path.
+    """
+    wanted = [(c.duration_seconds, c.window_index) for c in children_of(key)]
+    with services.db.unit_of_work(user_id) as session:
+        rows = session.execute(
+            select(Segment.duration_seconds, Segment.window_index, Segment.processing_status).where(
+                Segment.user_id == user_id,
+                Segment.session_id == session_id,
+                tuple_(Segment.duration_seconds, Segment.window_index).in_(
+                    [*wanted, (key.duration_seconds, key.window_index)]
+                ),
+            )
+        ).all()
+    if any((d, i) == (key.duration_seconds, key.window_index) for d, i, _ in rows):
+        return True
+    return sum(status == ProcessingStatus.COMPLETE for *_, status in rows) == len(wanted)
 
 
 def _lock(session: Session, user_id: str, session_id: str, key: SlotKey) -> None:
@@ -403,12 +426,6 @@ def _is_complete(services: MultiscalePorts, user_id: str, session_id: str, key: 
     with services.db.unit_of_work(user_id) as session:
         row = _slot(session, user_id, session_id, key)
         return row is not None and row.processing_status == ProcessingStatus.COMPLETE
-
-
-def _segment_id(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKey) -> uuid.UUID | None:
-    with services.db.unit_of_work(user_id) as session:
-        row = _slot(session, user_id, session_id, key)
-        return row.id if row is not None else None
 
 
 def _open_parents(services: MultiscalePorts, user_id: str, session_id: str, scale: int) -> list[SlotKey]:
