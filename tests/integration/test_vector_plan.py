@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from sqlalchemy import create_engine
 
 from tests.support_retrieval import MemoryWriter
 from worldmm.retrieval import hybrid
@@ -74,3 +76,21 @@ def test_candidate_rows_carry_the_stored_caption_vector(services: Services) -> N
     # THEN the vector is the stored one, as float32
     assert row.embedding is not None and row.embedding.dtype.name == "float32"
     assert row.embedding.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_the_exact_scan_is_chosen_only_for_a_small_share_of_the_table(services: Services, pg: Any) -> None:
+    # GIVEN a table of 40 rows whose planner estimate is fresh (the owner runs ANALYZE)
+    w = MemoryWriter(services, "u1")
+    for n in range(40):
+        w.segment(f"moment {n}", start=NOW - timedelta(minutes=n + 1), embed=False)
+    engine = create_engine(pg.admin_url)
+    with engine.connect() as conn:
+        conn.execute(hybrid.text("ANALYZE worldmm_segments"))
+        conn.commit()
+    engine.dispose()
+    with services.db.unit_of_work("u1") as session:
+        # THEN a user owning a small share is read exactly; one owning most of the index walks it
+        assert hybrid._prefer_exact_scan(session, 4, 384)
+        assert not hybrid._prefer_exact_scan(session, 36, 384)
+        # AND past the size bound the walk is taken whatever the share
+        assert not hybrid._prefer_exact_scan(session, 4, hybrid.EXACT_SCAN_MAX_FLOATS)
