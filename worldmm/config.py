@@ -175,6 +175,7 @@ class Settings(BaseSettings):
     spacy_batch_size: int = 64
     summary_max_chars: int = 800  # extractive summaries: the longest a summary may be
     text_ingest_chunk: int = 128  # text-window ingest: windows per batch (one transaction each)
+    text_ingest_summary_concurrency: int = 2  # text-window ingest: summaries of one scale produced at once
 
     # --- retrieval ------------------------------------------------------------
     ppr_damping: float = 0.85

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from worldmm.memory.embedding import TextEmbedder
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
+    from worldmm.memory.openie import Extraction
 
 logger = Logger(service="worldmm", child=True)
 
@@ -138,16 +140,23 @@ def ingest_text_windows(
         todo = [w for w in session_windows if w.window_index not in done]
         report.skipped += len(session_windows) - len(todo)
         held = len(session_windows) - len(todo)  # reported with the session's summaries
-        for start in range(0, len(todo), chunk):
-            batch = todo[start : start + chunk]
-            _write_chunk(services, user_id, batch, report)
-            if start + chunk < len(todo):
-                _report(progress, len(batch))
-            else:
-                held += len(batch)
+        batches = [todo[start : start + chunk] for start in range(0, len(todo), chunk)]
+        # Extraction (spaCy: mostly Python) runs one chunk ahead of the embeddings and writes (torch and
+        # PostgreSQL: outside the GIL), so both cores work; the writes stay in window order.
+        ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-extract")
+        try:
+            extracted = [ahead.submit(_extract, services, batch) for batch in batches]
+            for n, (batch, future) in enumerate(zip(batches, extracted, strict=True)):
+                _write_chunk(services, user_id, batch, future.result(), report)
+                if n + 1 < len(batches):
+                    _report(progress, len(batch))
+                else:
+                    held += len(batch)
+        finally:
+            ahead.shutdown(cancel_futures=True)
         t = time.perf_counter()
         before = _summary_count(services, user_id, session_id)
-        on_session_end(services, user_id, session_id)
+        on_session_end(services, user_id, session_id, concurrency=services.settings.text_ingest_summary_concurrency)
         report.summaries += _summary_count(services, user_id, session_id) - before
         report.time("summaries", t)
         report.sessions += 1
@@ -200,14 +209,28 @@ def _summary_count(services: TextWindowPorts, user_id: str, session_id: str) -> 
         return int(count or 0)
 
 
-def _write_chunk(services: TextWindowPorts, user_id: str, batch: list[TextWindow], report: TextIngestReport) -> None:
-    """Extract, resolve and embed a chunk of windows (no transaction open), then write it in one."""
+@dataclass(frozen=True)
+class _Extracted:
+    """A chunk's extractions, the model usage they cost and the seconds they took."""
+
+    extractions: list[Extraction]
+    usage: UsageLog
+    seconds: float
+
+
+def _extract(services: TextWindowPorts, batch: list[TextWindow]) -> _Extracted:
     usage = UsageLog()
-    t = time.perf_counter()
-    extractions = services.extractor.extract_many(
-        [f"{w.caption}\n{w.transcript}".strip() for w in batch], usage
-    )
-    report.time("extract", t)
+    started = time.perf_counter()
+    extractions = services.extractor.extract_many([f"{w.caption}\n{w.transcript}".strip() for w in batch], usage)
+    return _Extracted(extractions, usage, time.perf_counter() - started)
+
+
+def _write_chunk(
+    services: TextWindowPorts, user_id: str, batch: list[TextWindow], extracted: _Extracted, report: TextIngestReport
+) -> None:
+    """Resolve and embed a chunk of extracted windows (no transaction open), then write it in one."""
+    usage, extractions = extracted.usage, extracted.extractions
+    report.timings["extract"] = report.timings.get("extract", 0.0) + extracted.seconds  # overlaps the rest
 
     t = time.perf_counter()
     forms = list(
