@@ -12,46 +12,19 @@ from worldmm.chat.models import MAX_QUESTION_CHARS
 from worldmm.config import LLMProvider
 from worldmm.errors import BadRequest, Forbidden, GpuUnavailableError, MemoryUnavailableError
 from worldmm.faults import memory_unreachable
+from worldmm.retrieval.ports import AgentPorts
 
 if TYPE_CHECKING:
     from worldmm.chat.repository import ChatRepository
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.visual.port import VisualEncoder
 
 logger = Logger(service="worldmm-chat", child=True)
 
 
-class ChatPorts(Protocol):
-    """The ports a chat turn uses: the chat store, the GPU worker's address, and the agent's ports."""
-
-    @property
-    def settings(self) -> Settings: ...
+class ChatPorts(AgentPorts, Protocol):
+    """The ports a chat turn uses: the agent's, the chat store and the GPU worker's address."""
 
     @property
     def chats(self) -> ChatRepository: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def llm(self) -> LLM: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-    @property
-    def store(self) -> ObjectStore: ...
-
-    @property
-    def visual(self) -> VisualEncoder: ...
 
     def gpu_url(self) -> str | None: ...
 

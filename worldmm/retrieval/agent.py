@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, cast
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
@@ -40,40 +40,12 @@ from worldmm.retrieval.models import (
 from worldmm.retrieval.sanitize import format_memories, format_memory, sanitize_question
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.llm.port import LLM, LLMResponse
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.llm.port import LLMResponse
+    from worldmm.retrieval.ports import AgentPorts
 
 logger = Logger(service="worldmm", child=True)
 
 
-class AgentPorts(Protocol):
-    """The ports answering a question uses: the reasoning LLM and the three retrievers' ports."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def llm(self) -> LLM: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-    @property
-    def store(self) -> ObjectStore: ...
-
-    @property
-    def visual(self) -> VisualEncoder: ...
 
 
 AGENT_PURPOSE = "reasoning_agent"

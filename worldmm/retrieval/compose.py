@@ -16,7 +16,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
@@ -24,16 +24,11 @@ from sqlalchemy import text
 from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.db.engine import Database
+    from worldmm.retrieval.ports import ComposePorts
 
 logger = Logger(service="worldmm", child=True)
 
 
-class ComposePorts(Protocol):
-    """What composing an answer uses: the database (its text-search lexemes, the citations' segments)."""
-
-    @property
-    def db(self) -> Database: ...
 
 
 NO_MEMORY = "I don't remember that."

@@ -17,7 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 from aws_lambda_powertools import Logger
@@ -36,32 +36,11 @@ from worldmm.retrieval.sanitize import sanitize_memory_text
 from worldmm.retrieval.timeref import TimeReference, parse_time_reference
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.retrieval.ports import EpisodicRetrievalPorts
 
 logger = Logger(service="worldmm", child=True)
 
 
-class EpisodicRetrievalPorts(Protocol):
-    """The ports episodic retrieval uses: hybrid search's, the cached episodic graphs and the reranking LLM."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def llm(self) -> LLM: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
 
 
 RERANK_PURPOSE = "cross_scale_rerank"

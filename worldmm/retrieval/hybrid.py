@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from sqlalchemy import text
@@ -30,28 +30,11 @@ from worldmm.retrieval.timeref import TimeFocus, TimeReference, parse_time_refer
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.retrieval.ports import HybridPorts
 
 K = TypeVar("K", bound=Hashable)
 
 
-class HybridPorts(Protocol):
-    """The ports hybrid search uses: the query embedder, the database, and the cache holding lexical indexes."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
 
 
 _WORD = re.compile(r"[A-Za-z0-9']+")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
@@ -18,26 +18,9 @@ from worldmm.graph.ppr import personalized_pagerank, top_k, uniform_reset
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.retrieval.ports import HybridPorts
 
 
-class SemanticRetrievalPorts(Protocol):
-    """The ports semantic retrieval uses: the query embedder, the database and the cached semantic graph."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
 
 
 # Exact per-user scan of valid semantic triples (a filtered HNSW scan may return too few of them).
@@ -73,7 +56,7 @@ WHERE t.user_id = :user_id AND t.id = ANY(:ids) AND t.memory_type = 'semantic' A
 
 
 def retrieve_semantic(
-    services: SemanticRetrievalPorts, user_id: str, query: str, *, now: datetime | None = None
+    services: HybridPorts, user_id: str, query: str, *, now: datetime | None = None
 ) -> RetrievalResult:
     """The user's most relevant semantic facts for `query` that are valid and known by `now`."""
     settings = services.settings
@@ -113,7 +96,7 @@ def retrieve_semantic(
 
 
 def _load_triples(
-    services: SemanticRetrievalPorts, user_id: str, ranked: list[tuple[uuid.UUID, float]], until: datetime
+    services: HybridPorts, user_id: str, ranked: list[tuple[uuid.UUID, float]], until: datetime
 ) -> list[RetrievedMemory]:
     params = {"user_id": user_id, "ids": [t for t, _ in ranked], "until": until}
     with services.db.unit_of_work(user_id) as session:

@@ -7,7 +7,7 @@ reason, and the agent carries on with episodic and semantic memory (graceful deg
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
@@ -18,28 +18,11 @@ from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.retrieval.ports import VisualRetrievalPorts
 
 logger = Logger(service="worldmm", child=True)
 
 
-class VisualRetrievalPorts(Protocol):
-    """The ports visual retrieval uses: the query encoder, the stored frames and the visual embeddings."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def store(self) -> ObjectStore: ...
-
-    @property
-    def visual(self) -> VisualEncoder: ...
 
 
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).

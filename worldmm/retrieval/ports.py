@@ -1,0 +1,64 @@
+"""The ports each read-side function uses, narrowest first; wider ones are unions of narrower ones.
+
+Only type-checking imports here, so a handler importing a port pays for no retriever.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from worldmm.config import Settings
+    from worldmm.db.engine import Database
+    from worldmm.graph.cache import GraphCache
+    from worldmm.ingest.storage import ObjectStore
+    from worldmm.llm.port import LLM
+    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.visual.port import VisualEncoder
+
+
+class ComposePorts(Protocol):
+    """What composing an answer uses: the database (its text-search lexemes, the citations' segments)."""
+
+    @property
+    def db(self) -> Database: ...
+
+
+class HybridPorts(ComposePorts, Protocol):
+    """Hybrid and semantic search: the query embedder, the database, the cached lexical indexes and graphs."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+
+class EpisodicRetrievalPorts(HybridPorts, Protocol):
+    """Episodic retrieval: hybrid search's ports and the reranking LLM."""
+
+    @property
+    def llm(self) -> LLM: ...
+
+
+class VisualRetrievalPorts(Protocol):
+    """Visual retrieval: the query encoder, the stored frames and the visual embeddings."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
+
+class AgentPorts(EpisodicRetrievalPorts, VisualRetrievalPorts, Protocol):
+    """Answering a question: the reasoning LLM and the three retrievers' ports."""
