@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import Table, func, select, update
@@ -34,44 +34,9 @@ from worldmm.memory.episodic.store import (
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.episodic.extractor import Extractor
-    from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.pipeline.ports import EnrichmentPorts, EpisodicPorts
 
 logger = Logger(service="worldmm", child=True)
-
-
-class EpisodicPorts(Protocol):
-    """The ports extracting and storing episodic memories uses (entity resolution's and the graph cache)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def extractor(self) -> Extractor: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-
-class EnrichmentPorts(EpisodicPorts, Protocol):
-    """The ports enriching a window uses: the episodic ports, the captioning LLM and the visual encoder."""
-
-    @property
-    def llm(self) -> LLM: ...
-
-    @property
-    def visual(self) -> VisualEncoder: ...
 
 
 MAX_ERROR_CHARS = 2000

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,50 +37,9 @@ from worldmm.ingest.transcription import Transcript
 from worldmm.pipeline.sessions import info_from_item, window_span
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.ingest.transcription import Transcriber
-    from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.episodic.extractor import Extractor
-    from worldmm.memory.episodic.summarizer import Summarizer
-    from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.pipeline.ports import IngestSessionPorts
 
 logger = Logger(service="worldmm", child=True)
-
-
-class IngestSessionPorts(Protocol):
-    """The ports ingesting a recorded session uses: transcription, enrichment, the summaries, and the backfill LLM."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def transcriber(self) -> Transcriber: ...
-
-    @property
-    def llm(self) -> LLM: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def extractor(self) -> Extractor: ...
-
-    @property
-    def visual(self) -> VisualEncoder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-    @property
-    def summarizer(self) -> Summarizer: ...
-
-    def with_backfill_llm(self) -> IngestSessionPorts: ...
 
 
 FULL_AUDIO_NAMES = ("audio.m4a", "audio.wav", "audio.mp3")

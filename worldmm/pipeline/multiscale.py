@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import delete, select, text, tuple_
@@ -47,36 +47,9 @@ from worldmm.memory.episodic.multiscale import (
 )
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.episodic.extractor import Extractor
-    from worldmm.memory.episodic.summarizer import Summarizer
+    from worldmm.pipeline.ports import MultiscalePorts
 
 logger = Logger(service="worldmm", child=True)
-
-
-class MultiscalePorts(Protocol):
-    """The ports closing summaries uses: the summarizer, and extraction and consolidation's ports."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def extractor(self) -> Extractor: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-    @property
-    def summarizer(self) -> Summarizer: ...
 
 
 @dataclass(frozen=True)

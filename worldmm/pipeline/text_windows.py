@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import func, select
@@ -42,39 +42,10 @@ from worldmm.pipeline.enrichment import invalidate_episodic_graph
 from worldmm.pipeline.multiscale import on_session_end
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.episodic.extractor import Extractor
-    from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.openie import Extraction
+    from worldmm.pipeline.ports import TextWindowPorts
 
 logger = Logger(service="worldmm", child=True)
-
-
-class TextWindowPorts(Protocol):
-    """The ports ingesting text windows uses; `replace` puts a caching embedder in for one run."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def extractor(self) -> Extractor: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-    @property
-    def summarizer(self) -> Summarizer: ...
-
-    def replace(self, **overrides: Any) -> TextWindowPorts: ...
 
 
 MAX_CONTEXT_CHARS = 1500

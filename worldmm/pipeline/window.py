@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import select
@@ -36,61 +36,13 @@ from worldmm.pipeline.events import (
     IngestWindowSkipped,
     IngestWindowSuccess,
 )
-from worldmm.pipeline.sessions import SessionCatalog, created_at_of, owned_session, window_span
+from worldmm.pipeline.sessions import created_at_of, owned_session, window_span
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
-    from worldmm.db.engine import Database
-    from worldmm.graph.cache import GraphCache
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.ingest.transcription import Transcriber
-    from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
-    from worldmm.memory.episodic.extractor import Extractor
-    from worldmm.memory.episodic.summarizer import Summarizer
-    from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.pipeline.ports import WindowPorts
 
 logger = Logger(service="worldmm", child=True)
-
-
-class WindowPorts(Protocol):
-    """The ports ingesting a window uses: its frames and audio, transcription, the GPU worker's address,
-    enrichment and the summaries above it (the composition root's `Services` is one)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def store(self) -> ObjectStore: ...
-
-    @property
-    def sessions(self) -> SessionCatalog: ...
-
-    @property
-    def transcriber(self) -> Transcriber: ...
-
-    @property
-    def llm(self) -> LLM: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
-
-    @property
-    def extractor(self) -> Extractor: ...
-
-    @property
-    def visual(self) -> VisualEncoder: ...
-
-    @property
-    def graph_cache(self) -> GraphCache: ...
-
-    @property
-    def summarizer(self) -> Summarizer: ...
-
-    def gpu_url(self) -> str | None: ...
 
 
 UNAVAILABLE_HOSTS = ("0.0.0.0",)

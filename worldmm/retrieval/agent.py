@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 
-
-
 AGENT_PURPOSE = "reasoning_agent"
 RESPONSE_PURPOSE = "response"
 

@@ -29,8 +29,6 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 
-
-
 NO_MEMORY = "I don't remember that."
 
 _LEXEMES_SQL = """

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 
-
-
 RERANK_PURPOSE = "cross_scale_rerank"
 MAX_NAME_WORDS = 4
 GRAPH_SPREAD_WEIGHT = 0.5  # PPR's share of a segment's graph score, below one seed's direct mention

@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 K = TypeVar("K", bound=Hashable)
 
 
-
-
 _WORD = re.compile(r"[A-Za-z0-9']+")
 MMR_MIN_POOL = 20  # MMR looks at 2 × limit candidates, at least this many
 # The user's rows in range are scanned exactly instead of walking the shared HNSW index when they are few

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from worldmm.retrieval.ports import HybridPorts
 
 
-
-
 # Exact per-user scan of valid semantic triples (a filtered HNSW scan may return too few of them).
 _SEED_SQL = f"""
 WITH candidates AS MATERIALIZED (

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 logger = Logger(service="worldmm", child=True)
 
 
-
-
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
 _NEAREST_SQL = """
 WITH candidates AS MATERIALIZED (
