@@ -1,38 +1,27 @@
 """The ports each write-side function uses, narrowest first; wider ones are unions of narrower ones.
 
-Session lookups' port stays beside them in worldmm.pipeline.sessions. Only type-checking imports here;
-the composition root's `Services` satisfies every one.
+Session lookups' port stays in worldmm.pipeline.sessions; the composition root's `Services` satisfies every one.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from worldmm.memory.entities import EntityPorts
+from worldmm.pipeline.sessions import SessionPorts
+
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
     from worldmm.graph.cache import GraphCache
     from worldmm.ingest.storage import ObjectStore
     from worldmm.ingest.transcription import Transcriber
     from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
-    from worldmm.pipeline.sessions import SessionPorts
 
 
-class EpisodicPorts(Protocol):
-    """Extracting and storing episodic memories (entity resolution's ports and the graph cache)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
+class EpisodicPorts(EntityPorts, Protocol):
+    """Extracting and storing episodic memories: entity resolution's ports, the whole extractor, the graph cache."""
 
     @property
     def extractor(self) -> Extractor: ...
