@@ -208,13 +208,10 @@ def multiple_choice(services: Services, user_id: str, question: EvalQuestion) ->
     question's time, or None when its answer is not one of the letters."""
     from worldmm.llm.structured import build_request, parse_model
     from worldmm.retrieval.hybrid import hybrid_search
-    from worldmm.retrieval.sanitize import format_memory
+    from worldmm.retrieval.sanitize import numbered_memories
 
     settings = services.settings
     found = hybrid_search(services, user_id, question.question, now=question.asked_at, limit=MULTIPLE_CHOICE_MEMORIES)
-    context = "\n".join(
-        f"[{n}] {format_memory(m, settings.memory_text_max_chars)}" for n, m in enumerate(found.items, start=1)
-    )
     request = build_request(
         MULTIPLE_CHOICE_PURPOSE,
         model=settings.agent_model,
@@ -224,7 +221,7 @@ def multiple_choice(services: Services, user_id: str, question: EvalQuestion) ->
         now=f"{question.asked_at:%A %d %B %Y, %H:%M}",
         question=question.question,
         choices="\n".join(f"{letter}. {text}" for letter, text in sorted(question.choices.items())),
-        context=context or "(no memories)",
+        context=numbered_memories(found.items, settings.memory_text_max_chars),
     )
     try:
         choice = parse_model(services.llm.complete(request).text, ChoiceAnswer).choice.strip().upper()[:1]

@@ -37,7 +37,7 @@ from worldmm.retrieval.models import (
     Trace,
     TraceRound,
 )
-from worldmm.retrieval.sanitize import format_memories, format_memory, sanitize_question
+from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
@@ -253,7 +253,7 @@ def answer_question(
         reasoning_effort=None,
         now=_format_now(now),
         question=question_text,
-        context=_numbered_memories(numbered, settings.memory_text_max_chars),
+        context=numbered_memories(numbered, settings.memory_text_max_chars),
     )
     try:
         response: LLMResponse | None = services.llm.complete(request)
@@ -337,13 +337,6 @@ def _search_round(
         note="; ".join(n for n in (note, result.reason) if n) or None,
         error=result.error,
     )
-
-
-def _numbered_memories(memories: list[RetrievedMemory], max_chars: int) -> str:
-    """The memories for the response prompt, each after its number (what the answer cites)."""
-    if not memories:
-        return "(no memories)"
-    return "\n".join(f"[{n}] {format_memory(m, max_chars)}" for n, m in enumerate(memories, start=1))
 
 
 class AnswerResult(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from worldmm.retrieval.models import RetrievedMemory
@@ -89,6 +89,12 @@ def format_memory(memory: RetrievedMemory, max_chars: int) -> str:
 def format_memories(memories: Iterable[RetrievedMemory], max_chars: int) -> str:
     """A list of memories for a prompt, or a note that there are none."""
     blocks = [format_memory(m, max_chars) for m in memories]
+    return "\n".join(blocks) if blocks else "(no memories)"
+
+
+def numbered_memories(memories: Sequence[RetrievedMemory], max_chars: int) -> str:
+    """The memories each after its number (what an answer cites, a choice refers to), or a note that there are none."""
+    blocks = [f"[{n}] {format_memory(m, max_chars)}" for n, m in enumerate(memories, start=1)]
     return "\n".join(blocks) if blocks else "(no memories)"
 
 
