@@ -6,13 +6,16 @@ handler; each answer must state its fact (or refuse), cite its evidence and come
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from worldmm.config import Settings
-from worldmm.db.local import start_local_database
+from worldmm.db.local import LocalDatabase, start_local_database
 from worldmm.demo import NO_MEMORY, SAMPLE_SESSION, load_questions, run_demo
 
 pytestmark = pytest.mark.e2e
@@ -25,15 +28,22 @@ MAX_SECONDS_PER_QUESTION = 10.0
 SESSION_END = datetime(2025, 3, 11, 8, 12, tzinfo=UTC)  # the sample's last window ends here
 
 
+@pytest.fixture
+def local_home() -> Iterator[tuple[Path, LocalDatabase]]:
+    """A fresh WORLDMM_HOME with its own embedded PostgreSQL, stopped and deleted afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="worldmm-demo-"))
+    home.chmod(0o755)  # the embedded server runs as its own user
+    local = start_local_database(home / "pgdata")
+    yield home, local
+    local.server.cleanup()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 def test_demo_answers_the_sample_questions_right_with_citations_in_seconds(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    local_home: tuple[Path, LocalDatabase], capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a fresh local profile (its own embedded PostgreSQL, real local models, no network)
-    home = tmp_path / "home"
-    home.mkdir()
-    home.chmod(0o755)
-    tmp_path.chmod(0o755)
-    local = start_local_database(home / "pgdata")
+    home, local = local_home
     settings = Settings(
         worldmm_profile="local",
         worldmm_home=home,
