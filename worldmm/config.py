@@ -179,7 +179,7 @@ class Settings(BaseSettings):
 
     # --- retrieval ------------------------------------------------------------
     ppr_damping: float = 0.85
-    ppr_tolerance: float = 1e-8
+    ppr_tolerance: float = 1e-5  # retrieval only ranks: graph.ppr.TOP_K_TOLERANCE (same top-50 as an exact solve)
     ppr_max_iterations: int = 100
     episodic_final_k: int = 5
     episodic_rerank: bool | None = None  # the LLM cross-scale rerank; None: only beside a capable LLM

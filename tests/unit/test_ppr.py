@@ -224,3 +224,16 @@ def test_segment_scores_equal_the_sum_over_each_segments_distinct_nodes_on_a_ran
     frequency = graph.segment_frequency()
     for node in range(graph.node_count):
         assert frequency[node] == sum(node in nodes for nodes in by_segment.values())
+
+
+def test_segment_scores_of_several_columns_equal_each_column_scored_alone() -> None:
+    # GIVEN a random graph and two node score vectors (retrieval scores the seeds and the spread together)
+    *_, graph = _random_graph(8, 200, 900)
+    rng = np.random.default_rng(5)
+    first, second = rng.random(graph.node_count), rng.random(graph.node_count)
+    # WHEN both are scored in one pass
+    both = graph.segment_scores(np.column_stack((first, second)))
+    # THEN each column is that vector's own segment scores
+    assert both.shape == (graph.segment_keys.shape[0], 2)
+    np.testing.assert_allclose(both[:, 0], graph.segment_scores(first), rtol=1e-12)
+    np.testing.assert_allclose(both[:, 1], graph.segment_scores(second), rtol=1e-12)

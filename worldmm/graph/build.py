@@ -144,11 +144,14 @@ class UserGraph:
         return np.asarray(pos[self.node_keys[pos] == wanted], dtype=np.int64)
 
     def segment_scores(self, node_scores: np.ndarray) -> np.ndarray:
-        """Score per segment: the summed node score of the distinct nodes of the segment's triples."""
+        """Score per segment: the summed node score of the distinct nodes of the segment's triples.
+
+        `node_scores` may hold several score vectors as columns (one pass over the incidence for all).
+        """
         import numpy as np
 
         if self.edge_count == 0:
-            return np.zeros(0)
+            return np.zeros((0, *np.shape(node_scores)[1:]))
         # One CSR product over the segment x node incidence: the same additions in the same order as
         # np.add.reduceat(node_scores[segment_nodes], ...), without the gathered temporary.
         return np.asarray(self._segment_incidence @ np.asarray(node_scores, dtype=np.float64))

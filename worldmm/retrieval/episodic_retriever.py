@@ -124,8 +124,7 @@ def graph_ranking(
         )
         # Segments that name a seed lead (by the seeds' specificity); PPR (degree-normalised, undoing its
         # pull towards hubs) orders the rest by how close they are to the seeds in the graph.
-        direct = graph.segment_scores(reset)
-        spread = graph.segment_scores(node_scores / degree)
+        direct, spread = graph.segment_scores(np.column_stack((reset, node_scores / degree))).T
         segment_scores = direct + spread / (float(spread.max()) or 1.0) * GRAPH_SPREAD_WEIGHT
         # The best `pool` visible segments (ties by position), sorting only those at or above the pool-th score.
         candidates = np.flatnonzero((segment_scores > 0) & graph.segments_visible(until, since))
