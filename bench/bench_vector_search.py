@@ -95,7 +95,9 @@ def _ids(conn: Any, sql: str, params: dict[str, Any]) -> list[int]:
     return [row[0] for row in conn.execute(sql, params).fetchall()]
 
 
-def run(users: int, rows_per_user: int, dim: int, queries: int, ef_search: int, seed: int) -> dict[str, Any]:
+def run(
+    users: int, rows_per_user: int, dim: int, queries: int, ef_search: int, seed: int, *, maintenance_mb: int = 1024
+) -> dict[str, Any]:
     import psycopg
 
     total = users * rows_per_user
@@ -106,7 +108,7 @@ def run(users: int, rows_per_user: int, dim: int, queries: int, ef_search: int, 
         conninfo = local.admin_url.replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(conninfo, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            conn.execute("SET maintenance_work_mem = '1GB'")
+            conn.execute(f"SET maintenance_work_mem = '{int(maintenance_mb)}MB'")  # the HNSW graph built in memory
             conn.execute("SELECT setseed(%s)", (seed / 1000,))
             conn.execute(_BASIS.format(dim=dim))
             build_s = {plan: round(_build(conn, plan, dim, users, total), 1) for plan in PLANS}
@@ -162,6 +164,7 @@ def run(users: int, rows_per_user: int, dim: int, queries: int, ef_search: int, 
             "rows_per_user": rows_per_user,
             "dim": dim,
             "queries": queries,
+            "maintenance_work_mem_mb": maintenance_mb,
             "hnsw_ef_search": ef_search,
             "baseline": "hnsw_iterative (the schema's index, hybrid.py's query)",
             "plans": {
@@ -189,8 +192,23 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--ef-search", type=int, default=100)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--maintenance-mb", type=int, default=1024, help="maintenance_work_mem for index builds (1M rows: 4096)"
+    )
     args = parser.parse_args()
-    print(json.dumps(run(args.users, args.rows_per_user, args.dim, args.queries, args.ef_search, args.seed)))
+    print(
+        json.dumps(
+            run(
+                args.users,
+                args.rows_per_user,
+                args.dim,
+                args.queries,
+                args.ef_search,
+                args.seed,
+                maintenance_mb=args.maintenance_mb,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":
