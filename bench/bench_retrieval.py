@@ -324,13 +324,15 @@ def _cold_processes(settings: Settings, questions: dict[str, list[str]], runs: i
             "question": question,
             "user": USER,
         }
+        root = Path(__file__).resolve().parent.parent
         started = time.perf_counter()
         child = subprocess.run(
             [sys.executable, "-c", cold_retrieval.LAUNCHER, json.dumps(spec)],
             capture_output=True,
             text=True,
             check=True,
-            cwd=Path(__file__).resolve().parent.parent,
+            cwd=root,
+            env={**os.environ, "LAMBDA_TASK_ROOT": str(root)},  # Tracer and the X-Ray SDK act as in Lambda
         )
         wall_ms = (time.perf_counter() - started) * 1000
         measured = json.loads(child.stdout.strip().splitlines()[-1])

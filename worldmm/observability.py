@@ -3,7 +3,8 @@
 Metrics: one EMF namespace (POWERTOOLS_METRICS_NAMESPACE), published when the handler returns or
 raises; library code only counts. On the local profile nothing is recorded (no namespace, and the
 CLI's output stays free of EMF lines). Tracer: the handler's X-Ray subsegment (the template sets
-`Tracing: Active`); Powertools disables it outside Lambda.
+`Tracing: Active`) and the calls the functions make through the libraries in `TRACED_LIBRARIES`;
+Powertools disables it outside Lambda.
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
+# What the functions call out through: AWS (botocore), the model and GPU endpoints (httpx), PostgreSQL
+# (SQLAlchemy). Tracer() alone patches every library the X-Ray SDK knows, importing `requests` and
+# `sqlite3` (which nothing here uses) and tracing botocore's HTTP twice (httplib) on each cold start.
+TRACED_LIBRARIES = ("botocore", "httpx", "sqlalchemy_core")
+
 metrics = Metrics()
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_LIBRARIES)
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
