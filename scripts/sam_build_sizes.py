@@ -114,7 +114,8 @@ def import_error(artifact: Path, handler: str, env: dict[str, str]) -> str | Non
     result = subprocess.run(
         ["python3.12", "-S", "-c", _IMPORT_PROBE, str(artifact), handler],
         cwd=artifact,
-        env={**env, "WORLDMM_PROFILE": "aws", "AWS_DEFAULT_REGION": "us-east-1"},
+        # LAMBDA_TASK_ROOT as the runtime sets it: the Tracer is on and patches what the package holds.
+        env={**env, "WORLDMM_PROFILE": "aws", "AWS_DEFAULT_REGION": "us-east-1", "LAMBDA_TASK_ROOT": str(artifact)},
         capture_output=True,
         text=True,
         timeout=120,

@@ -10,6 +10,7 @@ Powertools disables it outside Lambda.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -17,13 +18,21 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
-# What the functions call out through: AWS (botocore), the model and GPU endpoints (httpx), PostgreSQL
-# (SQLAlchemy). Tracer() alone patches every library the X-Ray SDK knows, importing `requests` and
-# `sqlite3` (which nothing here uses) and tracing botocore's HTTP twice (httplib) on each cold start.
-TRACED_LIBRARIES = ("botocore", "httpx", "sqlalchemy_core")
+# What the functions call out through — AWS (botocore), the model and GPU endpoints (httpx), PostgreSQL
+# (SQLAlchemy) — as X-Ray patch name: library. Tracer() alone patches every library the X-Ray SDK knows,
+# importing `requests` and `sqlite3` (which nothing here uses) and tracing botocore's HTTP twice
+# (httplib) on each cold start.
+TRACED_LIBRARIES = {"botocore": "botocore", "httpx": "httpx", "sqlalchemy_core": "sqlalchemy"}
+
+
+def installed_patches(libraries: dict[str, str]) -> tuple[str, ...]:
+    """The patches whose library this function's package holds: each package has only what it uses, and
+    X-Ray fails the import when asked to patch a library that is missing."""
+    return tuple(patch for patch, module in libraries.items() if importlib.util.find_spec(module) is not None)
+
 
 metrics = Metrics()
-tracer = Tracer(patch_modules=TRACED_LIBRARIES)
+tracer = Tracer(patch_modules=installed_patches(TRACED_LIBRARIES))
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from worldmm.observability import TRACED_LIBRARIES
+from worldmm.observability import TRACED_LIBRARIES, installed_patches
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,3 +29,9 @@ def test_chat_handler_in_lambda_patches_only_the_traced_libraries() -> None:
     assert found["patched"] == sorted(TRACED_LIBRARIES)
     # Tracer() with no list imported these on every cold start; nothing in the functions uses them.
     assert found["imported"] == []
+
+
+def test_a_package_without_a_traced_library_is_not_asked_to_patch_it() -> None:
+    # The capture functions' packages hold neither httpx nor SQLAlchemy; X-Ray raises on a missing one.
+    libraries = {"botocore": "botocore", "httpx": "worldmm_no_such_library"}
+    assert installed_patches(libraries) == ("botocore",)
