@@ -37,29 +37,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools import Logger
 
 from worldmm.config import Profile
+from worldmm.db.ports import DatabasePorts
 from worldmm.errors import BadRequest
 from worldmm.graph.cache import USER_KEY_REST
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
     from worldmm.ingest.storage import ObjectStore
     from worldmm.pipeline.sessions import SessionCatalog
 
 logger = Logger(service="worldmm")
 
 
-class ForgetPorts(Protocol):
+class ForgetPorts(DatabasePorts, Protocol):
     """The ports an erase uses: the database, the object store, the session catalog, and the settings naming
     the tables and Redis (the composition root's `Services` is one)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
 
     @property
     def store(self) -> ObjectStore: ...
@@ -177,7 +170,6 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
 
 def _dynamo() -> Any:
     from worldmm.aws import aws_client
-
 
     return aws_client("dynamodb")
 

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.db.models import Entity
+from worldmm.db.ports import DatabasePorts
 from worldmm.db.queries import vector_literal
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import build_request, parse_model
@@ -29,7 +30,6 @@ from worldmm.llm.usage import UsageLog
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
-    from worldmm.db.engine import Database
     from worldmm.llm.port import LLM
     from worldmm.memory.embedding import TextEmbedder
 
@@ -44,14 +44,8 @@ class EntityJudge(Protocol):
     ) -> set[str]: ...
 
 
-class EntityPorts(Protocol):
+class EntityPorts(DatabasePorts, Protocol):
     """The ports entity resolution uses (the composition root's `Services` is one)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
 
     @property
     def embedder(self) -> TextEmbedder: ...

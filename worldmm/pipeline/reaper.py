@@ -13,24 +13,17 @@ from typing import TYPE_CHECKING, Protocol, TypedDict
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
 
+from worldmm.db.ports import DatabasePorts
 from worldmm.pipeline.events import IngestWindowEvent
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
     from worldmm.pipeline.invoker import FunctionInvoker
 
 logger = Logger(service="worldmm")
 
 
-class ReaperPorts(Protocol):
+class ReaperPorts(DatabasePorts, Protocol):
     """The ports the reaper uses (the composition root's `Services` is one)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
 
     @property
     def invoker(self) -> FunctionInvoker: ...

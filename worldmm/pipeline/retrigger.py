@@ -8,25 +8,18 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import func, select, update
 
 from worldmm.db.models import ProcessingStatus, Segment
+from worldmm.db.ports import DatabasePorts
 from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, RetriggerEvent, RetriggerResponse
 from worldmm.pipeline.sessions import SessionCatalog, SessionInfo, owned_session
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
-    from worldmm.db.engine import Database
     from worldmm.pipeline.invoker import FunctionInvoker
 
 logger = Logger(service="worldmm", child=True)
 
 
-class RetriggerPorts(Protocol):
+class RetriggerPorts(DatabasePorts, Protocol):
     """The ports a retrigger uses: the session catalog, the database and the function invoker."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
 
     @property
     def sessions(self) -> SessionCatalog: ...

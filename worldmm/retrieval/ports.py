@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from worldmm.db.ports import DatabasePorts
+
 if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.db.engine import Database
@@ -44,14 +46,8 @@ class EpisodicRetrievalPorts(HybridPorts, Protocol):
     def llm(self) -> LLM: ...
 
 
-class VisualRetrievalPorts(Protocol):
+class VisualRetrievalPorts(DatabasePorts, Protocol):
     """Visual retrieval: the query encoder, the stored frames and the visual embeddings."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-    @property
-    def db(self) -> Database: ...
 
     @property
     def store(self) -> ObjectStore: ...
