@@ -17,20 +17,27 @@ def _triple_ids(graph) -> set:
     return {key_to_uuid(k) for k in graph.edge_triple}
 
 
+def _segment_ids(graph) -> set:
+    return {key_to_uuid(k) for k in graph.segment_keys}
+
+
 def test_graph_build_episodic_graph_holds_only_its_scale(services: Services) -> None:
     # GIVEN triples on a 30 s window and on a 3 min summary
     w = MemoryWriter(services, "u1")
     window = w.segment("I had coffee with Katrina")
     summary = w.segment("Morning with Katrina", duration=180)
-    t30 = w.triple(window, "I", "had coffee with", "Katrina")
-    t180 = w.triple(summary, "I", "spent the morning with", "Katrina")
+    w.triple(window, "I", "had coffee with", "Katrina")
+    w.triple(summary, "I", "spent the morning with", "Katrina")
     # WHEN each scale's graph is built
     g30 = build_graph(services.db, GraphKey("u1", MemoryType.EPISODIC, 30))
     g180 = build_graph(services.db, GraphKey("u1", MemoryType.EPISODIC, 180))
-    # THEN each holds its own scale's triples, labelled by triple and segment
-    assert _triple_ids(g30) == {t30}
-    assert _triple_ids(g180) == {t180}
-    assert [key_to_uuid(k) for k in g30.segment_keys] == [window]
+    # THEN each holds its own scale's triple and segment, without triple labels (segments are what it ranks)
+    assert (g30.edge_count, _segment_ids(g30)) == (1, {window})
+    assert (g180.edge_count, _segment_ids(g180)) == (1, {summary})
+    assert g30.edge_triple.size == g180.edge_triple.size == 0
+    # while the semantic graph keeps them: the semantic retriever returns triples
+    semantic = w.triple(summary, "I", "often drinks", "coffee", memory_type=MemoryType.SEMANTIC)
+    assert _triple_ids(build_graph(services.db, GraphKey("u1", MemoryType.SEMANTIC))) == {semantic}
 
 
 def test_graph_build_semantic_graph_excludes_invalidated_triples(services: Services) -> None:
@@ -72,10 +79,12 @@ def test_graph_build_maps_alias_entities_to_their_canonical_node(services: Servi
 
 def test_graph_build_sees_only_the_users_own_triples(services: Services) -> None:
     mine, theirs = MemoryWriter(services, "u1"), MemoryWriter(services, "u2")
-    t1 = mine.triple(mine.segment("a"), "I", "saw", "Alice")
+    segment = mine.segment("a")
+    mine.triple(segment, "I", "saw", "Alice")
     theirs.triple(theirs.segment("b"), "I", "saw", "Bob")
     graph = build_graph(services.db, GraphKey("u1", MemoryType.EPISODIC, 30))
-    assert _triple_ids(graph) == {t1}
+    assert (graph.edge_count, _segment_ids(graph)) == (1, {segment})
+    assert graph.node_indices([theirs.entities["Bob"].bytes]).size == 0
 
 
 def test_graph_load_without_redis_serves_a_new_triple_with_no_explicit_invalidation(services: Services) -> None:

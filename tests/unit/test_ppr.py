@@ -145,6 +145,25 @@ def test_graph_edge_scores_are_subject_plus_object() -> None:
     assert sorted(graph.edge_scores(node_scores).tolist()) == pytest.approx([0.5, 0.8])
 
 
+def test_graph_without_its_edge_list_ranks_like_the_full_graph_and_refuses_edge_scores() -> None:
+    # GIVEN one random graph (self-loops included) built with and without its edge list
+    _, src, dst, full = _random_graph(5, 60, 300)
+    keys = ([_key(int(i)) for i in src], [_key(int(i)) for i in dst])
+    triples = [(10_000_000 + j).to_bytes(16, "big") for j in range(src.size)]
+    segments = [_key(j % 17) for j in range(src.size)]
+    lean = UserGraph.from_bytes(graph_from_edges(*keys, triples, segments, keep_edges=False).to_bytes())
+    # THEN it still counts every triple, ranks segments identically, and is smaller
+    assert lean.edge_count == full.edge_count == src.size
+    seeds = full.node_indices([_key(0)])
+    scores = personalized_pagerank(full, uniform_reset(full, seeds))
+    assert np.array_equal(personalized_pagerank(lean, uniform_reset(lean, seeds)), scores)
+    assert np.array_equal(lean.segment_scores(scores), full.segment_scores(scores))
+    assert len(lean.to_bytes()) < len(full.to_bytes()) - 24 * src.size
+    # but has no triples to score
+    with pytest.raises(ValueError, match="edge list"):
+        lean.edge_scores(scores)
+
+
 def test_graph_serialisation_round_trips() -> None:
     _, _, _, graph = _random_graph(3, 100, 400)
     restored = UserGraph.from_bytes(graph.to_bytes())
@@ -210,15 +229,16 @@ def test_ppr_with_seeds_in_two_components_splits_the_mass_by_component() -> None
 
 def test_segment_scores_equal_the_sum_over_each_segments_distinct_nodes_on_a_random_graph() -> None:
     # GIVEN a random graph whose 17 segments share nodes
-    *_, graph = _random_graph(8, 200, 900)
+    _, src, dst, graph = _random_graph(8, 200, 900)
     rng = np.random.default_rng(3)
     node_scores = rng.random(graph.node_count)
     # WHEN scored per segment
     scores = graph.segment_scores(node_scores)
     # THEN each is the sum over the segment's distinct nodes, and the counts are per-node segment frequencies
     by_segment: dict[int, set[int]] = {}
-    for s, d, seg in zip(graph.edge_src, graph.edge_dst, graph.edge_segment, strict=True):
-        by_segment.setdefault(int(seg), set()).update((int(s), int(d)))
+    for j, (s, d) in enumerate(zip(src.tolist(), dst.tolist(), strict=True)):  # edge j is in segment j % 17
+        [position] = np.flatnonzero(graph.segment_keys == _key(j % 17).rstrip(b"\x00")).tolist()
+        by_segment.setdefault(position, set()).update(graph.node_indices([_key(s), _key(d)]).tolist())
     for seg, nodes in by_segment.items():
         assert scores[seg] == pytest.approx(node_scores[sorted(nodes)].sum(), rel=1e-12)
     frequency = graph.segment_frequency()

@@ -1,8 +1,11 @@
 """A user's knowledge graph as compact arrays: built once from the database, cached, used by PPR.
 
 Nodes are canonical entities and literal objects (leaf nodes, spec 001 "worldmm_triples"); every
-triple is one undirected edge labelled by its triple id. The adjacency is kept pre-normalised
-(S = D^-1/2 A D^-1/2) so a query runs PPR without touching anything but this object.
+triple is one undirected edge. The adjacency is kept pre-normalised (S = D^-1/2 A D^-1/2) so a query runs
+PPR without touching anything but this object. Semantic graphs keep the edge list (subject, object and
+triple id per edge: the semantic retriever ranks triples); episodic graphs rank segments through the
+segment x node incidence and leave it out, which makes their snapshots (read from Redis on a cold start)
+more than 60% smaller.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
     from worldmm.db.engine import Database
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 _MAGIC = b"WMMG"  # the snapshot layout is worldmm.graph.snapshot's
 
 # A node key is 16 bytes: the canonical entity's uuid, or a hash of a literal object's lower-cased text.
@@ -79,10 +82,9 @@ class UserGraph:
     indptr: np.ndarray
     indices: np.ndarray
     norm_data: np.ndarray  # float64 values of D^-1/2 A D^-1/2
-    edge_src: np.ndarray  # int32 node index per triple
+    edge_src: np.ndarray  # int32 node index per triple; this and the next two are empty without the edge list
     edge_dst: np.ndarray
     edge_triple: np.ndarray  # S16 triple id per edge
-    edge_segment: np.ndarray  # int32 index into segment_keys per edge
     segment_keys: np.ndarray  # S16 distinct segment ids
     segment_indptr: np.ndarray  # CSR rows of the binary segment x node incidence (distinct nodes)
     segment_nodes: np.ndarray
@@ -95,7 +97,8 @@ class UserGraph:
 
     @property
     def edge_count(self) -> int:
-        return int(self.edge_src.shape[0])
+        """Triples in the graph (each adds 1 to both ends' degree, a self-loop 2 to its one end)."""
+        return round(float(self.degree.sum()) / 2)
 
     def normalized_adjacency(self, *, single: bool = False) -> csr_matrix:
         """S = D^-1/2 A D^-1/2 as a scipy CSR matrix sharing the arrays (`single`: a float32 copy)."""
@@ -150,7 +153,7 @@ class UserGraph:
         """
         import numpy as np
 
-        if self.edge_count == 0:
+        if self.segment_keys.shape[0] == 0:
             return np.zeros((0, *np.shape(node_scores)[1:]))
         # One CSR product over the segment x node incidence: the same additions in the same order as
         # np.add.reduceat(node_scores[segment_nodes], ...), without the gathered temporary.
@@ -188,6 +191,8 @@ class UserGraph:
         """Score per triple edge: score(subject) + score(object) (spec 001 semantic scoring)."""
         import numpy as np
 
+        if self.edge_src.shape[0] != self.edge_count:
+            raise ValueError("this graph was built without its edge list (keep_edges=False)")
         return np.asarray(node_scores[self.edge_src] + node_scores[self.edge_dst])
 
     # --- serialisation ---------------------------------------------------------------------------
@@ -213,7 +218,6 @@ _FIELDS = (
     "edge_src",
     "edge_dst",
     "edge_triple",
-    "edge_segment",
     "segment_keys",
     "segment_indptr",
     "segment_nodes",
@@ -233,10 +237,14 @@ def graph_from_edges(
     triple_keys: Sequence[bytes] | np.ndarray,
     segment_keys: Sequence[bytes] | np.ndarray,
     segment_end_s: Sequence[float] | np.ndarray | None = None,
+    *,
+    keep_edges: bool = True,
 ) -> UserGraph:
     """Build the compact graph from parallel edge lists (or S16 arrays) of 16-byte keys.
 
     `segment_end_s`: per edge, when its segment ended (epoch seconds); unknown (NaN) when not given.
+    `keep_edges`: keep the edge list (`edge_src`, `edge_dst`, `edge_triple`) that `edge_scores` needs;
+    without it the graph holds the adjacency and the segments only.
     """
     import numpy as np
     from scipy.sparse import coo_matrix
@@ -254,7 +262,6 @@ def graph_from_edges(
             edge_src=empty_i,
             edge_dst=empty_i,
             edge_triple=empty_s16,
-            edge_segment=empty_i,
             segment_keys=empty_s16,
             segment_indptr=np.zeros(1, dtype=np.int64),
             segment_nodes=empty_i,
@@ -291,17 +298,18 @@ def graph_from_edges(
     )
     pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])]
     segment_of_pair = pairs // n
-    segment_indptr = np.searchsorted(segment_of_pair, np.arange(seg_keys.shape[0] + 1)).astype(np.int64)
+    segment_indptr = np.searchsorted(segment_of_pair, np.arange(seg_keys.shape[0] + 1)).astype(
+        np.int64 if pairs.size > 2**31 - 1 else np.int32
+    )
     return UserGraph(
         node_keys=node_keys,
         degree=degree,
         indptr=adjacency.indptr.astype(np.int64 if adjacency.nnz > 2**31 - 1 else np.int32),
         indices=adjacency.indices.astype(np.int32),
         norm_data=norm_data,
-        edge_src=src,
-        edge_dst=dst,
-        edge_triple=np.array(triple_keys, dtype="S16"),
-        edge_segment=seg_index.astype(np.int32),
+        edge_src=src if keep_edges else np.zeros(0, dtype=np.int32),
+        edge_dst=dst if keep_edges else np.zeros(0, dtype=np.int32),
+        edge_triple=np.array(triple_keys if keep_edges else [], dtype="S16"),
         segment_keys=seg_keys,
         segment_indptr=segment_indptr,
         segment_nodes=(pairs % n).astype(np.int32),
@@ -363,7 +371,14 @@ def build_graph(db: Database, key: GraphKey) -> UserGraph:
     import numpy as np
 
     rows = np.frombuffer(bytes(packed), dtype=np.dtype(_PACKED))
-    return graph_from_edges(rows["subject"], rows["object"], rows["triple"], rows["segment"], rows["end_s"])
+    return graph_from_edges(
+        rows["subject"],
+        rows["object"],
+        rows["triple"],
+        rows["segment"],
+        rows["end_s"],
+        keep_edges=key.memory_type == MemoryType.SEMANTIC,
+    )
 
 
 def key_to_uuid(key: bytes) -> uuid.UUID:
