@@ -7,7 +7,6 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -27,6 +26,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from worldmm.db.vector_type import BinaryVector
 
 
 class Base(DeclarativeBase):
@@ -98,7 +99,7 @@ class Segment(Base):
     error: Mapped[str | None] = mapped_column(Text)
     claim_token: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # migration 0002
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    caption_embedding: Mapped[Any] = mapped_column(Vector(), nullable=True)
+    caption_embedding: Mapped[Any] = mapped_column(BinaryVector(), nullable=True)
     search_tsv: Mapped[Any] = mapped_column(
         TSVECTOR,
         Computed(
@@ -123,7 +124,7 @@ class Entity(Base):
     )
     surface_form: Mapped[str] = mapped_column(String(512))
     canonical_name: Mapped[str | None] = mapped_column(String(512))
-    embedding: Mapped[Any] = mapped_column(Vector(), nullable=True)
+    embedding: Mapped[Any] = mapped_column(BinaryVector(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
@@ -162,7 +163,7 @@ class Triple(Base):
         UUID(as_uuid=True), ForeignKey("worldmm_entities.id", ondelete="CASCADE")
     )
     object_literal: Mapped[str | None] = mapped_column(String(1024))
-    embedding: Mapped[Any] = mapped_column(Vector(), nullable=True)
+    embedding: Mapped[Any] = mapped_column(BinaryVector(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     valid_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     invalidated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -182,7 +183,7 @@ class VisualEmbedding(Base):
         UUID(as_uuid=True), ForeignKey("worldmm_segments.id", ondelete="CASCADE")
     )
     user_id: Mapped[str] = mapped_column(String(128))
-    embedding: Mapped[Any] = mapped_column(Vector())
+    embedding: Mapped[Any] = mapped_column(BinaryVector())
     model: Mapped[str | None] = mapped_column(String(256))
     timestamp: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 from typing import Any, Protocol
@@ -91,25 +92,32 @@ class S3ObjectStore:
 
 
 class DirectoryObjectStore:
-    """ObjectStore on a directory: key `a/b/c.jpg` is the file `<root>/a/b/c.jpg`."""
+    """ObjectStore on a directory: key `a/b/c.jpg` is the file `<root>/a/b/c.jpg`.
+
+    Keys are checked by their text, as S3 keys are: no empty, `.` or `..` segment, no leading `/`, no NUL
+    or backslash, so a key never names a file outside the root (only this process writes under it).
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self._root = str(self.root)
 
-    def _path(self, key: str) -> Path:
-        path = (self.root / key).resolve()
-        if not path.is_relative_to(self.root) or not key or key.startswith("/"):
+    def _path(self, key: str) -> str:
+        if not key or key.startswith("/") or "\\" in key or "\x00" in key:
             raise ValueError(f"invalid object key {key!r}")
-        return path
+        if any(part in ("", ".", "..") for part in key.split("/")):
+            raise ValueError(f"invalid object key {key!r}")
+        return f"{self._root}/{key}"
 
     def get(self, key: str) -> bytes:
-        path = self._path(key)
-        if not path.is_file():
-            raise ObjectNotFound(key)
-        return path.read_bytes()
+        try:
+            with open(self._path(key), "rb") as file:
+                return file.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(key) from None
 
     def put(self, key: str, data: bytes) -> None:
-        path = self._path(key)
+        path = Path(self._path(key))
         path.parent.mkdir(parents=True, exist_ok=True)
         # A writer-unique temporary name: concurrent puts of one key must not share a temp file.
         tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
@@ -122,18 +130,18 @@ class DirectoryObjectStore:
     def list(self, prefix: str) -> list[str]:
         # Walk only the deepest directory the prefix names, not the whole store.
         folder = prefix.rpartition("/")[0]
-        start = self._path(folder) if folder else self.root
-        if not start.is_dir():
-            return []
-        keys = (
-            p.relative_to(self.root).as_posix()
-            for p in start.rglob("*")
-            if p.is_file() and not p.name.endswith(".part")
-        )
+        start = self._path(folder) if folder else self._root
+        skip = len(self._root) + 1
+        keys = [
+            f"{directory[skip:]}/{name}" if len(directory) > skip else name
+            for directory, _, files in os.walk(start)
+            for name in files
+            if not name.endswith(".part")
+        ]
         return sorted(k for k in keys if k.startswith(prefix))
 
     def exists(self, key: str) -> bool:
-        return self._path(key).is_file()
+        return os.path.isfile(self._path(key))
 
     def delete_prefix(self, prefix: str) -> int:
         """Erase every file under the folder `prefix` names (forget-me); returns how many files went."""
@@ -141,7 +149,7 @@ class DirectoryObjectStore:
 
         if not prefix.endswith("/"):
             raise ValueError(f"refusing to erase {prefix!r}: a prefix must name a folder")
-        folder = self._path(prefix.rstrip("/"))
+        folder = Path(self._path(prefix.rstrip("/")))
         if folder == self.root or not folder.is_dir():
             return 0
         deleted = sum(1 for p in folder.rglob("*") if p.is_file())
