@@ -98,7 +98,8 @@ def run(nodes: int, edges: int, queries: int, seeds_per_query: int, seed: int) -
     graph = loaded
     npz_ms = min(_npz_load_ms(graph) for _ in range(3))
     # the original node id of each compact node (keys16 is sorted, so a binary search finds it)
-    original = np.searchsorted(keys16, graph.node_keys)
+    original = np.empty(graph.node_count, dtype=np.int64)
+    original[graph.key_nodes] = np.searchsorted(keys16, graph.node_keys)
     edge_list = list(zip(src.tolist(), dst.tolist(), strict=True))  # what a per-query rebuild starts from
 
     present = np.unique(np.concatenate([src, dst]))

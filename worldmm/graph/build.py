@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from worldmm.db.engine import Database
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 _MAGIC = b"WMMG"  # the snapshot layout is worldmm.graph.snapshot's
 
 # A node key is 16 bytes: the canonical entity's uuid, or a hash of a literal object's lower-cased text.
@@ -77,7 +77,8 @@ class GraphKey:
 class UserGraph:
     """The compact graph: normalised CSR adjacency, node keys, edges labelled by triples and segments."""
 
-    node_keys: np.ndarray  # S16, sorted: node index -> 16-byte key (entity uuid or literal hash)
+    node_keys: np.ndarray  # S16, sorted: the 16-byte keys (entity uuid or literal hash) for look-up
+    key_nodes: np.ndarray  # int32 node index of each key in node_keys
     degree: np.ndarray  # float64 weighted degree (self-loops count twice, as in igraph)
     indptr: np.ndarray
     indices: np.ndarray
@@ -144,7 +145,7 @@ class UserGraph:
         wanted = np.unique(np.array(keys, dtype="S16"))
         pos = np.searchsorted(self.node_keys, wanted)
         pos = np.clip(pos, 0, self.node_count - 1)
-        return np.asarray(pos[self.node_keys[pos] == wanted], dtype=np.int64)
+        return np.asarray(self.key_nodes[pos[self.node_keys[pos] == wanted]], dtype=np.int64)
 
     def segment_scores(self, node_scores: np.ndarray) -> np.ndarray:
         """Score per segment: the summed node score of the distinct nodes of the segment's triples.
@@ -211,6 +212,7 @@ class UserGraph:
 
 _FIELDS = (
     "node_keys",
+    "key_nodes",
     "degree",
     "indptr",
     "indices",
@@ -255,6 +257,7 @@ def graph_from_edges(
         empty_i = np.zeros(0, dtype=np.int32)
         return UserGraph(
             node_keys=empty_s16,
+            key_nodes=empty_i,
             degree=np.zeros(0),
             indptr=np.zeros(1, dtype=np.int32),
             indices=empty_i,
@@ -271,8 +274,13 @@ def graph_from_edges(
     subjects = np.array(subject_keys, dtype="S16")
     objects = np.array(object_keys, dtype="S16")
     node_keys, inverse = np.unique(np.concatenate([subjects, objects]), return_inverse=True)
-    src = inverse[:m].astype(np.int32)
-    dst = inverse[m:].astype(np.int32)
+    # Nodes are numbered by falling degree (ties by key): the hubs' entries of every product's vector
+    # then share cache lines, which makes a sparse product ~1/3 faster on a memory graph (bench_ppr).
+    key_degree = np.bincount(inverse, minlength=node_keys.shape[0])
+    key_nodes = np.empty(node_keys.shape[0], dtype=np.int32)
+    key_nodes[np.argsort(-key_degree, kind="stable")] = np.arange(node_keys.shape[0], dtype=np.int32)
+    src = key_nodes[inverse[:m]]
+    dst = key_nodes[inverse[m:]]
     seg_keys, seg_first, seg_index = np.unique(
         np.array(segment_keys, dtype="S16"), return_inverse=True, return_index=True
     )
@@ -303,6 +311,7 @@ def graph_from_edges(
     )
     return UserGraph(
         node_keys=node_keys,
+        key_nodes=key_nodes,
         degree=degree,
         indptr=adjacency.indptr.astype(np.int64 if adjacency.nnz > 2**31 - 1 else np.int32),
         indices=adjacency.indices.astype(np.int32),
