@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Protocol
 from worldmm.db.ports import DatabasePorts
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.db.engine import Database
     from worldmm.graph.cache import GraphCache
     from worldmm.ingest.storage import ObjectStore
@@ -26,11 +25,8 @@ class ComposePorts(Protocol):
     def db(self) -> Database: ...
 
 
-class HybridPorts(ComposePorts, Protocol):
+class HybridPorts(DatabasePorts, ComposePorts, Protocol):
     """Hybrid and semantic search: the query embedder, the database, the cached lexical indexes and graphs."""
-
-    @property
-    def settings(self) -> Settings: ...
 
     @property
     def embedder(self) -> TextEmbedder: ...
