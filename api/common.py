@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -21,7 +20,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from pydantic import BaseModel, ValidationError
 
-from worldmm.errors import WorldMMError
+from worldmm.errors import ErrorBody, FieldError, WorldMMError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -31,12 +30,12 @@ logger = Logger(service="worldmm-api", child=True)
 _FIXED_MESSAGES = {401: "Unauthorized", 403: "Forbidden", 500: "Internal server error"}
 
 
-def error_response(status_code: int, message: str, **extra: Any) -> Response:
-    """A JSON error body `{"message": ...}` as API Gateway writes its own."""
+def error_response(status_code: int, message: str, errors: list[FieldError] | None = None) -> Response:
+    """A JSON error body `{"message": ...}` as API Gateway writes its own (the document's `Error`)."""
     return Response(
         status_code=status_code,
         content_type=content_types.APPLICATION_JSON,
-        body=json.dumps({"message": message, **extra}),
+        body=ErrorBody(message=message, errors=errors).model_dump_json(exclude_none=True),
     )
 
 
@@ -64,7 +63,8 @@ def make_app() -> APIGatewayHttpResolver:
     @app.exception_handler(ValidationError)
     def _invalid_input(exc: ValidationError) -> Response:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        return error_response(400, "Invalid request", errors=json.loads(json.dumps(errors, default=str)))
+        fields = [FieldError(type=e["type"], loc=list(e["loc"]), msg=e["msg"]) for e in errors]
+        return error_response(400, "Invalid request", fields)
 
     return app
 
@@ -112,7 +112,7 @@ def _plain_response(status_code: int, message: str) -> dict[str, Any]:
     return {
         "statusCode": status_code,
         "headers": {"Content-Type": content_types.APPLICATION_JSON},
-        "body": json.dumps({"message": message}),
+        "body": ErrorBody(message=message).model_dump_json(exclude_none=True),
         "isBase64Encoded": False,
     }
 

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
+
+class FieldError(BaseModel):
+    """One invalid field of a 400: pydantic's error type, where it is, and what is wrong."""
+
+    type: str
+    loc: list[str | int]
+    msg: str
+
+
+class ErrorBody(BaseModel):
+    """The JSON body of every error answer, the API's and API Gateway's own (`{"message": ...}`)."""
+
+    message: str
+    errors: list[FieldError] | None = None
+
 
 class WorldMMError(Exception):
     """Base of every error the library raises on purpose."""

@@ -41,24 +41,29 @@ class StartSessionResult(BaseModel):
     expectedFrames: int
 
 
-class PresignFramesRequest(BaseModel):
-    """Ask for PUT URLs for frames `start .. start+count-1` of one window."""
+SESSION_ID_PATTERN = r"^[0-9A-HJKMNP-TV-Z]{26}$"
+"""Session ids are server-made ULIDs; any other id names no session (403, as another user's would)."""
 
-    model_config = ConfigDict(extra="forbid")
+
+class PresignFramesRequest(BaseModel):
+    """Ask for PUT URLs for frames `start .. start+count-1` of one window (the service checks the window's
+    bounds, which come from settings; the OpenAPI document states them)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     windowIndex: int = Field(ge=0)
     count: int = Field(ge=1)
     start: int = Field(default=0, ge=0)
-    contentType: str = "image/jpeg"
+    contentType: str = Field(default="image/jpeg", json_schema_extra={"enum": list(FRAME_CONTENT_TYPES)})
 
 
 class PresignAudioRequest(BaseModel):
     """Ask for the PUT URL of one window's audio chunk."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     windowIndex: int = Field(ge=0)
-    contentType: str = "audio/wav"
+    contentType: str = Field(default="audio/wav", json_schema_extra={"enum": list(AUDIO_CONTENT_TYPES)})
 
 
 class PresignedUpload(BaseModel):

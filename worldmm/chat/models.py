@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -14,6 +13,11 @@ Role = Literal["user", "assistant"]
 def iso_timestamp(moment: datetime) -> str:
     """ISO 8601 in UTC with fixed microsecond width, so strings sort as the instants they name."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+CURSOR_PATTERN = r"^(?:[A-Za-z0-9_-]{1,4000}\.[A-Za-z0-9_-]{43})?$"
+"""A page cursor as the server issues it (`worldmm.chat.cursor`): base64url position, '.', base64url
+HMAC-SHA256. Opaque: only a cursor the server issued for the same listing is accepted; empty is no cursor."""
 
 
 class ChatMessage(BaseModel):
@@ -39,19 +43,20 @@ class MessagesPage(BaseModel):
     """A page of a chat's messages, newest first; `next_cursor` is opaque, None on the last page."""
 
     messages: list[ChatMessage]
-    next_cursor: str | None = None
+    next_cursor: str | None = Field(default=None, pattern=CURSOR_PATTERN)
 
 
 class ChatsPage(BaseModel):
     """A page of the user's chats, newest activity first."""
 
     conversations: list[ChatSummary]
-    next_cursor: str | None = None
+    next_cursor: str | None = Field(default=None, pattern=CURSOR_PATTERN)
 
 
 class _Request(BaseModel):
-    # Unknown fields (a client-sent user_id or message_id) are dropped, never trusted (spec 004 §3).
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+    # Unknown fields (a client-sent user_id or message_id) are dropped, never trusted (spec 004 §3). Strict:
+    # a JSON body's types are what the OpenAPI document says (no `false` for a string, no "5" for a number).
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True, strict=True)
 
 
 MAX_QUESTION_CHARS = 2000
@@ -61,38 +66,36 @@ search, model call or write. Documented in README "Chat API" and the OpenAPI sch
 CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 """Chat ids are server-made (uuid4); anything else names no chat."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_CHARS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
+QUESTION_PATTERN = rf"^[^{_CONTROL_CHARS}]*[^\s{_CONTROL_CHARS}][^{_CONTROL_CHARS}]*$"
+"""A question holds something besides whitespace and no control characters (NUL and the like cannot be
+stored in PostgreSQL text and are never a question); the server checks it after trimming."""
+
 
 
 class ChatRequest(_Request):
     """Body of POST /memories/chat and /memories/chat/verbose."""
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=QUESTION_PATTERN)
     chat_id: str | None = Field(default=None, pattern=CHAT_ID_PATTERN)
-
-    @field_validator("question")
-    @classmethod
-    def _printable(cls, value: str) -> str:
-        # NUL and other control characters cannot be stored (PostgreSQL text) and are never a question.
-        if _CONTROL.search(value):
-            raise ValueError("the question contains control characters")
-        return value
 
 
 class ListChatsRequest(_Request):
     """Body of POST /chats/list; a limit above the maximum is clamped by the repository."""
 
-    cursor: str | None = Field(default=None, max_length=4096)
+    cursor: str | None = Field(default=None, max_length=4096, pattern=CURSOR_PATTERN)
     limit: int | None = Field(default=None, ge=1)
 
-    @field_validator("cursor", mode="before")
+    @field_validator("cursor")
     @classmethod
-    def _empty_cursor_is_none(cls, value: Any) -> Any:
+    def _empty_cursor_is_none(cls, value: str | None) -> str | None:
         return value or None
 
 
 class MessagesQuery(ListChatsRequest):
-    """Query string of GET /chats/messages."""
+    """Query string of GET /chats/messages (every value arrives as text: `limit` is parsed from it)."""
+
+    model_config = ConfigDict(strict=False)
 
     chat_id: str = Field(pattern=CHAT_ID_PATTERN)
 

@@ -183,7 +183,7 @@ class Gateway:
         return Response(b"", status_code=200)
 
     async def openapi(self, request: Request) -> Response:
-        return JSONResponse(openapi_document())
+        return JSONResponse(openapi_document(self.services.settings))
 
 
 def local_capture_service(

@@ -1,30 +1,54 @@
 """The OpenAPI 3.1 document of the HTTP API, generated from the route table and its pydantic models.
 
-`python -m worldmm.gateway.openapi > openapi.json` writes the committed copy; the gateway serves the same
-document at `/openapi.json`.
+`python -m worldmm.gateway.openapi` writes the committed copies (`openapi.json` and `docs/openapi.json`);
+the gateway serves the same document, for its own settings, at `/openapi.json`. Every request schema is
+the model's JSON schema in validation mode (what the handler parses with), every answer's the model's in
+serialization mode (what it writes); the bounds the capture service checks against settings are stated
+from those settings; each route lists every status it answers, and links say which answer's values the
+next route takes (the capture flow, chat → messages).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from worldmm.config import Settings
+from worldmm.errors import ErrorBody
 from worldmm.gateway.routes import ROUTES, ApiRoute
 
-_ERROR = {"$ref": "#/components/schemas/Error"}
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = (ROOT / "openapi.json", ROOT / "docs" / "openapi.json")
+
+_ERROR = {"$ref": "#/components/schemas/ErrorBody"}
+
+# Statuses every route can answer: the JWT authorizer's 401 and `api.common.resolve`'s 500.
+_EVERY_ROUTE = (401, 500)
+_STATUS_TEXT = {
+    400: "Invalid request: the body, the query or a cursor (a 400 from validation names the fields in `errors`)",
+    401: "Missing or invalid bearer token (the JWT authorizer's answer; the handler never ran)",
+    403: "No such session or chat for the caller: another user's and a missing one read the same",
+    404: "No such route: a path parameter that is empty or holds '/' (API Gateway's own answer)",
+    500: "Internal server error",
+    503: "Memory cannot be reached right now: nothing was answered or saved; retry after `Retry-After` seconds",
+}
+_RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer", "minimum": 1}}}
 
 
 def _models() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
-    """Request bodies as they are validated, responses as they are serialised."""
+    """Request bodies as they are validated, responses (and the error body) as they are serialised."""
     seen: dict[tuple[str, str], tuple[type[BaseModel], JsonSchemaMode]] = {}
     for route in ROUTES:
         if route.body is not None:
             seen.setdefault((route.body.__name__, "validation"), (route.body, "validation"))
         seen.setdefault((route.response.__name__, "serialization"), (route.response, "serialization"))
+    seen[(ErrorBody.__name__, "serialization")] = (ErrorBody, "serialization")
     return [seen[key] for key in sorted(seen)]
 
 
@@ -32,51 +56,96 @@ def _response(description: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
-def _operation(route: ApiRoute, refs: dict[str, str]) -> dict[str, Any]:
-    op: dict[str, Any] = {
-        "operationId": route.function.removesuffix("Function"),
-        "summary": route.summary,
-        "security": [{"bearerAuth": []}],
-        "responses": {
-            str(route.status): _response("OK", {"$ref": refs[route.response.__name__]}),
-            "400": _response("Invalid request", _ERROR),
-            "401": _response("Missing or invalid bearer token", _ERROR),
-            "403": _response("Not the caller's", _ERROR),
-        },
+def _links(route: ApiRoute) -> dict[str, Any]:
+    return {
+        link.name: {
+            "operationId": link.target.removesuffix("Function"),
+            "parameters": dict(link.parameters),
+            "description": link.description,
+        }
+        for link in route.links
     }
-    parameters = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _responses(route: ApiRoute, refs: dict[str, str]) -> dict[str, Any]:
+    ok = _response("OK" if route.status == 200 else "Created", {"$ref": refs[route.response.__name__]})
+    if route.links:
+        ok["links"] = _links(route)
+    responses = {str(route.status): ok}
+    for status in sorted({*route.errors, *_EVERY_ROUTE}):
+        responses[str(status)] = _response(_STATUS_TEXT[status], _ERROR)
+        if status == 503:
+            responses[str(status)]["headers"] = _RETRY_AFTER
+    return responses
+
+
+def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
+    patterns = dict(route.path_patterns)
+    parameters: list[dict[str, Any]] = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string", **({"pattern": patterns[name]} if name in patterns else {})},
+        }
         for name in re.findall(r"{(\w+)}", route.path)
     ]
     if route.query is not None:
         schema = route.query.model_json_schema()
         required = set(schema.get("required", []))
         parameters += [
-            {"name": name, "in": "query", "required": name in required, "schema": prop}
+            {"name": name, "in": "query", "required": name in required, "schema": _query_value(prop)}
             for name, prop in schema["properties"].items()
         ]
-    if parameters:
+    return parameters
+
+
+def _query_value(prop: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter's schema: an optional field's `null` is the parameter being absent."""
+    branches = [b for b in prop.get("anyOf", []) if b.get("type") != "null"]
+    if len(branches) != 1:
+        return prop
+    rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+    return {**branches[0], **rest}
+
+
+def _operation(route: ApiRoute, refs: dict[str, str]) -> dict[str, Any]:
+    op: dict[str, Any] = {
+        "operationId": route.operation_id,
+        "summary": route.summary,
+        "security": [{"bearerAuth": []}],
+    }
+    if parameters := _parameters(route):
         op["parameters"] = parameters
     if route.body is not None:
         op["requestBody"] = {
-            "required": False,
+            "required": route.body_required,
             "content": {"application/json": {"schema": {"$ref": refs[route.body.__name__]}}},
         }
+    op["responses"] = _responses(route, refs)
     return op
 
 
-def openapi_document() -> dict[str, Any]:
-    """The document: one path item per route, component schemas from the models, bearer JWT security."""
+def _capture_bounds(schemas: dict[str, Any], settings: Settings) -> None:
+    """The window and frame bounds the capture service checks against `settings`, stated in the schemas."""
+    frames = schemas["PresignFramesRequest"]["properties"]
+    frames["windowIndex"]["maximum"] = settings.capture_max_window_index
+    frames["count"]["maximum"] = settings.capture_expected_frames
+    frames["start"]["maximum"] = settings.capture_expected_frames - 1
+    schemas["PresignFramesRequest"]["description"] += (
+        f" A window holds frames 0..{settings.capture_expected_frames - 1}: start + count past that is a 400."
+    )
+    schemas["PresignAudioRequest"]["properties"]["windowIndex"]["maximum"] = settings.capture_max_window_index
+
+
+def openapi_document(settings: Settings | None = None) -> dict[str, Any]:
+    """The document for `settings` (the settings' defaults when None): paths, schemas, bearer JWT security."""
+    settings = settings or Settings.model_construct()
     models = _models()
     keys, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
     refs = {model.__name__: keys[(model, mode)]["$ref"] for model, mode in models}
     schemas: dict[str, Any] = dict(sorted(defs.get("$defs", {}).items()))
-    schemas["Error"] = {
-        "type": "object",
-        "properties": {"message": {"type": "string"}},
-        "required": ["message"],
-        "title": "Error",
-    }
+    _capture_bounds(schemas, settings)
     paths: dict[str, dict[str, Any]] = {}
     for route in sorted(ROUTES, key=lambda r: (r.path, r.method)):
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, refs)
@@ -85,7 +154,11 @@ def openapi_document() -> dict[str, Any]:
         "info": {
             "title": "WorldMM Live Memory",
             "version": "1",
-            "description": "Capture sessions and questions over the caller's memories (bearer JWT; `sub` is the user).",
+            "description": (
+                "Capture sessions and questions over the caller's memories (bearer JWT; `sub` is the user). "
+                "Cursors are opaque: pass back the `next_cursor` the server gave for the same listing. "
+                "A method a path does not declare is a 404, as API Gateway answers it."
+            ),
         },
         "paths": paths,
         "components": {
@@ -95,10 +168,37 @@ def openapi_document() -> dict[str, Any]:
     }
 
 
-def render() -> str:
-    """The document as the committed `openapi.json` holds it."""
-    return json.dumps(openapi_document(), indent=2, sort_keys=False) + "\n"
+def render(settings: Settings | None = None) -> str:
+    """The document as the committed `openapi.json` (and `docs/openapi.json`) holds it."""
+    return json.dumps(openapi_document(settings), indent=2, sort_keys=False) + "\n"
+
+
+def write(paths: tuple[Path, ...] = COMMITTED) -> list[Path]:
+    """Write the document (for the settings' defaults) to `paths`; returns those that changed."""
+    text = render()
+    changed = []
+    for path in paths:
+        if not path.exists() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            changed.append(path)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m worldmm.gateway.openapi [--check]`: write the committed copies, or fail if they drifted."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a committed copy differs")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = [str(p) for p in COMMITTED if not p.exists() or p.read_text() != render()]
+        if stale:
+            print("stale: " + ", ".join(stale) + " (regenerate: python -m worldmm.gateway.openapi)")
+        return 1 if stale else 0
+    for path in write():
+        print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    print(render(), end="")
+    raise SystemExit(main())

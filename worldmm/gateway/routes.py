@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from worldmm.capture.models import (
+    SESSION_ID_PATTERN,
     EndSessionResult,
     PresignAudioRequest,
     PresignFramesRequest,
@@ -29,8 +30,22 @@ from worldmm.chat.models import (
 
 
 @dataclass(frozen=True)
+class ApiLink:
+    """An OpenAPI link: a value of this route's answer (or request) that another route takes."""
+
+    name: str
+    target: str  # the function (operation) it leads to
+    parameters: tuple[tuple[str, str], ...]  # (target parameter, runtime expression)
+    description: str
+
+
+@dataclass(frozen=True)
 class ApiRoute:
-    """One `Method Path` of the HTTP API (path parameters in template.yaml's `{name}` form)."""
+    """One `Method Path` of the HTTP API (path parameters in template.yaml's `{name}` form).
+
+    `errors` are the 4xx/5xx statuses its handler answers besides those every route can (401 from the
+    authorizer, 500 from `api.common.resolve`); `body_required` is whether an absent body is a 400.
+    """
 
     function: str  # template.yaml logical id of the function serving it
     method: str
@@ -41,43 +56,94 @@ class ApiRoute:
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
     status: int = 200
+    errors: tuple[int, ...] = ()
+    body_required: bool = True
+    path_patterns: tuple[tuple[str, str], ...] = ()  # (path parameter, the pattern of the ids it names)
+    links: tuple[ApiLink, ...] = ()
 
     @property
     def route_key(self) -> str:
         return f"{self.method} {self.path}"
+
+    @property
+    def operation_id(self) -> str:
+        return self.function.removesuffix("Function")
+
+
+def _session_link(name: str, target: str, expression: str, what: str) -> ApiLink:
+    return ApiLink(name, target, (("id", expression),), what)
+
+
+_FROM_STARTED = "$response.body#/sessionId"
+_FROM_PATH = "$request.path.id"
+_SESSION = (("id", SESSION_ID_PATTERN),)
+_READ_CHAT = ApiLink(
+    "ReadMessages", "ChatMessagesFunction", (("chat_id", "$response.body#/chat_id"),),
+    "The messages of the chat this answer was saved to",
+)
 
 
 ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "CaptureStartFunction", "POST", "/sessions", "api.capture.start.app",
         "Start a capture session", StartSessionResult, status=201,
+        links=(
+            _session_link("UploadFrames", "CaptureFramesFunction", _FROM_STARTED, "Upload URLs for its frames"),
+            _session_link("UploadAudio", "CaptureAudioFunction", _FROM_STARTED, "Upload URLs for its audio"),
+            _session_link("EndSession", "CaptureEndFunction", _FROM_STARTED, "End it"),
+        ),
     ),
     ApiRoute(
         "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "api.capture.frames.app",
         "Upload URLs for a window's frames", PresignResult, body=PresignFramesRequest,
+        errors=(400, 403, 404), path_patterns=_SESSION,
+        links=(
+            _session_link("UploadAudio", "CaptureAudioFunction", _FROM_PATH, "The same session's audio"),
+            _session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),
+        ),
     ),
     ApiRoute(
         "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "api.capture.audio.app",
         "The upload URL for a window's audio chunk", PresignResult, body=PresignAudioRequest,
+        errors=(400, 403, 404), path_patterns=_SESSION,
+        links=(_session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),),
     ),
     ApiRoute(
         "CaptureEndFunction", "POST", "/sessions/{id}/end", "api.capture.end.app",
         "End a session and close its open windows", EndSessionResult,
+        errors=(403, 404), path_patterns=_SESSION,
     ),
     ApiRoute(
         "ChatFunction", "POST", "/memories/chat", "api.memories.chat.app",
         "Answer a question from the caller's memories", ChatResponse, body=ChatRequest,
+        errors=(400, 403, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
         "ChatVerboseFunction", "POST", "/memories/chat/verbose", "api.memories.chat_verbose.app",
         "Answer with the agent's trace and citations", VerboseChatResponse, body=ChatRequest,
+        errors=(400, 403, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
         "ChatsListFunction", "POST", "/chats/list", "api.chats.list.app",
         "The caller's chats, newest activity first", ChatsPage, body=ListChatsRequest,
+        errors=(400,), body_required=False,
+        links=(
+            ApiLink(
+                "ReadMessages", "ChatMessagesFunction", (("chat_id", "$response.body#/conversations/0/id"),),
+                "The messages of the newest chat on this page",
+            ),
+        ),
     ),
     ApiRoute(
         "ChatMessagesFunction", "GET", "/chats/messages", "api.chats.messages.app",
         "A chat's messages, newest first", MessagesPage, query=MessagesQuery,
+        errors=(400, 403),
+        links=(
+            ApiLink(
+                "NextPage", "ChatMessagesFunction",
+                (("chat_id", "$request.query.chat_id"), ("cursor", "$response.body#/next_cursor")),
+                "The next (older) page of the same chat",
+            ),
+        ),
     ),
 )
