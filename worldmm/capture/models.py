@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldmm.wire import JsonInt
+
 FRAME_CONTENT_TYPES = ("image/jpeg",)
 AUDIO_CONTENT_TYPES = ("audio/wav", "audio/x-wav", "audio/wave")
 
@@ -49,20 +51,20 @@ class PresignFramesRequest(BaseModel):
     """Ask for PUT URLs for frames `start .. start+count-1` of one window (the service checks the window's
     bounds, which come from settings; the OpenAPI document states them)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid")
 
-    windowIndex: int = Field(ge=0)
-    count: int = Field(ge=1)
-    start: int = Field(default=0, ge=0)
+    windowIndex: JsonInt = Field(ge=0)
+    count: JsonInt = Field(ge=1)
+    start: JsonInt = Field(default=0, ge=0)
     contentType: str = Field(default="image/jpeg", json_schema_extra={"enum": list(FRAME_CONTENT_TYPES)})
 
 
 class PresignAudioRequest(BaseModel):
     """Ask for the PUT URL of one window's audio chunk."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid")
 
-    windowIndex: int = Field(ge=0)
+    windowIndex: JsonInt = Field(ge=0)
     contentType: str = Field(default="audio/wav", json_schema_extra={"enum": list(AUDIO_CONTENT_TYPES)})
 
 

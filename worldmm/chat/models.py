@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from worldmm.wire import MAX_JSON_INT, JsonInt
+
 Role = Literal["user", "assistant"]
 
 
@@ -54,9 +56,8 @@ class ChatsPage(BaseModel):
 
 
 class _Request(BaseModel):
-    # Unknown fields (a client-sent user_id or message_id) are dropped, never trusted (spec 004 §3). Strict:
-    # a JSON body's types are what the OpenAPI document says (no `false` for a string, no "5" for a number).
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True, strict=True)
+    # Unknown fields (a client-sent user_id or message_id) are dropped, never trusted (spec 004 §3).
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
 
 MAX_QUESTION_CHARS = 2000
@@ -84,7 +85,7 @@ class ListChatsRequest(_Request):
     """Body of POST /chats/list; a limit above the maximum is clamped by the repository."""
 
     cursor: str | None = Field(default=None, max_length=4096, pattern=CURSOR_PATTERN)
-    limit: int | None = Field(default=None, ge=1)
+    limit: JsonInt | None = Field(default=None, ge=1, le=MAX_JSON_INT)
 
     @field_validator("cursor")
     @classmethod
@@ -95,8 +96,7 @@ class ListChatsRequest(_Request):
 class MessagesQuery(ListChatsRequest):
     """Query string of GET /chats/messages (every value arrives as text: `limit` is parsed from it)."""
 
-    model_config = ConfigDict(strict=False)
-
+    limit: int | None = Field(default=None, ge=1, le=MAX_JSON_INT)
     chat_id: str = Field(pattern=CHAT_ID_PATTERN)
 
 

@@ -217,7 +217,9 @@ def create_app(
             yield
         notifications.close()
 
-    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    # Every method reaches `api`, which answers 404 where no route matches, as the HTTP API does (it has no
+    # CORS configuration, so OPTIONS too): never a 405 with an Allow header the deployed API would not send.
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
     app = Starlette(
         routes=[
             Route("/openapi.json", gateway.openapi, methods=["GET"]),
