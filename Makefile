@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the local profile end to end) and `make test` (the whole suite).
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench contract openapi
 
 setup: .venv/.installed
 .venv/.installed: pyproject.toml scripts/setup.sh
@@ -19,3 +19,11 @@ test: lint
 
 bench: setup
 	.venv/bin/python -m bench.run_all
+
+# The long API contract run before a release: schemathesis, every check and phase, against `worldmm serve`.
+contract: setup
+	.venv/bin/python -m bench.contract --max-time $${CONTRACT_SECONDS:-300} --out bench/results/contract.json
+
+# The OpenAPI document from the route table's models, written to openapi.json and docs/openapi.json.
+openapi: setup
+	.venv/bin/python -m worldmm.gateway.openapi

@@ -5,7 +5,7 @@ schemathesis with the committed `schemathesis.toml` (every check and phase, posi
 `--max-time` seconds; writes the run's summary as JSON and exits non-zero on any failure. The suite runs the
 same thing for a short, fixed-seed budget (tests/integration/test_api_contract.py).
 
-    python -m bench.contract --max-time 300 --seed 7 --out bench-results/contract.json
+    python -m bench.contract --max-time 300 --seed 7 --out bench/results/contract.json
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-time", type=int, default=300, help="seconds for the whole run")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=Path("bench-results/contract.json"))
+    parser.add_argument("--out", type=Path, default=Path("bench/results/contract.json"))
     parser.add_argument("--show-output", action="store_true", help="print schemathesis' own report")
     args = parser.parse_args(argv)
 
