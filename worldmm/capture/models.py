@@ -69,6 +69,8 @@ class PresignAudioRequest(BaseModel):
 
 
 class PresignedUpload(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # always written
+
     kind: UploadKind
     index: int | None = None
     key: str

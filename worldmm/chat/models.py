@@ -17,6 +17,9 @@ def iso_timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_ANSWER = ConfigDict(json_schema_serialization_defaults_required=True)  # every field is always written
+
+
 CURSOR_PATTERN = r"^(?:[A-Za-z0-9_-]{1,4000}\.[A-Za-z0-9_-]{43})?$"
 """A page cursor as the server issues it (`worldmm.chat.cursor`): base64url position, '.', base64url
 HMAC-SHA256. Opaque: only a cursor the server issued for the same listing is accepted; empty is no cursor."""
@@ -44,12 +47,16 @@ class ChatSummary(BaseModel):
 class MessagesPage(BaseModel):
     """A page of a chat's messages, newest first; `next_cursor` is opaque, None on the last page."""
 
+    model_config = _ANSWER
+
     messages: list[ChatMessage]
     next_cursor: str | None = Field(default=None, pattern=CURSOR_PATTERN)
 
 
 class ChatsPage(BaseModel):
     """A page of the user's chats, newest activity first."""
+
+    model_config = _ANSWER
 
     conversations: list[ChatSummary]
     next_cursor: str | None = Field(default=None, pattern=CURSOR_PATTERN)
