@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from tests.harness import embedded_postgres, make_settings, truncate_all
-    from tests.support_contract import contract_gateway, contract_services, contract_token, run_schemathesis
+    from tests.support_contract import contract_gateway, contract_services, contract_tokens, run_schemathesis
     from worldmm.db.engine import Database
     from worldmm.llm.scripted import ScriptedLLM
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         with contract_gateway(services) as gateway:
             run = run_schemathesis(
                 gateway.url,
-                contract_token(settings),
+                contract_tokens(settings),
                 max_time_s=args.max_time,
                 seed=args.seed,
                 workdir=Path(tmp) / "schemathesis",

@@ -10,7 +10,6 @@ is tested without editing anything here.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from worldmm.services import Services, set_services
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "schemathesis.toml"
 CONTRACT_USER = "contract-user"
+PEER_USER = "contract-peer"
 
 
 def contract_services(settings: Settings, db: Database, llm: ScriptedLLM, objects: Path) -> Services:
@@ -71,29 +71,48 @@ def summarize(report: dict[str, Any]) -> dict[str, Any]:
     return {key: report[key] for key in keep if key in report} or report
 
 
+def _with_identities(workdir: Path, tokens: dict[str, str]) -> Path:
+    """The committed config plus the run's users (a Web Fuzzing Commons auth file): the first makes the
+    requests, and `object_level_authorization` replays each read of its objects as every other."""
+    identities = workdir / "identities.json"
+    users = [
+        {"name": user, "fixedHeaders": [{"name": "Authorization", "value": f"Bearer {token}"}]}
+        for user, token in tokens.items()
+    ]
+    identities.write_text(json.dumps({"auth": users}))
+    config = workdir / "schemathesis.toml"
+    peers = ", ".join(json.dumps(user) for user in tokens)
+    # Pinned to the first user: otherwise an operation that answers 403 (an unknown id) is retried as the
+    # others, and the ids the first user's links supply would then be refused for good.
+    config.write_text(
+        CONFIG.read_text()
+        + f"\n[auth.wfc]\npath = {json.dumps(str(identities))}\nuser = {json.dumps(next(iter(tokens)))}\n"
+        + f"peers = [{peers}]\n"
+    )
+    return config
+
+
 def run_schemathesis(
     gateway_url: str,
-    token: str,
+    tokens: dict[str, str],
     *,
     max_time_s: int,
     seed: int,
     workdir: Path,
     extra: tuple[str, ...] = (),
 ) -> ContractRun:
-    """`st run` with the committed config against `gateway_url`'s document, as `token`'s user."""
+    """`st run` with the committed config against `gateway_url`'s document, as the first of `tokens`' users
+    (user -> bearer token), the others its peers for the object-level authorization check."""
     report_path = workdir / "schemathesis-report.json"
     workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(CONFIG, workdir / "schemathesis.toml")
     command = [
         sys.executable,
         "-m",
         "schemathesis.cli",
         "--config-file",
-        str(workdir / "schemathesis.toml"),
+        str(_with_identities(workdir, tokens)),
         "run",
         f"{gateway_url}/openapi.json",
-        "--header",
-        f"Authorization: Bearer {token}",
         "--seed",
         str(seed),
         "--max-time",
@@ -112,3 +131,8 @@ def run_schemathesis(
 def contract_token(settings: Settings, user: str = CONTRACT_USER) -> str:
     """A development token good for the whole run."""
     return issue_token(user, settings, ttl_s=3600)
+
+
+def contract_tokens(settings: Settings) -> dict[str, str]:
+    """The run's two users: the one that makes the requests, and a peer that must never see its objects."""
+    return {user: contract_token(settings, user) for user in (CONTRACT_USER, PEER_USER)}

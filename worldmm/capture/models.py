@@ -53,8 +53,8 @@ class PresignFramesRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    windowIndex: JsonInt = Field(ge=0)
-    count: JsonInt = Field(ge=1)
+    windowIndex: JsonInt = Field(ge=0, examples=[0])
+    count: JsonInt = Field(ge=1, examples=[1])
     start: JsonInt = Field(default=0, ge=0)
     contentType: str = Field(default="image/jpeg", json_schema_extra={"enum": list(FRAME_CONTENT_TYPES)})
 
@@ -64,7 +64,7 @@ class PresignAudioRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    windowIndex: JsonInt = Field(ge=0)
+    windowIndex: JsonInt = Field(ge=0, examples=[0])
     contentType: str = Field(default="audio/wav", json_schema_extra={"enum": list(AUDIO_CONTENT_TYPES)})
 
 

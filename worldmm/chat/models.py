@@ -84,7 +84,9 @@ stored in PostgreSQL text and are never a question); the server checks it after 
 class ChatRequest(_Request):
     """Body of POST /memories/chat and /memories/chat/verbose."""
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=QUESTION_PATTERN)
+    question: str = Field(
+        min_length=1, max_length=MAX_QUESTION_CHARS, pattern=QUESTION_PATTERN, examples=["Where did I leave my keys?"]
+    )
     chat_id: str | None = Field(default=None, pattern=CHAT_ID_PATTERN)
 
 
@@ -92,7 +94,7 @@ class ListChatsRequest(_Request):
     """Body of POST /chats/list; a limit above the maximum is clamped by the repository."""
 
     cursor: str | None = Field(default=None, max_length=4096, pattern=CURSOR_PATTERN)
-    limit: JsonInt | None = Field(default=None, ge=1, le=MAX_JSON_INT)
+    limit: JsonInt | None = Field(default=None, ge=1, le=MAX_JSON_INT, examples=[20])
 
     @field_validator("cursor")
     @classmethod
