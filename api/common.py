@@ -31,7 +31,7 @@ _FIXED_MESSAGES = {401: "Unauthorized", 403: "Forbidden", 500: "Internal server 
 
 
 def error_response(status_code: int, message: str, errors: list[FieldError] | None = None) -> Response:
-    """A JSON error body `{"message": ...}` as API Gateway writes its own (the document's `Error`)."""
+    """A JSON error body `{"message": ...}` as API Gateway writes its own (the document's `ErrorBody`)."""
     return Response(
         status_code=status_code,
         content_type=content_types.APPLICATION_JSON,
