@@ -164,3 +164,20 @@ def test_every_link_names_an_operation_and_its_parameters(gateway: RunningGatewa
     for _, link in links:
         names = {p["name"] for p in operations[link["operationId"]].get("parameters", [])}
         assert set(link["parameters"]) <= names, link
+
+
+def test_a_method_a_path_does_not_declare_is_404_as_on_the_http_api(
+    gateway: RunningGateway, contract: Services
+) -> None:
+    # GIVEN the served document and a valid token
+    document = httpx.get(f"{gateway.url}/openapi.json", timeout=10).json()
+    headers = {"Authorization": f"Bearer {contract_token(contract.settings)}"}
+    for path, item in document["paths"].items():
+        concrete = path.replace("{id}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
+        for method in {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} - {m.upper() for m in item}:
+            # WHEN a method the document does not list for the path is sent
+            answer = httpx.request(method, f"{gateway.url}{concrete}", headers=headers, timeout=10)
+            # THEN it is API Gateway's own 404, with no Allow header (the document says so in its description)
+            assert answer.status_code == 404 and answer.json() == {"message": "Not Found"}, (method, path)
+            assert "allow" not in answer.headers, (method, path)
+    assert "404" in document["info"]["description"]
