@@ -157,6 +157,11 @@ def test_openapi_json_is_committed_served_and_generated_from_the_models(api: str
     # AND it names every template route and every request and response model's fields
     paths = {(m.upper(), p) for p, ops in document["paths"].items() for m in ops}
     assert paths == {(m, p) for _, m, p in _template_routes()}
+    # AND each operation is named after the template function that serves it
+    operations = {
+        (op["operationId"] + "Function", m.upper(), p) for p, ops in document["paths"].items() for m, op in ops.items()
+    }
+    assert operations == _template_routes()
     schemas = document["components"]["schemas"]
     for route in ROUTES:
         for model in (route.body, route.response):
