@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from worldmm.config import Profile, Settings
+
 _PROC = Path("/proc")
 _BOOT_ID = _PROC / "sys" / "kernel" / "random" / "boot_id"
 SEPARATOR = "|"
@@ -67,6 +69,11 @@ def current_owner() -> ClaimOwner:
     """This process (computed per call: a forked child is a different owner)."""
     pid = os.getpid()
     return ClaimOwner(_host(), _read(_BOOT_ID), pid, _start_ticks(pid))
+
+
+def owner_for(settings: Settings) -> str | None:
+    """The owner a claim made now records: this process on the local profile, none on aws (lease only)."""
+    return str(current_owner()) if settings.worldmm_profile == Profile.LOCAL else None
 
 
 def _pid_running(pid: int) -> bool:

@@ -18,7 +18,6 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from worldmm.config import Profile
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, VisualEmbedding
 from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.captioner import caption_window
@@ -32,7 +31,7 @@ from worldmm.memory.episodic.store import (
     prepare_triples,
     triple_entity_forms,
 )
-from worldmm.pipeline.claim_owner import current_owner, owner_gone
+from worldmm.pipeline.claim_owner import owner_for, owner_gone
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
@@ -122,7 +121,7 @@ def claim_segment(
     """
     token = uuid.uuid4()
     lease = timedelta(seconds=services.settings.ingest_claim_lease_s)
-    owner = str(current_owner()) if services.settings.worldmm_profile == Profile.LOCAL else None
+    owner = owner_for(services.settings)
     with services.db.unit_of_work(user_id) as session:
         new_id = session.execute(
             insert(_SEGMENTS)
