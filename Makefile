@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the local profile end to end) and `make test` (the whole suite).
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench crash
 
 setup: .venv/.installed
 .venv/.installed: pyproject.toml scripts/setup.sh
@@ -19,3 +19,6 @@ test: lint
 
 bench: setup
 	.venv/bin/python -m bench.run_all
+
+crash: setup
+	.venv/bin/python -m bench.crash

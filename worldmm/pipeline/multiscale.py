@@ -32,6 +32,7 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import delete, select, text, tuple_
 from sqlalchemy.orm import Session
 
+from worldmm.crashpoints import crash_point
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, Triple
 from worldmm.errors import ModelOutputError
 from worldmm.memory.episodic.multiscale import (
@@ -135,8 +136,10 @@ def produce_summary(
         except Exception as exc:
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
             raise
+        crash_point("summary.merged")
         if not _write_caption(services, user_id, session_id, claim, summary, embedding):
             return SummaryOutcome(key, claim.segment_id, produced=produced)
+        crash_point("summary.caption_written")
         logger.info(
             "summary_merged",
             extra={
@@ -152,8 +155,10 @@ def produce_summary(
         except Exception as exc:
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
             raise
+        crash_point("summary.extracted")
         produced = True
         claim = _finish(services, user_id, session_id, claim)
+        crash_point("summary.finished")
     close_upwards(services, user_id, session_id, key)
     return SummaryOutcome(key, segment_id, produced=produced)  # the slot's row keeps its id once created
 
@@ -297,7 +302,9 @@ def _claim(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKe
                 "window_index": key.window_index,
             },
         )
-        return _Claim(row.id, key, fp, children, final)
+        claimed = _Claim(row.id, key, fp, children, final)
+    crash_point("summary.claimed")
+    return claimed
 
 
 def _stamp(row: Segment, ready: list[Segment], fp: str, owner: str | None) -> None:

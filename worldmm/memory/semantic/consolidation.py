@@ -32,6 +32,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.config import ConsolidationMode
+from worldmm.crashpoints import crash_point
 from worldmm.db.models import ConsolidationEvent, MemoryHistory, MemoryType, Segment, Triple
 from worldmm.db.queries import vector_literal
 from worldmm.errors import ModelOutputError, WorldMMError
@@ -273,6 +274,7 @@ def consolidate_triples(
     try:
         for new, embedding in zip(triples, embeddings, strict=True):
             event = _consolidate_one(services, user_id, segment_id, new, embedding, valid_at, context)
+            crash_point("consolidation.applied")
             report.events[event.value] += 1
     finally:
         if mode == ConsolidationMode.APPLY and any(
