@@ -542,6 +542,7 @@ class KillResult:
     point: str
     outcome: str  # killed / ok (the path finished before the point) / error
     recovery: str
+    recovery_s: float
     problems: list[str]
 
 
@@ -565,11 +566,13 @@ def run_point(
     log.parent.mkdir(parents=True, exist_ok=True)
     path.setup(world, case)
     outcome = wait(fork(lambda: path.run(world, case), log, arm=arm, trace=trace), kill_after=delay)
+    started = time.monotonic()
     recovery = wait(fork(lambda: path.recover(world, case), log))
+    recovery_s = time.monotonic() - started
     problems = path.check(world, case)
     if recovery != "ok":
         problems.append(f"recovery {recovery}: see {log}")
-    return KillResult(point, outcome, recovery, problems)
+    return KillResult(point, outcome, recovery, round(recovery_s, 3), problems)
 
 
 def add_bystander(world: World) -> None:
@@ -617,6 +620,7 @@ def run_path(
         "converged": sum(not r.problems for r in results[1:]),
         "baseline_converged": not baseline.problems,
         "trace_run_s": round(duration, 3),
+        "recovery_s_max": max(r.recovery_s for r in results[1:]) if len(results) > 1 else None,
         "failures": [r.__dict__ for r in failures],
     }
 
@@ -651,7 +655,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:14s} kill points {summary['kill_points']:4d} (named {summary['named_points']}, "
                 f"random {summary['random_points']}), killed {summary['killed']}, converged {summary['converged']}"
-                f"{'' if summary['baseline_converged'] else ', BASELINE FAILED'}, {summary['elapsed_s']} s",
+                f"{'' if summary['baseline_converged'] else ', BASELINE FAILED'}, "
+                f"recovery at most {summary['recovery_s_max']} s, {summary['elapsed_s']} s in all",
                 flush=True,
             )
             for failure in summary["failures"][:5]:
