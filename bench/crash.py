@@ -541,6 +541,7 @@ PATHS: dict[str, WritePath] = {
 class KillResult:
     point: str
     outcome: str  # killed / ok (the path finished before the point) / error
+    run_s: float
     recovery: str
     recovery_s: float
     problems: list[str]
@@ -565,14 +566,16 @@ def run_point(
     log = world.root.parent / "logs" / f"{path.name}-{n}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     path.setup(world, case)
+    started = time.monotonic()
     outcome = wait(fork(lambda: path.run(world, case), log, arm=arm, trace=trace), kill_after=delay)
+    run_s = time.monotonic() - started
     started = time.monotonic()
     recovery = wait(fork(lambda: path.recover(world, case), log))
     recovery_s = time.monotonic() - started
     problems = path.check(world, case)
     if recovery != "ok":
         problems.append(f"recovery {recovery}: see {log}")
-    return KillResult(point, outcome, recovery, round(recovery_s, 3), problems)
+    return KillResult(point, outcome, round(run_s, 3), recovery, round(recovery_s, 3), problems)
 
 
 def add_bystander(world: World) -> None:
@@ -588,9 +591,8 @@ def run_path(
     """Trace the path once, then kill it at (up to `max_named`) named points and at `randoms` random delays
     (more when needed to reach `min_points`); every run is recovered and checked."""
     trace = world.root.parent / f"trace-{path.name}"
-    started = time.monotonic()
     baseline = run_point(world, path, 0, "none (trace run)", arm=None, delay=None, trace=trace)
-    duration = time.monotonic() - started
+    duration = baseline.run_s  # random kills fall anywhere in the child's run
     reached = trace.read_text().splitlines() if trace.exists() else []
     hits: Counter[str] = Counter()
     named: list[tuple[str, int]] = []

@@ -114,11 +114,18 @@ def _key(window: ReapedWindow) -> tuple[str, str, int]:
 
 
 def _settle(services: ReaperPorts, window: ReapedWindow) -> tuple[Outcome, str | None]:
-    """After a synchronous (local) run: the window's state, and any failed summary of its session."""
+    """After a synchronous (local) run: the window's state, and any summary of its session that failed or
+    that nobody is producing any more."""
     settings = services.settings
     with services.db.unit_of_work(window["user_id"]) as session:
         rows = session.execute(
-            select(Segment.duration_seconds, Segment.processing_status, Segment.claim_token, Segment.error).where(
+            select(
+                Segment.duration_seconds,
+                Segment.processing_status,
+                Segment.claim_token,
+                Segment.claim_owner,
+                Segment.error,
+            ).where(
                 Segment.user_id == window["user_id"],
                 Segment.session_id == window["session_id"],
                 or_(
@@ -128,7 +135,7 @@ def _settle(services: ReaperPorts, window: ReapedWindow) -> tuple[Outcome, str |
                     ),
                     and_(
                         Segment.duration_seconds != settings.window_seconds,
-                        Segment.processing_status == ProcessingStatus.FAILED,
+                        Segment.processing_status != ProcessingStatus.COMPLETE,
                     ),
                 ),
             )
@@ -143,9 +150,11 @@ def _settle(services: ReaperPorts, window: ReapedWindow) -> tuple[Outcome, str |
         if token is not None:
             return Outcome.IN_PROGRESS, None
         return Outcome.FAILED, error or "left pending (GPU unavailable or no frames)"
-    summaries = [r for r in rows if r.duration_seconds != settings.window_seconds]
-    if summaries:
-        return Outcome.FAILED, f"{summaries[0].duration_seconds} s summary failed: {summaries[0].error or ''}"
+    for summary in (r for r in rows if r.duration_seconds != settings.window_seconds):
+        if summary.processing_status == ProcessingStatus.FAILED:
+            return Outcome.FAILED, f"{summary.duration_seconds} s summary failed: {summary.error or ''}"
+        if summary.claim_owner is None or owner_gone(summary.claim_owner):  # nobody is producing it
+            return Outcome.FAILED, f"{summary.duration_seconds} s summary left pending"
     return Outcome.RECOVERED, None
 
 
