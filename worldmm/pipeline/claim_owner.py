@@ -3,8 +3,8 @@
 On the local profile every invocation is a process of this machine, so a claim whose process is gone
 (killed, crashed, the laptop rebooted) can be taken over at once instead of after the lease. The start
 time (clock ticks since boot, /proc/PID/stat field 22) and the boot id tell a reused pid from the
-holder. A claim made on another host cannot be checked from here and keeps its lease, as on Lambda,
-where claims record no owner at all.
+holder. A claim made on another host, or in another pid namespace (another container), cannot be
+checked from here and keeps its lease, as on Lambda, where claims record no owner at all.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ SEPARATOR = "|"
 
 @dataclass(frozen=True)
 class ClaimOwner:
-    """One process: host name, boot id ('' where unknown), pid, start time in clock ticks ('' unknown)."""
+    """One process: host (name and pid namespace), boot id ('' where unknown), pid, start time in clock
+    ticks ('' where unknown)."""
 
     host: str
     boot_id: str
@@ -62,7 +63,12 @@ def _start_ticks(pid: int) -> str:
 
 @cache
 def _host() -> str:
-    return socket.gethostname()[:100]
+    """The host name and pid namespace: pids of two containers sharing a host name are not comparable."""
+    try:
+        namespace = os.readlink(_PROC / "self" / "ns" / "pid")  # e.g. 'pid:[4026531836]'
+    except OSError:
+        namespace = ""
+    return f"{socket.gethostname()[:100]}{'/' + namespace if namespace else ''}"
 
 
 def current_owner() -> ClaimOwner:
