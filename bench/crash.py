@@ -225,12 +225,14 @@ def window_problems(world: World, user: str, session_id: str, windows: tuple[int
     return problems
 
 
-def upload(world: World, services: Services, user: str, session_id: str, windows: tuple[int, ...]) -> None:
+def upload(
+    world: World, services: Services, user: str, session_id: str, windows: tuple[int, ...], frames: int = 4
+) -> None:
     """The session's start and its windows' uploads (acknowledged PUTs: the objects are on disk)."""
     capture = world.capture(services)
     capture.store.create_session(CaptureSession(session_id=session_id, user_id=user, created_at=CREATED_AT))
     for index in windows:
-        put_window(services.store, session_id, index, frames=4, audio=b"RIFF-wav")
+        put_window(services.store, session_id, index, frames=frames, audio=b"RIFF-wav")
 
 
 def notify_and_end(world: World, services: Services, session_id: str, windows: tuple[int, ...], acks: Path) -> None:
@@ -529,9 +531,21 @@ def _footprint(world: World, user: str) -> dict[str, int]:
         engine.dispose()
 
 
+class SampleSizedCaptureEnd(CaptureEnd):
+    """`capture_end` with the sample session's size (24 windows of 16 frames): how long recovery takes
+    after a restart (`--paths capture_end_24`; not in the default run)."""
+
+    name = "capture_end_24"
+    windows: tuple[int, ...] = tuple(range(24))
+
+    def setup(self, world: World, case: Case) -> None:
+        upload(world, world.services(), case.user, case.session_id, self.windows, frames=16)
+
+
 PATHS: dict[str, WritePath] = {
     p.name: p for p in (CaptureEnd(), Summaries(), ChatTurn(), ForgetMe(), Retrigger(), DlqConsumer())
 }
+EXTRA_PATHS: dict[str, WritePath] = {p.name: p for p in (SampleSizedCaptureEnd(),)}
 
 
 # --- the driver --------------------------------------------------------------------------------------------
@@ -618,6 +632,7 @@ def run_path(
         "named_points": len(named),
         "random_points": randoms,
         "steps": dict(hits),
+        "named_by_family": dict(Counter(name.split(".")[0] for name, _ in named)),
         "killed": sum(r.outcome == "killed" for r in results),
         "converged": sum(not r.problems for r in results[1:]),
         "baseline_converged": not baseline.problems,
@@ -648,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
     with open_world() as world:
         add_bystander(world)
         for name in args.paths.split(","):
-            path = PATHS[name]
+            path = PATHS.get(name) or EXTRA_PATHS[name]
             t0 = time.monotonic()
             report["paths"][name] = summary = run_path(
                 world, path, rng, randoms=args.random, max_named=args.max_named, min_points=args.min_points

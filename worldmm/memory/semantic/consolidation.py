@@ -318,6 +318,7 @@ def _consolidate_one(
         candidates = _snapshot(services, user_id, embedding)
         decision, response = services.extractor.decide(new, candidates)
         prepared = _prepare(services, user_id, new, embedding, decision, context) if apply else None
+        crash_point("consolidation.decided")
         with services.db.unit_of_work(user_id) as session:
             _lock_user(session, user_id)
             current = find_candidates(
