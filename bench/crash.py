@@ -179,7 +179,7 @@ def acked(path: Path) -> list[str]:
 
 def window_problems(world: World, user: str, session_id: str, windows: tuple[int, ...]) -> list[str]:
     """Every window complete exactly once (one row, one visual, one production's triples), no claim left,
-    every summary of the session complete."""
+    every summary of the session complete, no duplicated semantic triple, no entity left unused."""
     problems = []
     scale = world.settings.window_seconds
     with world.db.unit_of_work(user) as s:
@@ -203,7 +203,16 @@ def window_problems(world: World, user: str, session_id: str, windows: tuple[int
                 Triple.memory_type == MemoryType.SEMANTIC, Triple.invalidated_at.is_(None)
             )
         ).all()
+        # an entity no triple names: written by a run that died before its triples, never used since
+        orphans = s.scalar(
+            text(
+                "SELECT count(*) FROM worldmm_entities e WHERE e.canonical_entity_id IS NULL AND NOT EXISTS"
+                " (SELECT 1 FROM worldmm_triples t WHERE e.id IN (t.subject_entity_id, t.object_entity_id))"
+            )
+        )
     by_window = Counter(r.window_index for r in rows if r.duration_seconds == scale)
+    if orphans:
+        problems.append(f"{orphans} entities no triple names")
     for index in windows:
         if by_window[index] != 1:
             problems.append(f"window {index}: {by_window[index]} rows")
