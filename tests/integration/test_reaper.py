@@ -88,6 +88,7 @@ def test_reaper_cli_prints_each_window_and_what_became_of_it(svc, db, capsys):
             "frame_count": 16,
             "outcome": "failed",
             "error": "left pending (GPU unavailable or no frames)",
+            "invoked": True,
         }
     ]
     assert (out["failed"], out["recovered"]) == (1, 0)

@@ -59,8 +59,11 @@ class Outcome(StrEnum):
 
 
 class ReapedOutcome(ReapedWindow):
+    """A reaped window with what became of it (`invoked`: the ingest function accepted the invocation)."""
+
     outcome: str
     error: str | None
+    invoked: bool
 
 
 @dataclass
@@ -70,9 +73,9 @@ class ReapReport:
     windows: list[ReapedOutcome] = field(default_factory=list)
 
     @property
-    def invoked(self) -> list[ReapedWindow]:
+    def invoked(self) -> list[ReapedOutcome]:
         """The windows handed to the ingest function (whatever they did then)."""
-        return [w for w in self.windows if w["outcome"] != Outcome.FAILED or w["error"] != _NOT_INVOKED]
+        return [w for w in self.windows if w["invoked"]]
 
     @property
     def failed(self) -> list[ReapedOutcome]:
@@ -81,9 +84,6 @@ class ReapReport:
     def as_dict(self) -> dict[str, Any]:
         counts = {o.value: sum(w["outcome"] == o for w in self.windows) for o in Outcome}
         return {**counts, "windows": self.windows}
-
-
-_NOT_INVOKED = "not invoked"
 
 
 def stale_windows(
@@ -184,13 +184,12 @@ def reap(services: ReaperPorts, older_than_s: int | None = None) -> ReapReport:
             windowIndex=window["window_index"],
             frameCount=window["frame_count"],
         ).model_dump()
-        outcome, error = Outcome.INVOKED, None
+        outcome, error, invoked = Outcome.INVOKED, None, True
         try:
             services.invoker.invoke_async(settings.ingest_function_name, payload)
         except Exception as exc:
-            outcome, error = Outcome.FAILED, f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
-            if not local:
-                error = _NOT_INVOKED
+            # aws: the invoke was refused; local: the handler ran here and raised
+            outcome, error, invoked = Outcome.FAILED, f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS], local
             logger.warning("reaper_invoke_failed", extra={"session_id": window["session_id"], "error": str(exc)})
         if local and outcome == Outcome.INVOKED:
             outcome, error = _settle(services, window)
@@ -198,7 +197,7 @@ def reap(services: ReaperPorts, older_than_s: int | None = None) -> ReapReport:
             # the handler ran here and raised: the row's own error (if it got that far) says more
             settled, row_error = _settle(services, window)
             error = row_error if settled == Outcome.FAILED and row_error else error
-        report.windows.append(ReapedOutcome(**window, outcome=outcome.value, error=error))
+        report.windows.append(ReapedOutcome(**window, outcome=outcome.value, error=error, invoked=invoked))
     logger.info(
         "reaper_completed",
         extra={"reaped": len(report.windows), "failed": len(report.failed), "older_than_s": age},
@@ -208,13 +207,12 @@ def reap(services: ReaperPorts, older_than_s: int | None = None) -> ReapReport:
 
 def reap_orphans(services: ReaperPorts, older_than_s: int | None = None) -> list[ReapedWindow]:
     """Re-invoke IngestWindowFunction for every stale window; returns the windows invoked."""
-    return [_window_of(w) for w in reap(services, older_than_s).invoked]
-
-
-def _window_of(outcome: ReapedWindow) -> ReapedWindow:
-    return ReapedWindow(
-        user_id=outcome["user_id"],
-        session_id=outcome["session_id"],
-        window_index=outcome["window_index"],
-        frame_count=outcome["frame_count"],
-    )
+    return [
+        ReapedWindow(
+            user_id=w["user_id"],
+            session_id=w["session_id"],
+            window_index=w["window_index"],
+            frame_count=w["frame_count"],
+        )
+        for w in reap(services, older_than_s).invoked
+    ]
