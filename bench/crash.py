@@ -579,7 +579,11 @@ def run_point(
     arm: tuple[str, int] | None,
     delay: float | None,
     trace: Path | None = None,
+    recovery_kill: float | None = None,
 ) -> KillResult:
+    """Set up a fresh case, run the path in a child killed at `arm` or after `delay` s, recover in a new
+    child (with `recovery_kill`: that recovery is itself killed after so many seconds and run again), and
+    check."""
     case = Case(
         user=f"crash-{path.name}-{n}",
         session_id=f"crash-{path.name.replace('_', '-')}-{n}",
@@ -593,6 +597,9 @@ def run_point(
     outcome = wait(fork(lambda: path.run(world, case), log, arm=arm, trace=trace), kill_after=delay)
     run_s = time.monotonic() - started
     started = time.monotonic()
+    if recovery_kill is not None:
+        first = wait(fork(lambda: path.recover(world, case), log), kill_after=recovery_kill)
+        point += f", recovery {'killed' if first == 'killed' else 'done'} before {recovery_kill * 1000:.0f} ms"
     recovery = wait(fork(lambda: path.recover(world, case), log))
     recovery_s = time.monotonic() - started
     problems = path.check(world, case)
@@ -631,15 +638,20 @@ def run_path(
         results.append(run_point(world, path, n, f"{name}#{hit}", arm=(name, hit), delay=None))
         n += 1
     run_window = max(duration, 0.05)
-    for _ in range(randoms):
+    recovery_window = max((r.recovery_s for r in results[1:]), default=0.2)
+    for i in range(randoms):
         delay = rng.uniform(0.0, run_window)
-        results.append(run_point(world, path, n, f"after {delay * 1000:.0f} ms", arm=None, delay=delay))
+        # every other random point also kills the first recovery: recovery must survive a crash too
+        again = rng.uniform(0.0, recovery_window) if i % 2 else None
+        point = f"after {delay * 1000:.0f} ms"
+        results.append(run_point(world, path, n, point, arm=None, delay=delay, recovery_kill=again))
         n += 1
     failures = [r for r in results if r.problems]
     return {
         "kill_points": len(results) - 1,
         "named_points": len(named),
         "random_points": randoms,
+        "recoveries_killed": sum(", recovery killed" in r.point for r in results),
         "steps": dict(hits),
         "named_by_family": dict(Counter(name.split(".")[0] for name, _ in named)),
         "killed": sum(r.outcome == "killed" for r in results),
