@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the local profile end to end) and `make test` (the whole suite).
-.PHONY: setup demo test lint bench contract openapi
+.PHONY: setup demo test lint bench contract openapi crash
 
 setup: .venv/.installed
 .venv/.installed: pyproject.toml scripts/setup.sh
@@ -27,3 +27,7 @@ contract: setup
 # The OpenAPI document from the route table's models, written to openapi.json and docs/openapi.json.
 openapi: setup
 	.venv/bin/python -m worldmm.gateway.openapi
+
+# Kill every write path at many points, recover as an operator would, check nothing is lost (report JSON).
+crash: setup
+	.venv/bin/python -m bench.crash

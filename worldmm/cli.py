@@ -83,12 +83,18 @@ def _forget(args: argparse.Namespace) -> int:
 
 
 def _reap(args: argparse.Namespace) -> int:
-    from worldmm.pipeline.reaper import reap_orphans
+    """`worldmm reap`: every window re-run and what became of it (JSON); 1 when any failed."""
+    from worldmm.pipeline.reaper import reap
     from worldmm.services import get_services
 
-    reaped = reap_orphans(get_services(), older_than_s=args.older_than)
-    print(json.dumps(reaped, default=str))
-    return 0
+    report = reap(get_services(), older_than_s=args.older_than)
+    print(json.dumps(report.as_dict(), default=str, indent=2))
+    for window in report.failed:
+        print(
+            f"failed: {window['user_id']}/{window['session_id']} window {window['window_index']}: {window['error']}",
+            file=sys.stderr,
+        )
+    return 1 if report.failed else 0
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -177,7 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requested-by", default="cli", help="who asked (kept in the audit record)")
     p.set_defaults(func=_forget)
 
-    p = sub.add_parser("reap", help="re-trigger windows left pending too long")
+    p = sub.add_parser(
+        "reap", help="re-run windows left pending or failed too long (locally: also those whose process is gone)",
+    )
     p.add_argument("--older-than", type=int, default=None, help="seconds (default: settings)")
     p.set_defaults(func=_reap)
 

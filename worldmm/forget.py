@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools import Logger
 
 from worldmm.config import Profile
+from worldmm.crashpoints import crash_point
 from worldmm.db.ports import DatabasePorts
 from worldmm.errors import BadRequest
 from worldmm.graph.cache import USER_KEY_REST
@@ -140,12 +141,16 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
         catalog = _catalog_sessions(services, user_id)
         segment_sessions = _segment_sessions(services, user_id)
         _erase_catalog(services, user_id, catalog, report)
+        crash_point("forget.catalog_erased")
         sessions = sorted(set(catalog) | _unclaimed(services, segment_sessions - set(catalog)))
         _erase_capture_windows(services, user_id, sessions, report)
         _erase_objects(services, sessions, report)
+        crash_point("forget.objects_erased")
         _erase_postgres(services, user_id, report)
+        crash_point("forget.postgres_erased")
         _erase_redis(services, user_id, report)
         _erase_dynamo_chats(services, user_id, report)
+        crash_point("forget.stores_erased")
         report.complete = True
     except Exception as exc:
         report.error = f"{type(exc).__name__}"[:256]

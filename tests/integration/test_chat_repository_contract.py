@@ -61,6 +61,30 @@ def test_save_message_generates_increasing_ulids_server_side(repo: ChatRepositor
     assert all(m.chat_id == chat_id and m.created_at.endswith("Z") for m in saved)
 
 
+def test_save_turn_writes_a_new_chat_with_its_question_and_answer_together(repo: ChatRepository) -> None:
+    # WHEN a first turn is saved (no chat yet), then a second into the same chat
+    chat_id = repo.save_turn(ALICE, None, "where is my mug?", "On the kitchen counter.")
+    assert repo.save_turn(ALICE, chat_id, "and my keys?", "By the door.") == chat_id
+    # THEN the chat is Alice's, titled by the first question, with both turns in order (newest first)
+    assert repo.chat_owned_by(ALICE, chat_id)
+    page = repo.get_messages(ALICE, chat_id)
+    assert [(m.role, m.content) for m in page.messages] == [
+        ("assistant", "By the door."),
+        ("user", "and my keys?"),
+        ("assistant", "On the kitchen counter."),
+        ("user", "where is my mug?"),
+    ]
+    [summary] = repo.list_chats(ALICE).conversations
+    assert summary.title and "mug" in summary.title
+
+
+def test_save_turn_into_another_users_chat_is_forbidden_and_writes_neither_message(repo: ChatRepository) -> None:
+    chat_id = repo.save_turn(ALICE, None, "mine?", "yes")
+    with pytest.raises(Forbidden):
+        repo.save_turn(BOB, chat_id, "intruder", "answer")
+    assert [m.content for m in repo.get_messages(ALICE, chat_id).messages] == ["yes", "mine?"]
+
+
 def test_save_message_to_another_users_chat_is_forbidden_and_writes_nothing(repo: ChatRepository) -> None:
     # GIVEN Alice's chat with one message
     chat_id = repo.create_chat(ALICE)

@@ -124,3 +124,38 @@ def test_the_reaper_reinvokes_the_last_complete_window_under_a_stale_failed_summ
     assert function == "IngestWindowFunction"
     ingest_window(svc, IngestWindowEvent.model_validate(payload))
     assert _scales(svc) == [(180, 0, ProcessingStatus.COMPLETE)]
+
+
+def test_a_summary_whose_local_producer_was_killed_is_resumed_by_reap_at_once(svc: Services) -> None:
+    import subprocess
+    import sys
+
+    from worldmm.pipeline.claim_owner import ClaimOwner, current_owner
+    from worldmm.pipeline.local_invoker import InProcessInvoker
+    from worldmm.pipeline.reaper import reap
+    from worldmm.services import local_handlers
+
+    # GIVEN six complete windows and their 3 min summary left pending just now by a process that is gone
+    child = subprocess.run(
+        [sys.executable, "-c", "from worldmm.pipeline.claim_owner import current_owner; print(current_owner())"],
+        capture_output=True, text=True, check=True,
+    )
+    dead = ClaimOwner.parse(child.stdout.strip())
+    assert dead is not None and dead.host == current_owner().host
+    for n in range(6):
+        add_window(svc, USER, SESSION, n)
+    with svc.db.unit_of_work(USER) as session:
+        start = datetime(2026, 1, 1, tzinfo=UTC)
+        session.add(
+            Segment(
+                id=uuid.uuid4(), user_id=USER, session_id=SESSION, window_index=0, duration_seconds=180,
+                start_time=start, end_time=start, processing_status=ProcessingStatus.PENDING,
+                claim_owner=str(dead),
+            )
+        )
+    svc.invoker = InProcessInvoker(local_handlers(svc))  # type: ignore[misc]
+    # WHEN the operator runs reap with its default age (30 min: the summary is seconds old)
+    report = reap(svc)
+    # THEN the summary's last window is re-run, which takes the dead producer's summary over and completes it
+    assert [(w["window_index"], w["outcome"]) for w in report.windows] == [(5, "recovered")]
+    assert _scales(svc) == [(180, 0, ProcessingStatus.COMPLETE)]

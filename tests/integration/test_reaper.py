@@ -68,14 +68,27 @@ def test_reaper_uses_the_configured_age_by_default(svc, db):
     assert reap_orphans(svc) == []
 
 
-def test_reaper_cli_prints_reaped_windows(svc, db, capsys):
+def test_reaper_cli_prints_each_window_and_what_became_of_it(svc, db, capsys):
     from worldmm.cli import main
 
+    # GIVEN a stale window and an invoker with no ingest function behind it (so nothing runs it)
     add(db, "user-a", 4, ProcessingStatus.PENDING, timedelta(hours=1))
     set_services(svc)
     try:
-        assert main(["reap", "--older-than", "600"]) == 0
+        # THEN reap exits 1: the window it invoked is still pending afterwards
+        assert main(["reap", "--older-than", "600"]) == 1
     finally:
         set_services(None)
     out = json.loads(capsys.readouterr().out)
-    assert out == [{"user_id": "user-a", "session_id": "s1", "window_index": 4, "frame_count": 16}]
+    assert out["windows"] == [
+        {
+            "user_id": "user-a",
+            "session_id": "s1",
+            "window_index": 4,
+            "frame_count": 16,
+            "outcome": "failed",
+            "error": "left pending (GPU unavailable or no frames)",
+            "invoked": True,
+        }
+    ]
+    assert (out["failed"], out["recovered"]) == (1, 0)

@@ -2,8 +2,10 @@
 
 The sessions row is `sessions/{sessionId}/metadata.json` (`userId`, `createdAt`, `endedAt`), which the local
 session catalog already reads for window timestamps. Window buffers live in this process behind one lock,
-which gives the same exactly-once close the DynamoDB conditional write gives; a restart forgets open
-windows (an upload after it opens the window again, and re-ingesting a window is a no-op).
+which gives the same exactly-once close the DynamoDB conditional write gives. A restart forgets the
+buffers, not the uploads: a window of the session with objects in the store that this process never saw
+is rebuilt from them when the session ends (so an `end` retried after a crash still ingests every
+window), and an upload after a restart opens its window again (re-ingesting a window is a no-op).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import threading
 from collections.abc import Iterator
 
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
-from worldmm.ingest.frames import session_prefix
+from worldmm.capture.s3_events import parse_key
+from worldmm.ingest.frames import list_window_indices, session_prefix, window_prefix
 from worldmm.ingest.storage import ObjectNotFound, ObjectStore
 
 
@@ -110,7 +113,23 @@ class LocalCaptureStore:
 
     def open_window_indices(self, session_id: str) -> list[int]:
         with self._lock:
+            self._adopt_stored_windows(session_id)
             return sorted(i for (s, i), w in self._windows.items() if s == session_id and w.closed_at is None)
+
+    def _adopt_stored_windows(self, session_id: str) -> None:
+        """Buffers for the session's windows whose uploads landed before this process started."""
+        session = self.get_session(session_id)
+        if session is None:
+            return
+        for index in list_window_indices(self._store, session_id):
+            if (session_id, index) in self._windows:
+                continue
+            window = WindowState(session_id=session_id, window_index=index, user_id=session.user_id)
+            for key in self._store.list(window_prefix(session_id, index)):
+                upload = parse_key(key)
+                if upload is not None and upload.window_index == index:
+                    window = _with_upload(window, upload.kind, upload.frame_index)
+            self._windows[(session_id, index)] = window
 
     def overdue_windows(self, opened_before: float) -> Iterator[tuple[str, int]]:
         with self._lock:

@@ -42,6 +42,7 @@ from worldmm.capture.models import (
 from worldmm.capture.port import CaptureStatePort
 from worldmm.capture.store import CaptureStore
 from worldmm.config import Settings
+from worldmm.crashpoints import crash_point
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.ingest.frames import window_audio_key, window_prefix
 
@@ -104,6 +105,7 @@ class CaptureService:
         """Mark the session ended and close every window still buffering (each ingested once)."""
         self.owned_session(user_id, session_id)
         ended_at = self.store.mark_session_ended(session_id, _iso(self.clock()))
+        crash_point("capture.session_ended")
         closed = [
             window.windowIndex
             for index in self.store.open_window_indices(session_id)
@@ -223,6 +225,7 @@ class CaptureService:
         window = self.store.close_window(session_id, window_index, reason.value, self.clock())
         if window is None:
             return None
+        crash_point("capture.window_closed")
         payload = {
             "sessionId": session_id,
             "userId": window.user_id,
@@ -235,6 +238,7 @@ class CaptureService:
             # Give the window back so the event's retry or the sweeper closes it again: never lose one.
             self.store.reopen_window(window)
             raise
+        crash_point("capture.ingest_invoked")
         self.store.mark_ingest_invoked(session_id, window_index, window.frame_count, self.clock())
         logger.info("window_closed", extra={**payload, "reason": reason.value})
         return ClosedWindow(windowIndex=window_index, frameCount=window.frame_count, reason=reason)

@@ -118,51 +118,90 @@ class DynamoChatRepository:
         return "Item" in found
 
     def save_message(self, user_id: str, chat_id: str, role: Role, content: str) -> ChatMessage:
+        [message] = self._write(user_id, chat_id, [(role, content)], new=False)
+        return message
+
+    def save_turn(self, user_id: str, chat_id: str | None, question: str, answer: str) -> str:
+        new = chat_id is None
+        chat = str(uuid.uuid4()) if chat_id is None else chat_id
+        self._write(user_id, chat, [("user", question), ("assistant", answer)], new=new)
+        return chat
+
+    def _write(
+        self, user_id: str, chat_id: str, messages: list[tuple[Role, str]], *, new: bool
+    ) -> list[ChatMessage]:
+        """One transaction: the chat's put (new) or conditional update, and every message's put."""
         from botocore.exceptions import ClientError
 
         now = iso_timestamp(datetime.now(UTC))
-        message_id = self._rules.new_id()
-        update = "SET last_message = :preview, last_activity = :now, activity_id = :activity"
-        values = {":preview": _s(self._rules.preview(content)), ":now": _s(now), ":activity": _s(message_id)}
-        if role == "user":
-            update += ", title = if_not_exists(title, :title)"
-            values[":title"] = _s(self._rules.title(content))
+        saved = [
+            ChatMessage(message_id=self._rules.new_id(), chat_id=chat_id, role=role, content=content, created_at=now)
+            for role, content in messages
+        ]
+        last = saved[-1]
+        title = next((self._rules.title(m.content) for m in saved if m.role == "user"), None)
+        chat_item: dict[str, Any]
+        if new:
+            item = {
+                "user_id": _s(user_id),
+                "chat_id": _s(chat_id),
+                "created_at": _s(now),
+                "last_activity": _s(now),
+                "last_message": _s(self._rules.preview(last.content)),
+                "activity_id": _s(last.message_id),
+                **({"title": _s(title)} if title else {}),
+            }
+            chat_item = {
+                "Put": {"TableName": self._chats, "Item": item, "ConditionExpression": "attribute_not_exists(chat_id)"}
+            }
+        else:
+            update = "SET last_message = :preview, last_activity = :now, activity_id = :activity"
+            values = {
+                ":preview": _s(self._rules.preview(last.content)),
+                ":now": _s(now),
+                ":activity": _s(last.message_id),
+            }
+            if title:
+                update += ", title = if_not_exists(title, :title)"
+                values[":title"] = _s(title)
+            chat_item = {
+                "Update": {
+                    "TableName": self._chats,
+                    "Key": {"user_id": _s(user_id), "chat_id": _s(chat_id)},
+                    "UpdateExpression": update,
+                    "ConditionExpression": "attribute_exists(chat_id)",
+                    "ExpressionAttributeValues": values,
+                }
+            }
+        puts = [
+            {
+                "Put": {
+                    "TableName": self._messages,
+                    "Item": {
+                        "chat_id": _s(chat_id),
+                        "message_id": _s(m.message_id),
+                        "user_id": _s(user_id),
+                        "role": _s(m.role),
+                        "content": _s(m.content),
+                        "created_at": _s(now),
+                    },
+                    "ConditionExpression": "attribute_not_exists(message_id)",
+                }
+            }
+            for m in saved
+        ]
         try:
-            # The chat's conditional update and the message's put commit together or not at all.
-            self._client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self._chats,
-                            "Key": {"user_id": _s(user_id), "chat_id": _s(chat_id)},
-                            "UpdateExpression": update,
-                            "ConditionExpression": "attribute_exists(chat_id)",
-                            "ExpressionAttributeValues": values,
-                        }
-                    },
-                    {
-                        "Put": {
-                            "TableName": self._messages,
-                            "Item": {
-                                "chat_id": _s(chat_id),
-                                "message_id": _s(message_id),
-                                "user_id": _s(user_id),
-                                "role": _s(role),
-                                "content": _s(content),
-                                "created_at": _s(now),
-                            },
-                            "ConditionExpression": "attribute_not_exists(message_id)",
-                        }
-                    },
-                ]
-            )
+            # The chat's write and the messages' puts commit together or not at all.
+            self._client.transact_write_items(TransactItems=[chat_item, *puts])  # type: ignore[list-item]
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException" and not (
-                self.chat_owned_by(user_id, chat_id)
+            if (
+                not new
+                and exc.response.get("Error", {}).get("Code") == "TransactionCanceledException"
+                and not self.chat_owned_by(user_id, chat_id)
             ):
                 raise Forbidden(NOT_YOURS) from exc
             raise
-        return ChatMessage(message_id=message_id, chat_id=chat_id, role=role, content=content, created_at=now)
+        return saved
 
     def get_messages(
         self, user_id: str, chat_id: str, cursor: str | None = None, limit: int | None = None

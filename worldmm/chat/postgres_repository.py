@@ -41,24 +41,48 @@ class PostgresChatRepository:
             return self._owned(session, user_id, chat_id)
 
     def save_message(self, user_id: str, chat_id: str, role: Role, content: str) -> ChatMessage:
+        with self._db.unit_of_work(user_id) as session:
+            chat = self._locked(session, user_id, chat_id)
+            [message] = self._append(session, chat, [(role, content)])
+        return message
+
+    def save_turn(self, user_id: str, chat_id: str | None, question: str, answer: str) -> str:
+        from worldmm.db.models import Chat
+
+        with self._db.unit_of_work(user_id) as session:
+            if chat_id is None:
+                now = datetime.now(UTC)
+                chat = Chat(chat_id=str(uuid.uuid4()), user_id=user_id, created_at=now, last_activity=now)
+                session.add(chat)
+            else:
+                chat = self._locked(session, user_id, chat_id)
+            self._append(session, chat, [("user", question), ("assistant", answer)])
+            return str(chat.chat_id)
+
+    @staticmethod
+    def _locked(session: Any, user_id: str, chat_id: str) -> Any:
         from sqlalchemy import select
 
         from worldmm.db.models import Chat
+
+        chat = session.scalar(select(Chat).where(Chat.chat_id == chat_id, Chat.user_id == user_id).with_for_update())
+        if chat is None:
+            raise Forbidden(NOT_YOURS)
+        return chat
+
+    def _append(self, session: Any, chat: Any, messages: list[tuple[Role, str]]) -> list[ChatMessage]:
+        """Add `messages` in order to `chat` (a locked or new row) and update its title, preview, activity."""
         from worldmm.db.models import ChatMessage as MessageRow
 
         now = datetime.now(UTC)
-        message_id = self._rules.new_id()
-        with self._db.unit_of_work(user_id) as session:
-            chat = session.scalar(
-                select(Chat).where(Chat.chat_id == chat_id, Chat.user_id == user_id).with_for_update()
-            )
-            if chat is None:
-                raise Forbidden(NOT_YOURS)
+        saved = []
+        for role, content in messages:
+            message_id = self._rules.new_id()
             session.add(
                 MessageRow(
-                    chat_id=chat_id,
+                    chat_id=chat.chat_id,
                     message_id=message_id,
-                    user_id=user_id,
+                    user_id=chat.user_id,
                     role=role,
                     content=content,
                     created_at=now,
@@ -68,9 +92,13 @@ class PostgresChatRepository:
                 chat.title = self._rules.title(content)
             chat.last_message = self._rules.preview(content)
             chat.last_activity = now
-        return ChatMessage(
-            message_id=message_id, chat_id=chat_id, role=role, content=content, created_at=iso_timestamp(now)
-        )
+            saved.append(
+                ChatMessage(
+                    message_id=message_id, chat_id=chat.chat_id, role=role, content=content,
+                    created_at=iso_timestamp(now),
+                )
+            )
+        return saved
 
     def get_messages(
         self, user_id: str, chat_id: str, cursor: str | None = None, limit: int | None = None

@@ -29,6 +29,11 @@ class ChatRepository(Protocol):
         """Append a message (server-side ULID) and update the chat's title, preview and activity."""
         ...
 
+    def save_turn(self, user_id: str, chat_id: str | None, question: str, answer: str) -> str:
+        """Append a question and its answer together, or neither (a new chat when `chat_id` is None, made
+        in the same write); returns the chat id. Forbidden if `chat_id` is not the caller's."""
+        ...
+
     def get_messages(
         self, user_id: str, chat_id: str, cursor: str | None = None, limit: int | None = None
     ) -> MessagesPage:

@@ -10,6 +10,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.chat.models import MAX_QUESTION_CHARS
 from worldmm.config import LLMProvider
+from worldmm.crashpoints import crash_point
 from worldmm.errors import BadRequest, Forbidden, GpuUnavailableError, MemoryUnavailableError
 from worldmm.faults import memory_unreachable
 from worldmm.retrieval.ports import AgentPorts
@@ -120,10 +121,10 @@ def _handle_chat(
         # The worker went away between its health check and the answer: nothing is written yet.
         return _gpu_starting(str(exc))
 
-    if chat_id is None:
-        chat_id = services.chats.create_chat(user_id)
-    services.chats.save_message(user_id, chat_id, "user", question)
-    services.chats.save_message(user_id, chat_id, "assistant", result.answer)
+    crash_point("chat.answered")
+    # The question and its answer (and a new chat) are written together: never a question left unanswered.
+    chat_id = services.chats.save_turn(user_id, chat_id, question, result.answer)
+    crash_point("chat.saved")
     logger.info("chat answered", extra={"step": "chat.answered", "chat_id": chat_id})
     return ChatResult(
         answer=result.answer,

@@ -6,17 +6,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from worldmm.config import Settings
+from worldmm.db.vector_type import register_vector_dumper
 
 USER_SETTING = "app.user_id"
 
 
 @lru_cache(maxsize=8)
 def _engine_for(url: str) -> Engine:
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, future=True)
+    engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, future=True)
+    # Every connection can bind vectors, whichever module was imported first (see vector_type).
+    event.listen(engine, "connect", lambda dbapi_connection, _record: register_vector_dumper(dbapi_connection))
+    return engine
 
 
 def resolve_database_url(settings: Settings) -> str:

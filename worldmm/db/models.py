@@ -99,6 +99,7 @@ class Segment(Base):
     error: Mapped[str | None] = mapped_column(Text)
     claim_token: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # migration 0002
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    claim_owner: Mapped[str | None] = mapped_column(String(256))  # local profile: the holding process (0010)
     caption_embedding: Mapped[Any] = mapped_column(BinaryVector(), nullable=True)
     search_tsv: Mapped[Any] = mapped_column(
         TSVECTOR,

@@ -1,16 +1,16 @@
 """pgvector columns written in pgvector's binary format rather than as decimal text.
 
-`BinaryVector` binds a value as a `pgvector.Vector`; psycopg sends it with the binary dumper registered
-below (4 bytes a dimension, with the type left to the server to infer from the column or cast). Encoding
-a 1536-d vector as text costs ~0.9 ms of Python and 30 kB on the wire; in binary, ~0.02 ms and 6 kB. The
-server still checks dimensions and rejects NaN. Reads are unchanged (text, parsed by pgvector).
+`BinaryVector` binds a value as a `pgvector.Vector`; psycopg sends it with `VectorBinaryParameter`, which
+`register_vector_dumper` installs on each connection as the engine opens it (4 bytes a dimension, with the
+type left to the server to infer from the column or cast). Encoding a 1536-d vector as text costs ~0.9 ms
+of Python and 30 kB on the wire; in binary, ~0.02 ms and 6 kB. The server still checks dimensions and
+rejects NaN. Reads are unchanged (text, parsed by pgvector).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import psycopg
 from pgvector import Vector
 from pgvector.sqlalchemy import VECTOR
 from psycopg.adapt import Dumper
@@ -27,7 +27,14 @@ class VectorBinaryParameter(Dumper):
         return bytes(obj.to_binary())
 
 
-psycopg.adapters.register_dumper(Vector, VectorBinaryParameter)
+def register_vector_dumper(connection: Any) -> None:
+    """Let one psycopg connection bind `pgvector.Vector` (called by the engine's `connect` event).
+
+    Per connection rather than on `psycopg.adapters`: a connection copies the global adapters when it
+    opens, so one opened before a global registration (a pooled connection made by an early query) would
+    never learn it, and every later vector write through it would fail.
+    """
+    connection.adapters.register_dumper(Vector, VectorBinaryParameter)
 
 
 class BinaryVector(VECTOR):

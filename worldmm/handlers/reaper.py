@@ -8,7 +8,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.observability import instrument
-from worldmm.pipeline.reaper import reap_orphans
+from worldmm.pipeline.reaper import reap
 from worldmm.services import get_services
 
 logger = Logger(service="worldmm")
@@ -17,6 +17,6 @@ logger = Logger(service="worldmm")
 @logger.inject_lambda_context
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Scheduled entry point: `{reaped: N}`."""
-    reaped = reap_orphans(get_services())
-    return {"reaped": len(reaped)}
+    """Scheduled entry point: `{reaped: N, failed: M}` (M: windows whose invoke was refused)."""
+    report = reap(get_services())
+    return {"reaped": len(report.invoked), "failed": len(report.failed)}

@@ -31,6 +31,7 @@ from worldmm.memory.episodic.store import (
     prepare_triples,
     triple_entity_forms,
 )
+from worldmm.pipeline.claim_owner import owner_for, owner_gone
 from worldmm.pipeline.steplog import log_step
 
 if TYPE_CHECKING:
@@ -114,10 +115,13 @@ def claim_segment(
     """Write the `pending` row (or take over a pending/failed one, clearing its triples and embedding).
 
     A complete row is left alone (COMPLETE); a row claimed by a live invocation is left to it (BUSY).
-    `columns` are further Segment columns to set (transcript, frame_count, s3_frames_key, ...).
+    A claim lives for the lease; on the local profile it also records its process (`claim_owner`) and
+    is taken over at once when that process is gone. `columns` are further Segment columns to set
+    (transcript, frame_count, s3_frames_key, ...).
     """
     token = uuid.uuid4()
     lease = timedelta(seconds=services.settings.ingest_claim_lease_s)
+    owner = owner_for(services.settings)
     with services.db.unit_of_work(user_id) as session:
         new_id = session.execute(
             insert(_SEGMENTS)
@@ -132,6 +136,7 @@ def claim_segment(
                 processing_status=ProcessingStatus.PENDING,
                 claim_token=token,
                 claimed_at=func.now(),
+                claim_owner=owner,
                 **columns,
             )
             .on_conflict_do_nothing(constraint="uq_segment_window")
@@ -155,7 +160,7 @@ def claim_segment(
         ).one()
         if row.processing_status == ProcessingStatus.COMPLETE:
             return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
-        if row.claim_token is not None and live:
+        if row.claim_token is not None and live and not (owner and owner_gone(row.claim_owner)):
             return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
         delete_segment_derivatives(session, row.id)
         session.execute(
@@ -165,13 +170,15 @@ def claim_segment(
                 processing_status=ProcessingStatus.PENDING,
                 claim_token=token,
                 claimed_at=func.now(),
+                claim_owner=owner,
                 error=None,
                 updated_at=func.now(),
                 **columns,
             )
         )
         log_step(
-            logger, "segment_retrying", segment_id=str(row.id), previous_status=str(row.processing_status)
+            logger, "segment_retrying", segment_id=str(row.id), previous_status=str(row.processing_status),
+            previous_owner=row.claim_owner if row.claim_token is not None else None,
         )
         return ClaimResult(
             ClaimStatus.CLAIMED, row.id, row.start_time, row.end_time, retrying=True, claim_token=token
@@ -188,7 +195,7 @@ def release_claim(
     usage: UsageLog | None = None,
 ) -> None:
     """Give up a claim: the row stays `pending` (retry later) or, with `error`, becomes `failed`."""
-    values: dict[str, Any] = {"claim_token": None, "claimed_at": None, "updated_at": func.now()}
+    values: dict[str, Any] = {"claim_token": None, "claimed_at": None, "claim_owner": None, "updated_at": func.now()}
     if error is not None:
         values.update(processing_status=ProcessingStatus.FAILED, error=error[:MAX_ERROR_CHARS])
     with services.db.unit_of_work(user_id) as session:
@@ -217,6 +224,7 @@ def complete_without_enrichment(
                 error=None,
                 claim_token=None,
                 claimed_at=None,
+                claim_owner=None,
                 updated_at=func.now(),
             )
         )
@@ -342,6 +350,7 @@ def enrich_segment(
                     error=None,
                     claim_token=None,
                     claimed_at=None,
+                    claim_owner=None,
                     updated_at=func.now(),
                 ).returning(_SEGMENTS.c.start_time, _SEGMENTS.c.duration_seconds)
             ).one_or_none()

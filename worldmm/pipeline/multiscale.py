@@ -32,6 +32,7 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import delete, select, text, tuple_
 from sqlalchemy.orm import Session
 
+from worldmm.crashpoints import crash_point
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, Triple
 from worldmm.errors import ModelOutputError
 from worldmm.memory.episodic.multiscale import (
@@ -45,6 +46,7 @@ from worldmm.memory.episodic.multiscale import (
     fingerprint,
     parent_of,
 )
+from worldmm.pipeline.claim_owner import owner_for, owner_gone
 
 if TYPE_CHECKING:
     from worldmm.pipeline.ports import MultiscalePorts
@@ -134,8 +136,10 @@ def produce_summary(
         except Exception as exc:
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
             raise
+        crash_point("summary.merged")
         if not _write_caption(services, user_id, session_id, claim, summary, embedding):
             return SummaryOutcome(key, claim.segment_id, produced=produced)
+        crash_point("summary.caption_written")
         logger.info(
             "summary_merged",
             extra={
@@ -151,8 +155,10 @@ def produce_summary(
         except Exception as exc:
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
             raise
+        crash_point("summary.extracted")
         produced = True
         claim = _finish(services, user_id, session_id, claim)
+        crash_point("summary.finished")
     close_upwards(services, user_id, session_id, key)
     return SummaryOutcome(key, segment_id, produced=produced)  # the slot's row keeps its id once created
 
@@ -249,7 +255,10 @@ def _as_captions(rows: Iterable[Segment]) -> tuple[ChildCaption, ...]:
 
 
 def _stale_pending(row: Segment, services: MultiscalePorts) -> bool:
-    """A pending summary nobody has touched for the reaper interval: its producer died."""
+    """A pending summary whose producer died: a local process that is gone, or nobody has touched it for
+    the reaper interval."""
+    if owner_gone(row.claim_owner):
+        return True
     limit = timedelta(seconds=services.settings.reaper_pending_after_s)
     return row.updated_at is not None and datetime.now(UTC) - row.updated_at > limit
 
@@ -281,7 +290,7 @@ def _claim(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKe
                 end_time=ready[-1].end_time,
             )
             session.add(row)
-        _stamp(row, ready, fp)
+        _stamp(row, ready, fp, owner_for(services.settings))
         session.flush()
         for child in ready:
             child.parent_segment_id = row.id
@@ -293,11 +302,14 @@ def _claim(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKe
                 "window_index": key.window_index,
             },
         )
-        return _Claim(row.id, key, fp, children, final)
+        claimed = _Claim(row.id, key, fp, children, final)
+    crash_point("summary.claimed")
+    return claimed
 
 
-def _stamp(row: Segment, ready: list[Segment], fp: str) -> None:
+def _stamp(row: Segment, ready: list[Segment], fp: str, owner: str | None) -> None:
     row.processing_status = ProcessingStatus.PENDING
+    row.claim_owner = owner  # local profile: the producing process (taken over at once when it is gone)
     row.source_fingerprint = fp
     row.start_time = min(r.start_time for r in ready)
     row.end_time = max(r.end_time for r in ready)
@@ -368,13 +380,14 @@ def _finish(services: MultiscalePorts, user_id: str, session_id: str, claim: _Cl
             children = _as_captions(ready)
             fp = fingerprint(children)
             if fp != claim.fingerprint:
-                _stamp(row, ready, fp)
+                _stamp(row, ready, fp, owner_for(services.settings))
                 for child in ready:
                     child.parent_segment_id = row.id
                 logger.info("summary_children_changed", extra={"segment_id": str(row.id)})
                 return _Claim(row.id, claim.key, fp, children, claim.final)
         row.processing_status = ProcessingStatus.COMPLETE
         row.enriched = True
+        row.claim_owner = None
         row.updated_at = datetime.now(UTC)
         logger.info(
             "summary_completed",
@@ -392,6 +405,7 @@ def _mark_failed(services: MultiscalePorts, user_id: str, session_id: str, claim
         row = _owned(session, user_id, session_id, claim)
         if row is not None:
             row.processing_status = ProcessingStatus.FAILED
+            row.claim_owner = None
             row.error = error[:2000]
 
 

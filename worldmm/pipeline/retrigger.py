@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 from aws_lambda_powertools import Logger
 from sqlalchemy import func, select, update
 
+from worldmm.crashpoints import crash_point
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.ports import DatabasePorts
 from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, RetriggerEvent, RetriggerResponse
@@ -102,6 +103,7 @@ def retrigger(services: RetriggerPorts, event: RetriggerEvent) -> RetriggerRespo
         try:
             reset = reset_segments_to_pending(services, event.userId, event.sessionId, windows)
             logger.info("segments_reset_to_pending", extra={"session_id": event.sessionId, "count": reset})
+            crash_point("retrigger.reset")
         except Exception as exc:
             logger.warning("retrigger_reset_failed", extra={"session_id": event.sessionId, "error": str(exc)})
     triggered: list[int] = []
@@ -120,6 +122,7 @@ def retrigger(services: RetriggerPorts, event: RetriggerEvent) -> RetriggerRespo
             skipped.append(index)
             continue
         triggered.append(index)
+        crash_point("retrigger.invoked")
     logger.info(
         "retriggered",
         extra={"session_id": event.sessionId, "triggered": triggered, "skipped": sorted(skipped)},

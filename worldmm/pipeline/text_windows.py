@@ -274,6 +274,7 @@ def _upsert_segments(
                 "error": None,
                 "claim_token": None,
                 "claimed_at": None,
+                "claim_owner": None,
                 "updated_at": func.now(),
             },
             where=Segment.processing_status != ProcessingStatus.COMPLETE,

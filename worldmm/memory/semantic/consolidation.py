@@ -32,6 +32,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.config import ConsolidationMode
+from worldmm.crashpoints import crash_point
 from worldmm.db.models import ConsolidationEvent, MemoryHistory, MemoryType, Segment, Triple
 from worldmm.db.queries import vector_literal
 from worldmm.errors import ModelOutputError, WorldMMError
@@ -273,6 +274,7 @@ def consolidate_triples(
     try:
         for new, embedding in zip(triples, embeddings, strict=True):
             event = _consolidate_one(services, user_id, segment_id, new, embedding, valid_at, context)
+            crash_point("consolidation.applied")
             report.events[event.value] += 1
     finally:
         if mode == ConsolidationMode.APPLY and any(
@@ -316,6 +318,7 @@ def _consolidate_one(
         candidates = _snapshot(services, user_id, embedding)
         decision, response = services.extractor.decide(new, candidates)
         prepared = _prepare(services, user_id, new, embedding, decision, context) if apply else None
+        crash_point("consolidation.decided")
         with services.db.unit_of_work(user_id) as session:
             _lock_user(session, user_id)
             current = find_candidates(
