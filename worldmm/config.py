@@ -63,6 +63,10 @@ LOCAL_CURSOR_SECRET = "worldmm-local-cursor-secret"
 
 DEVELOPMENT_SECRETS = frozenset({LOCAL_CURSOR_SECRET, "worldmm-local-development-signing-key"})
 MIN_SECRET_CHARS = 32
+MIN_GATEWAY_KEY_CHARS = 43
+"""The local gateway's explicit key: 32 random bytes, base64url-encoded (`secrets.token_urlsafe(32)`), or longer."""
+MIN_GATEWAY_KEY_DISTINCT = 10
+"""Characters a random key of that length shows (hex shows 16): a repeated or word-like key is no key."""
 
 
 class Settings(BaseSettings):
@@ -210,7 +214,12 @@ class Settings(BaseSettings):
     # The key chat cursors are signed with. aws: CURSOR_SECRET (the template resolves it from Secrets
     # Manager); the built-in development key is refused there at start-up. local: that development key.
     cursor_secret: str | None = None
-    jwt_dev_secret: str = "worldmm-local-development-signing-key"  # HS256 wants >= 32 bytes
+    jwt_dev_secret: str | None = Field(
+        default=None,
+        description="The local gateway's root key (`serve`, `token`): bearer JWTs and upload URLs are signed "
+        f"with keys derived from it. At least {MIN_GATEWAY_KEY_CHARS} characters of random text (32 random "
+        "bytes, base64url); unset: a random key generated into WORLDMM_HOME/gateway.key (mode 0600).",
+    )
     jwt_issuer: str = "worldmm-local"
     jwt_audience: str = "worldmm"
 
@@ -231,6 +240,26 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"CURSOR_SECRET must be a deployment secret of at least {MIN_SECRET_CHARS} characters in the "
                 "aws profile, not the built-in development key"
+            )
+        return value
+
+    @field_validator("jwt_dev_secret")
+    @classmethod
+    def _gateway_key_is_random(cls, value: str | None) -> str | None:
+        # Every profile: a key anyone can guess (a known one, a short or repetitive one) lets anyone who
+        # reaches `worldmm serve` mint a token for any user.
+        if value is None:
+            return None
+        weak = (
+            value in DEVELOPMENT_SECRETS
+            or len(value) < MIN_GATEWAY_KEY_CHARS
+            or len(set(value)) < MIN_GATEWAY_KEY_DISTINCT
+        )
+        if weak:
+            raise ValueError(
+                f"JWT_DEV_SECRET must be at least {MIN_GATEWAY_KEY_CHARS} characters of random text (32 random "
+                "bytes: python -c 'import secrets; print(secrets.token_urlsafe(32))'), or unset for the "
+                "per-install key in WORLDMM_HOME/gateway.key"
             )
         return value
 

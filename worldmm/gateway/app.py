@@ -11,6 +11,7 @@ the API's document and `/mcp` the MCP endpoint over the same memory.
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import re
 import threading
 import time
@@ -31,9 +32,11 @@ from worldmm.capture.local_store import LocalCaptureStore
 from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
 from worldmm.capture.s3_events import parse_key, record_notification
 from worldmm.capture.service import CaptureService
-from worldmm.errors import Unauthenticated
+from worldmm.config import Settings
+from worldmm.errors import ConfigurationError, Unauthenticated
 from worldmm.gateway.auth import verify_token
 from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_response
+from worldmm.gateway.keys import gateway_keys
 from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.gateway.openapi import openapi_document
 from worldmm.gateway.routes import ROUTES, ApiRoute
@@ -191,7 +194,7 @@ def local_capture_service(
 ) -> CaptureService:
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
     settings = services.settings
-    signer = LocalUploadSigner(public_url, settings.jwt_dev_secret, clock=clock)
+    signer = LocalUploadSigner(public_url, gateway_keys(settings).upload, clock=clock)
     return CaptureService(settings, LocalCaptureStore(services.store), signer, services.invoker, clock=clock)
 
 
@@ -209,7 +212,7 @@ def create_app(
     notifications = UploadNotifications(services.settings.frames_bucket, capture)
     gateway = Gateway(services, signer, notifications)
     mcp_server = build_mcp_server(lambda: services, services.settings, public_url=public_url)
-    mcp_app = mcp_asgi_app(mcp_server, host=host)
+    mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -231,15 +234,51 @@ def create_app(
     return app
 
 
+def loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings, host: str, *, tls: bool) -> None:
+    """ConfigurationError unless the gateway may listen on `host`: never in the aws profile, and off
+    loopback only over TLS (a bearer token on a LAN in plain HTTP is anyone's who listens)."""
+    keys = gateway_keys(settings)  # refuses the aws profile; a weak JWT_DEV_SECRET never got this far
+    if loopback(host):
+        return
+    if not tls:
+        raise ConfigurationError(
+            f"serve --host {host} reaches beyond this machine: give --tls-cert and --tls-key (tokens and "
+            "uploads must not cross the network in plain HTTP), or listen on 127.0.0.1"
+        )
+    logger.info("gateway exposed", extra={"host": host, "key": "explicit" if keys.explicit else "install"})
+
+
 def serve(
-    host: str = "127.0.0.1", port: int = 8080, services: Services | None = None, public_url: str | None = None
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    services: Services | None = None,
+    public_url: str | None = None,
+    *,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
 ) -> None:
-    """Serve the gateway on host:port until interrupted (`worldmm serve`)."""
+    """Serve the gateway on host:port until interrupted (`worldmm serve`); off loopback only over TLS."""
     import uvicorn
 
     from worldmm.services import get_services
 
-    url = public_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
-    app = create_app(services or get_services(), public_url=url, host=host)
+    services = services or get_services()
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigurationError("--tls-cert and --tls-key go together")
+    tls = tls_cert is not None
+    check_exposure(services.settings, host, tls=tls)
+    scheme = "https" if tls else "http"
+    url = public_url or f"{scheme}://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    app = create_app(services, public_url=url, host=host)
     logger.info("local gateway listening", extra={"url": url, "mcp": url + MCP_PATH})
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=tls_cert, ssl_keyfile=tls_key)

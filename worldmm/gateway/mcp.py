@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, BaseModel, Field
 
 from worldmm.config import Settings
@@ -180,8 +182,26 @@ def build_mcp_server(
     return server
 
 
-def mcp_asgi_app(server: MCPServer, *, host: str) -> Any:
-    """The Streamable HTTP app (stateless, JSON responses) serving `server` at /mcp."""
+def transport_security(public_url: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection for a gateway reached at `public_url`: the Host and Origin headers must name
+    it (or this machine's loopback), whatever address it listens on; the SDK turns the check off by itself
+    for any host but loopback."""
+    reached = urlsplit(public_url)
+    origin = f"{reached.scheme}://{reached.netloc}"
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[reached.netloc, "127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=[origin, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+def mcp_asgi_app(server: MCPServer, *, host: str, public_url: str | None = None) -> Any:
+    """The Streamable HTTP app (stateless, JSON responses) serving `server` at /mcp; with `public_url`, only
+    requests addressed to it (or to loopback) are served (`transport_security`)."""
     return server.streamable_http_app(
-        streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=host
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        transport_security=transport_security(public_url) if public_url else None,
     )
