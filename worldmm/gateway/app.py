@@ -35,6 +35,7 @@ from worldmm.capture.service import CaptureService
 from worldmm.config import Settings
 from worldmm.errors import ConfigurationError, Unauthenticated
 from worldmm.gateway.auth import verify_token
+from worldmm.gateway.confirm import ConfirmationCodes, ConsoleChannel
 from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_response
 from worldmm.gateway.keys import gateway_keys
 from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
@@ -199,9 +200,15 @@ def local_capture_service(
 
 
 def create_app(
-    services: Services, *, public_url: str, host: str = "127.0.0.1", clock: Callable[[], float] = time.time
+    services: Services,
+    *,
+    public_url: str,
+    host: str = "127.0.0.1",
+    clock: Callable[[], float] = time.time,
+    confirmations: ConfirmationCodes | None = None,
 ) -> Starlette:
-    """The gateway over `services` (installed as the handlers' process default), reachable at `public_url`."""
+    """The gateway over `services` (installed as the handlers' process default), reachable at `public_url`;
+    MCP's irreversible tools are confirmed with codes shown on `confirmations`' channel (default: the console)."""
     from worldmm.services import set_services
 
     capture = local_capture_service(services, public_url, clock=clock)
@@ -211,7 +218,10 @@ def create_app(
     assert isinstance(signer, LocalUploadSigner)
     notifications = UploadNotifications(services.settings.frames_bucket, capture)
     gateway = Gateway(services, signer, notifications)
-    mcp_server = build_mcp_server(lambda: services, services.settings, public_url=public_url)
+    confirmations = confirmations or ConfirmationCodes(ConsoleChannel())
+    mcp_server = build_mcp_server(
+        lambda: services, services.settings, public_url=public_url, confirmations=confirmations
+    )
     mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
     @asynccontextmanager
