@@ -292,3 +292,63 @@ def test_security_mcp_on_a_public_host_checks_host_and_origin(
         assert response.status_code == 200, response.text
     else:
         assert response.status_code in (400, 403, 421), response.text
+
+
+def _raw_request(url: str, head: str) -> str:
+    """Send only a request's head (no body) on a raw socket; the status line the server answers with."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        return sock.recv(4096).decode(errors="replace").split("\r\n", 1)[0]
+
+
+def test_security_api_body_size_is_checked_before_reading(api: RunningGateway, services: Services) -> None:
+    from worldmm.gateway.app import MAX_API_BODY_BYTES
+
+    token = issue_token(ALICE, services.settings)
+    host = api.url.removeprefix("http://")
+    # GIVEN a request that declares a body over the limit and sends none of it: answered at once (never read)
+    head = (
+        f"POST /memories/chat HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {MAX_API_BODY_BYTES + 1}\r\n\r\n"
+    )
+    assert " 413 " in _raw_request(api.url, head)
+    # AND a chunked body (no length declared) is cut off once it passes the limit
+    chunk = b" " * (1024 * 1024)
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(MAX_API_BODY_BYTES // len(chunk) + 2):
+            yield chunk
+
+    response = httpx.post(f"{api.url}/memories/chat", content=chunks(), headers=_bearer(token), timeout=30)
+    assert response.status_code == 413 and response.json() == {"message": "Request Entity Too Large"}
+    # AND an ordinary request still goes through
+    assert httpx.post(f"{api.url}/chats/list", json={}, headers=_bearer(token), timeout=10).status_code == 200
+
+
+def test_security_upload_size_is_checked_before_reading(api: RunningGateway, services: Services) -> None:
+    from worldmm.gateway.app import MAX_UPLOAD_BYTES
+
+    key = f"sessions/sess-{uuid.uuid4().hex[:12]}/audio/window_0.wav"
+    url = api.gateway.signer.generate_presigned_url("put_object", {"Key": key, "ContentType": "audio/wav"}, 600)
+    target = url.removeprefix(api.url)
+    head = (
+        f"PUT {target} HTTP/1.1\r\nHost: {api.url.removeprefix('http://')}\r\nContent-Type: audio/wav\r\n"
+        f"Content-Length: {MAX_UPLOAD_BYTES + 1}\r\n\r\n"
+    )
+    assert " 400 " in _raw_request(api.url, head)
+    assert not services.store.exists(key)
+
+
+def test_security_a_non_ascii_upload_signature_is_403_not_500(api: RunningGateway, services: Services) -> None:
+    key = f"sessions/sess-{uuid.uuid4().hex[:12]}/audio/window_0.wav"
+    url = api.gateway.signer.generate_presigned_url("put_object", {"Key": key, "ContentType": "audio/wav"}, 600)
+    base, _, query = url.partition("?")
+    params = dict(p.split("=", 1) for p in query.split("&"))
+    params["signature"] = "é" * 64
+    response = httpx.put(base, params=params, content=b"RIFF", headers={"Content-Type": "audio/wav"}, timeout=10)
+    assert response.status_code == 403 and b"AccessDenied" in response.content
+    assert not services.store.exists(key)

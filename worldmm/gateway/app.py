@@ -49,6 +49,25 @@ logger = Logger(service="worldmm-gateway", child=True)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+MAX_API_BODY_BYTES = 10 * 1024 * 1024
+"""API Gateway's HTTP API payload limit: a larger request is a 413 before any of it is held."""
+
+
+class BodyTooLarge(Exception):
+    """The request declares or sends more than the route takes."""
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused by its Content-Length before reading, or as soon as it passes `limit`."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise BodyTooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge
+    return bytes(body)
 
 
 def _pattern(path: str) -> re.Pattern[str]:
@@ -151,12 +170,16 @@ class Gateway:
         except Unauthenticated as exc:
             logger.info("rejected request", extra={"route": bound.route.route_key, "reason": str(exc)})
             return _json(401, {"message": "Unauthorized"})
+        try:
+            body = await read_body(request, MAX_API_BODY_BYTES)
+        except BodyTooLarge:
+            return _json(413, {"message": "Request Entity Too Large"})
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         event = build_event(
             request.method,
             target,
             dict(request.headers),
-            await request.body(),
+            body,
             claims,
             source_ip=request.client.host if request.client else "127.0.0.1",
             route_key=bound.route.route_key,
@@ -178,8 +201,9 @@ class Gateway:
         content_type = request.headers.get("content-type", "")
         if not self.signer.check(key, query.get("expires"), content_type, query.get("signature")):
             return _s3_error("AccessDenied", 403)
-        body = await request.body()
-        if len(body) > MAX_UPLOAD_BYTES:
+        try:
+            body = await read_body(request, MAX_UPLOAD_BYTES)
+        except BodyTooLarge:
             return _s3_error("EntityTooLarge", 400)
         await run_in_threadpool(self.services.store.put, key, body)
         if parse_key(key) is not None:
