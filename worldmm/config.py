@@ -69,6 +69,14 @@ MIN_GATEWAY_KEY_DISTINCT = 10
 """Characters a random key of that length shows (hex shows 16): a repeated or word-like key is no key."""
 
 
+MODEL_KEY_FIELDS = ("openai_api_key", "groq_api_key", "gpu_worker_token", "cursor_secret")
+"""The settings MODEL_KEYS_SECRET's JSON keys fill (same names)."""
+
+
+def _weak_cursor_secret(value: str | None) -> bool:
+    return value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
+
+
 class Settings(BaseSettings):
     """Runtime configuration; environment names are the DESIGN.md settings contract."""
 
@@ -83,6 +91,12 @@ class Settings(BaseSettings):
     )
     database_secret_arn: str | None = None
     database_secret_max_age_s: int = 300  # how long a container reuses the fetched secret
+    model_keys_secret: str | None = Field(
+        default=None,
+        description="Secrets Manager secret (name or ARN) holding the model keys and tokens as JSON "
+        f"({', '.join(MODEL_KEY_FIELDS)}), read when the settings are (Powertools Parameters, at run time: "
+        "never in a function's environment); a key also set in the environment wins.",
+    )
     database_app_role: str = "worldmm_app"
     redis_url: str | None = None
     graph_cache_local_entries: int = 64
@@ -235,8 +249,7 @@ class Settings(BaseSettings):
     def _no_development_secret_in_aws(cls, value: str | None, info: ValidationInfo) -> str | None:
         # A field validator sees the value as given, before any code reads it: every function refuses to
         # start with a known or weak signing key in the aws profile, whether or not it signs cursors.
-        weak = value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
-        if weak and info.data.get("worldmm_profile") == Profile.AWS:
+        if _weak_cursor_secret(value) and info.data.get("worldmm_profile") == Profile.AWS:
             raise ValueError(
                 f"CURSOR_SECRET must be a deployment secret of at least {MIN_SECRET_CHARS} characters in the "
                 "aws profile, not the built-in development key"
@@ -262,6 +275,29 @@ class Settings(BaseSettings):
                 "per-install key in WORLDMM_HOME/gateway.key"
             )
         return value
+
+    @model_validator(mode="after")
+    def _model_keys_at_run_time(self) -> Settings:
+        # The deployed functions' keys come from Secrets Manager when the settings are read, not from their
+        # environment (plaintext to lambda:GetFunctionConfiguration, and a redeploy per rotation).
+        if self.model_keys_secret is None:
+            return self
+        from aws_lambda_powertools.utilities import parameters
+
+        from worldmm.errors import ConfigurationError
+
+        value = parameters.get_secret(self.model_keys_secret, transform="json", max_age=self.database_secret_max_age_s)
+        if not isinstance(value, dict):
+            raise ConfigurationError("MODEL_KEYS_SECRET is not a JSON object")
+        for name in MODEL_KEY_FIELDS:
+            if getattr(self, name) is None and isinstance(value.get(name), str) and value[name]:
+                setattr(self, name, value[name])
+        if self.worldmm_profile == Profile.AWS and _weak_cursor_secret(self.cursor_secret):
+            raise ConfigurationError(
+                f"the cursor_secret in MODEL_KEYS_SECRET must be at least {MIN_SECRET_CHARS} characters, not the "
+                "built-in development key"
+            )
+        return self
 
     @model_validator(mode="after")
     def _admin_defaults_to_app(self) -> Settings:
