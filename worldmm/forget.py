@@ -287,6 +287,20 @@ def _erase_objects(services: ForgetPorts, sessions: list[str], report: ForgetRep
             report.add(label, store.delete_prefix(f"sessions/{sid}/"))
 
 
+def sweep_unclaimed_uploads(services: ForgetPorts, session_ids: set[str]) -> int:
+    """Erase the objects of sessions the catalog gives to nobody: an upload that lands after its user was
+    forgotten (a URL issued before the erase stays valid until it expires) is deleted, not kept. Uploads
+    are presigned for catalogued sessions only, so nothing of a live session is ever swept. The count of
+    objects (versions) deleted."""
+    store: ErasableStore = services.store  # type: ignore[assignment]
+    swept = 0
+    for sid in sorted(_unclaimed(services, session_ids)):
+        swept += store.delete_prefix(f"sessions/{sid}/")
+    if swept:
+        logger.info("late uploads swept", extra={"step": "forget.late-uploads-swept", "objects": swept})
+    return swept
+
+
 # --- PostgreSQL ------------------------------------------------------------------------------------
 
 

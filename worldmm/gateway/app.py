@@ -34,6 +34,7 @@ from worldmm.capture.s3_events import parse_key, record_notification
 from worldmm.capture.service import CaptureService
 from worldmm.config import Settings
 from worldmm.errors import ConfigurationError, Unauthenticated
+from worldmm.forget import sweep_unclaimed_uploads
 from worldmm.gateway.auth import verify_token
 from worldmm.gateway.confirm import ConfirmationCodes, ConsoleChannel
 from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_response
@@ -85,9 +86,10 @@ class _Bound:
 class UploadNotifications:
     """Records landed uploads one at a time off the request thread, as the bucket's queue does."""
 
-    def __init__(self, bucket: str, service: CaptureService) -> None:
+    def __init__(self, bucket: str, service: CaptureService, sweep: Callable[[set[str]], int]) -> None:
         self._bucket = bucket
         self._service = service
+        self._sweep = sweep  # erases uploads to sessions no catalog knows (their user was forgotten)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upload-events")
         self._pending: set[Future[None]] = set()
         self._lock = threading.Lock()
@@ -103,8 +105,10 @@ class UploadNotifications:
             ]
         }
         try:
-            for outcome in record_notification(notification, self._service):
+            outcomes = record_notification(notification, self._service)
+            for outcome in outcomes:
                 logger.info("upload_recorded", extra=outcome.model_dump(exclude_none=True))
+            self._sweep({o.sessionId for o in outcomes if o.status == "ignored" and o.sessionId})
         except Exception:
             logger.exception("upload_record_failed", extra={"key": key})
 
@@ -240,7 +244,9 @@ def create_app(
     set_services(services)
     signer = capture.s3
     assert isinstance(signer, LocalUploadSigner)
-    notifications = UploadNotifications(services.settings.frames_bucket, capture)
+    notifications = UploadNotifications(
+        services.settings.frames_bucket, capture, lambda ids: sweep_unclaimed_uploads(services, ids)
+    )
     gateway = Gateway(services, signer, notifications)
     confirmations = confirmations or ConfirmationCodes(ConsoleChannel())
     mcp_server = build_mcp_server(
