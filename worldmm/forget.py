@@ -215,7 +215,9 @@ def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:
     from sqlalchemy import text
 
     with services.db.unit_of_work(user_id) as session:
-        rows = session.execute(text("SELECT DISTINCT session_id FROM worldmm_segments")).scalars()
+        rows = session.execute(  # scoped by user_id as well as by row-level security
+            text("SELECT DISTINCT session_id FROM worldmm_segments WHERE user_id = :user_id"), {"user_id": user_id}
+        ).scalars()
         return {str(r) for r in rows}
 
 
