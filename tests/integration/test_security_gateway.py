@@ -182,7 +182,11 @@ def test_security_serve_off_loopback_needs_tls(host: str, tmp_path: Path) -> Non
     settings = make_settings(worldmm_home=tmp_path)
     with pytest.raises(ConfigurationError, match="--tls-cert"):
         check_exposure(settings, host, tls=False)
-    check_exposure(settings, host, tls=True)  # with TLS it may listen there
+    with pytest.raises(ConfigurationError, match="--public-url"):
+        check_exposure(settings, host, tls=True)  # upload URLs and MCP need the address clients reach
+    with pytest.raises(ConfigurationError, match="--public-url"):
+        check_exposure(settings, host, tls=True, public_url="http://192.168.1.20:8443")
+    check_exposure(settings, host, tls=True, public_url="https://192.168.1.20:8443")  # then it may listen there
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])

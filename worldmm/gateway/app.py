@@ -284,9 +284,10 @@ def loopback(host: str) -> bool:
         return False
 
 
-def check_exposure(settings: Settings, host: str, *, tls: bool) -> None:
+def check_exposure(settings: Settings, host: str, *, tls: bool, public_url: str | None = None) -> None:
     """ConfigurationError unless the gateway may listen on `host`: never in the aws profile, and off
-    loopback only over TLS (a bearer token on a LAN in plain HTTP is anyone's who listens)."""
+    loopback only over TLS (a bearer token on a LAN in plain HTTP is anyone's who listens), at an https
+    `public_url` (the address upload URLs point at and the only Host MCP answers besides loopback)."""
     keys = gateway_keys(settings)  # refuses the aws profile; a weak JWT_DEV_SECRET never got this far
     if loopback(host):
         return
@@ -294,6 +295,11 @@ def check_exposure(settings: Settings, host: str, *, tls: bool) -> None:
         raise ConfigurationError(
             f"serve --host {host} reaches beyond this machine: give --tls-cert and --tls-key (tokens and "
             "uploads must not cross the network in plain HTTP), or listen on 127.0.0.1"
+        )
+    if not (public_url or "").startswith("https://"):
+        raise ConfigurationError(
+            f"serve --host {host} needs --public-url https://<the address clients reach>: upload URLs point "
+            "there, and MCP answers only requests addressed to it"
         )
     logger.info("gateway exposed", extra={"host": host, "key": "explicit" if keys.explicit else "install"})
 
@@ -316,7 +322,7 @@ def serve(
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together")
     tls = tls_cert is not None
-    check_exposure(services.settings, host, tls=tls)
+    check_exposure(services.settings, host, tls=tls, public_url=public_url)
     scheme = "https" if tls else "http"
     url = public_url or f"{scheme}://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     app = create_app(services, public_url=url, host=host)
