@@ -51,14 +51,11 @@ def running_gateway(
         thread.join(timeout=20)
 
 
-@dataclass
 class HumanScreen:
     """The confirmation channel as the human sees it (what MCP never carries): the codes shown, in order."""
 
-    shown: list[tuple[str, str, str]]
-
     def __init__(self) -> None:
-        self.shown = []
+        self.shown: list[tuple[str, str, str]] = []
 
     def show(self, user_id: str, action: str, code: str, ttl_s: int) -> None:
         self.shown.append((user_id, action, code))
