@@ -59,7 +59,8 @@ class SummaryProvider(StrEnum):
 
 
 LOCAL_CURSOR_SECRET = "worldmm-local-cursor-secret"
-"""The local profile's cursor signing key: public (it is in this file), so never accepted in the aws profile."""
+"""The cursor key the local profile once used: public (it is in this file), so refused wherever a key is given.
+The local profile now derives its cursor key from the install's root key (`worldmm.local_keys`)."""
 
 DEVELOPMENT_SECRETS = frozenset({LOCAL_CURSOR_SECRET, "worldmm-local-development-signing-key"})
 MIN_SECRET_CHARS = 32
@@ -306,14 +307,17 @@ class Settings(BaseSettings):
         return self
 
     def cursor_signing_secret(self) -> str:
-        """The key chat cursors are signed with: CURSOR_SECRET, or (local profile only) the development key."""
+        """The key chat cursors are signed with: CURSOR_SECRET, or (local profile only) one derived from the
+        install's gateway key (never a key written in the source)."""
         if self.cursor_secret is not None:
             return self.cursor_secret
         if self.worldmm_profile == Profile.AWS:
             from worldmm.errors import ConfigurationError
 
             raise ConfigurationError("CURSOR_SECRET is not set: the aws profile has no built-in cursor key")
-        return LOCAL_CURSOR_SECRET
+        from worldmm.local_keys import local_keys
+
+        return local_keys(self.jwt_dev_secret, self.worldmm_home.expanduser().resolve()).cursor.hex()
 
     @property
     def extraction_backend(self) -> ExtractionProvider:
