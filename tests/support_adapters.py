@@ -87,6 +87,7 @@ class FakeModelServer:
         }
         self._failures: list[tuple[str, int, dict[str, str]]] = []
         self._files: dict[str, bytes] = {}
+        self.deleted_files: list[str] = []  # what clients deleted (the bytes stay for batch_input)
         self._batches: dict[str, dict[str, Any]] = {}
         self._polls: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -130,6 +131,9 @@ class FakeModelServer:
 
             def do_POST(self) -> None:
                 fake._dispatch(self, "POST")
+
+            def do_DELETE(self) -> None:
+                fake._dispatch(self, "DELETE")
 
         return Handler
 
@@ -184,7 +188,15 @@ class FakeModelServer:
         if method == "GET" and path.startswith("/v1/batches/"):
             return 200, self._poll_batch(path.rsplit("/", 1)[-1])
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
+            if path.split("/")[3] in self.deleted_files:
+                return 404, {"error": {"message": "No such File object"}}
             return 200, self._files[path.split("/")[3]]
+        if method == "DELETE" and path.startswith("/v1/files/"):
+            file_id = path.split("/")[3]
+            if file_id not in self._files or file_id in self.deleted_files:
+                return 404, {"error": {"message": "No such File object"}}
+            self.deleted_files.append(file_id)
+            return 200, {"id": file_id, "object": "file", "deleted": True}
         if method == "POST" and path == "/openai/v1/audio/transcriptions":
             return 200, self.transcription
         return 404, {"error": {"message": f"no route {method} {path}"}}

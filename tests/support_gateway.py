@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -28,11 +29,13 @@ class RunningGateway:
 
 
 @contextmanager
-def running_gateway(services: Services, clock: Callable[[], float] = time.time) -> Iterator[RunningGateway]:
-    """`worldmm serve` on an ephemeral port; yields its base URL and app; stops it afterwards."""
+def running_gateway(
+    services: Services, clock: Callable[[], float] = time.time, **options: Any
+) -> Iterator[RunningGateway]:
+    """`worldmm serve` on an ephemeral port (`options`: create_app's); yields its base URL and app; stops it after."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    app = create_app(services, public_url=url, clock=clock)
+    app = create_app(services, public_url=url, clock=clock, **options)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -46,3 +49,16 @@ def running_gateway(services: Services, clock: Callable[[], float] = time.time) 
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+class HumanScreen:
+    """The confirmation channel as the human sees it (what MCP never carries): the codes shown, in order."""
+
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, str, str]] = []
+
+    def show(self, user_id: str, action: str, code: str, ttl_s: int) -> None:
+        self.shown.append((user_id, action, code))
+
+    def last_code(self, user_id: str) -> str:
+        return [code for user, _, code in self.shown if user == user_id][-1]

@@ -98,16 +98,28 @@ def _reap(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from worldmm.errors import ConfigurationError
     from worldmm.gateway.app import serve
 
-    serve(host=args.host, port=args.port, public_url=args.public_url)
+    try:
+        serve(
+            host=args.host, port=args.port, public_url=args.public_url, tls_cert=args.tls_cert, tls_key=args.tls_key
+        )
+    except ConfigurationError as exc:
+        print(f"worldmm serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def _token(args: argparse.Namespace) -> int:
+    from worldmm.errors import ConfigurationError
     from worldmm.gateway.auth import issue_token
 
-    print(issue_token(args.user_id, get_settings(), ttl_s=args.ttl))
+    try:
+        print(issue_token(args.user_id, get_settings(), ttl_s=args.ttl))
+    except ConfigurationError as exc:
+        print(f"worldmm token: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -193,9 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--public-url", default=None, help="base URL clients reach (upload URLs use it)")
+    p.add_argument("--tls-cert", default=None, help="PEM certificate: required to listen beyond loopback")
+    p.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
     p.set_defaults(func=_serve)
 
-    p = sub.add_parser("token", help="print a development JWT for the local API")
+    p = sub.add_parser("token", help="print a JWT for the local gateway (signed with the install's key)")
     p.add_argument("--user-id", required=True)
     p.add_argument("--ttl", type=int, default=3600)
     p.set_defaults(func=_token)

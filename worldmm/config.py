@@ -59,10 +59,23 @@ class SummaryProvider(StrEnum):
 
 
 LOCAL_CURSOR_SECRET = "worldmm-local-cursor-secret"
-"""The local profile's cursor signing key: public (it is in this file), so never accepted in the aws profile."""
+"""The cursor key the local profile once used: public (it is in this file), so refused wherever a key is given.
+The local profile now derives its cursor key from the install's root key (`worldmm.local_keys`)."""
 
 DEVELOPMENT_SECRETS = frozenset({LOCAL_CURSOR_SECRET, "worldmm-local-development-signing-key"})
 MIN_SECRET_CHARS = 32
+MIN_GATEWAY_KEY_CHARS = 43
+"""The local gateway's explicit key: 32 random bytes, base64url-encoded (`secrets.token_urlsafe(32)`), or longer."""
+MIN_GATEWAY_KEY_DISTINCT = 10
+"""Characters a random key of that length shows (hex shows 16): a repeated or word-like key is no key."""
+
+
+MODEL_KEY_FIELDS = ("openai_api_key", "groq_api_key", "gpu_worker_token", "cursor_secret")
+"""The settings MODEL_KEYS_SECRET's JSON keys fill (same names)."""
+
+
+def _weak_cursor_secret(value: str | None) -> bool:
+    return value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
 
 
 class Settings(BaseSettings):
@@ -79,6 +92,12 @@ class Settings(BaseSettings):
     )
     database_secret_arn: str | None = None
     database_secret_max_age_s: int = 300  # how long a container reuses the fetched secret
+    model_keys_secret: str | None = Field(
+        default=None,
+        description="Secrets Manager secret (name or ARN) holding the model keys and tokens as JSON "
+        f"({', '.join(MODEL_KEY_FIELDS)}), read when the settings are (Powertools Parameters, at run time: "
+        "never in a function's environment); a key also set in the environment wins.",
+    )
     database_app_role: str = "worldmm_app"
     redis_url: str | None = None
     graph_cache_local_entries: int = 64
@@ -210,7 +229,12 @@ class Settings(BaseSettings):
     # The key chat cursors are signed with. aws: CURSOR_SECRET (the template resolves it from Secrets
     # Manager); the built-in development key is refused there at start-up. local: that development key.
     cursor_secret: str | None = None
-    jwt_dev_secret: str = "worldmm-local-development-signing-key"  # HS256 wants >= 32 bytes
+    jwt_dev_secret: str | None = Field(
+        default=None,
+        description="The local gateway's root key (`serve`, `token`): bearer JWTs and upload URLs are signed "
+        f"with keys derived from it. At least {MIN_GATEWAY_KEY_CHARS} characters of random text (32 random "
+        "bytes, base64url); unset: a random key generated into WORLDMM_HOME/gateway.key (mode 0600).",
+    )
     jwt_issuer: str = "worldmm-local"
     jwt_audience: str = "worldmm"
 
@@ -226,13 +250,55 @@ class Settings(BaseSettings):
     def _no_development_secret_in_aws(cls, value: str | None, info: ValidationInfo) -> str | None:
         # A field validator sees the value as given, before any code reads it: every function refuses to
         # start with a known or weak signing key in the aws profile, whether or not it signs cursors.
-        weak = value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
-        if weak and info.data.get("worldmm_profile") == Profile.AWS:
+        if _weak_cursor_secret(value) and info.data.get("worldmm_profile") == Profile.AWS:
             raise ValueError(
                 f"CURSOR_SECRET must be a deployment secret of at least {MIN_SECRET_CHARS} characters in the "
                 "aws profile, not the built-in development key"
             )
         return value
+
+    @field_validator("jwt_dev_secret")
+    @classmethod
+    def _gateway_key_is_random(cls, value: str | None) -> str | None:
+        # Every profile: a key anyone can guess (a known one, a short or repetitive one) lets anyone who
+        # reaches `worldmm serve` mint a token for any user.
+        if value is None:
+            return None
+        weak = (
+            value in DEVELOPMENT_SECRETS
+            or len(value) < MIN_GATEWAY_KEY_CHARS
+            or len(set(value)) < MIN_GATEWAY_KEY_DISTINCT
+        )
+        if weak:
+            raise ValueError(
+                f"JWT_DEV_SECRET must be at least {MIN_GATEWAY_KEY_CHARS} characters of random text (32 random "
+                "bytes: python -c 'import secrets; print(secrets.token_urlsafe(32))'), or unset for the "
+                "per-install key in WORLDMM_HOME/gateway.key"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _model_keys_at_run_time(self) -> Settings:
+        # The deployed functions' keys come from Secrets Manager when the settings are read, not from their
+        # environment (plaintext to lambda:GetFunctionConfiguration, and a redeploy per rotation).
+        if self.model_keys_secret is None:
+            return self
+        from aws_lambda_powertools.utilities import parameters
+
+        from worldmm.errors import ConfigurationError
+
+        value = parameters.get_secret(self.model_keys_secret, transform="json", max_age=self.database_secret_max_age_s)
+        if not isinstance(value, dict):
+            raise ConfigurationError("MODEL_KEYS_SECRET is not a JSON object")
+        for name in MODEL_KEY_FIELDS:
+            if getattr(self, name) is None and isinstance(value.get(name), str) and value[name]:
+                setattr(self, name, value[name])
+        if self.worldmm_profile == Profile.AWS and _weak_cursor_secret(self.cursor_secret):
+            raise ConfigurationError(
+                f"the cursor_secret in MODEL_KEYS_SECRET must be at least {MIN_SECRET_CHARS} characters, not the "
+                "built-in development key"
+            )
+        return self
 
     @model_validator(mode="after")
     def _admin_defaults_to_app(self) -> Settings:
@@ -241,14 +307,17 @@ class Settings(BaseSettings):
         return self
 
     def cursor_signing_secret(self) -> str:
-        """The key chat cursors are signed with: CURSOR_SECRET, or (local profile only) the development key."""
+        """The key chat cursors are signed with: CURSOR_SECRET, or (local profile only) one derived from the
+        install's gateway key (never a key written in the source)."""
         if self.cursor_secret is not None:
             return self.cursor_secret
         if self.worldmm_profile == Profile.AWS:
             from worldmm.errors import ConfigurationError
 
             raise ConfigurationError("CURSOR_SECRET is not set: the aws profile has no built-in cursor key")
-        return LOCAL_CURSOR_SECRET
+        from worldmm.local_keys import local_keys
+
+        return local_keys(self.jwt_dev_secret, self.worldmm_home.expanduser().resolve()).cursor.hex()
 
     @property
     def extraction_backend(self) -> ExtractionProvider:

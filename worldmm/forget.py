@@ -4,15 +4,17 @@ Operators run it (`worldmm forget --user-id U`, or ForgetUserFunction with `{"us
 idempotent, so a second run (after a failure, or to catch a window that was being ingested meanwhile)
 erases what is left and finds nothing else.
 
-What goes, in this order:
-1. The user's session catalog entries (aws: the sessions table rows whose `userId` is the user; local: the
-   sessions' `metadata.json`, which goes with the session's folder in step 3). From then on an ingest,
-   retrigger or DLQ event for those sessions is rejected (`unknown_session`) and an upload to them is
-   ignored: a late window of the user is never re-created.
-2. The capture-window buffer rows of those sessions (aws).
-3. The sessions' raw frames and audio: every object (S3: every version) under `sessions/{id}/`, for the
-   sessions the catalog says are the user's, and for sessions of the user's segments the catalog no longer
-   knows (never for a session the catalog gives to someone else).
+What goes, in this order (each step finds its work again on a re-run: what tells a re-run which sessions are
+the user's — the catalog entries and the segments — goes only after the objects they point at):
+1. The capture-window buffer rows of the user's sessions (aws): no window of theirs closes any more.
+2. The sessions' raw frames and audio: every object (S3: every version) under `sessions/{id}/`, for the
+   sessions the catalog says are the user's, and for sessions of the user's segments the catalog does not
+   know (never for a session the catalog gives to someone else). Local: the catalog entry (the session's
+   `metadata.json`) goes with the folder.
+3. The user's session catalog entries (aws: the sessions table rows whose `userId` is the user). From then
+   on an ingest, retrigger or DLQ event for those sessions is rejected (`unknown_session`) and an upload to
+   them is ignored: a late window of the user is never re-created. Then the objects once more: anything that
+   landed while steps 2-3 ran.
 4. Every PostgreSQL row holding the user's id, in one transaction of the user's own unit of work: row-level
    security makes every other user's rows invisible to it, so they cannot be touched. That includes the
    graph and segment generations: both come from sequences, so a user of the same id who starts again can
@@ -140,12 +142,13 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
     try:
         catalog = _catalog_sessions(services, user_id)
         segment_sessions = _segment_sessions(services, user_id)
-        _erase_catalog(services, user_id, catalog, report)
-        crash_point("forget.catalog_erased")
         sessions = sorted(set(catalog) | _unclaimed(services, segment_sessions - set(catalog)))
         _erase_capture_windows(services, user_id, sessions, report)
         _erase_objects(services, sessions, report)
         crash_point("forget.objects_erased")
+        _erase_catalog(services, user_id, catalog, report)
+        crash_point("forget.catalog_erased")
+        _erase_objects(services, sessions, report)  # uploads that landed while the catalog still named them
         _erase_postgres(services, user_id, report)
         crash_point("forget.postgres_erased")
         _erase_redis(services, user_id, report)
@@ -217,7 +220,9 @@ def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:
     from sqlalchemy import text
 
     with services.db.unit_of_work(user_id) as session:
-        rows = session.execute(text("SELECT DISTINCT session_id FROM worldmm_segments")).scalars()
+        rows = session.execute(  # scoped by user_id as well as by row-level security
+            text("SELECT DISTINCT session_id FROM worldmm_segments WHERE user_id = :user_id"), {"user_id": user_id}
+        ).scalars()
         return {str(r) for r in rows}
 
 
@@ -234,7 +239,7 @@ def _valid_prefix_id(session_id: str) -> bool:
 
 def _erase_catalog(services: ForgetPorts, user_id: str, sessions: list[str], report: ForgetReport) -> None:
     """aws: the sessions table rows (each only while it still names the user). Local: the catalog entry is
-    the session's metadata.json, which goes with the session's folder (step 3)."""
+    the session's metadata.json, which went with the session's folder (step 2)."""
     if services.settings.worldmm_profile != Profile.AWS:
         return
     client = _dynamo()
@@ -287,6 +292,20 @@ def _erase_objects(services: ForgetPorts, sessions: list[str], report: ForgetRep
     for sid in sessions:
         if _valid_prefix_id(sid):
             report.add(label, store.delete_prefix(f"sessions/{sid}/"))
+
+
+def sweep_unclaimed_uploads(services: ForgetPorts, session_ids: set[str]) -> int:
+    """Erase the objects of sessions the catalog gives to nobody: an upload that lands after its user was
+    forgotten (a URL issued before the erase stays valid until it expires) is deleted, not kept. Uploads
+    are presigned for catalogued sessions only, so nothing of a live session is ever swept. The count of
+    objects (versions) deleted."""
+    store: ErasableStore = services.store  # type: ignore[assignment]
+    swept = 0
+    for sid in sorted(_unclaimed(services, session_ids)):
+        swept += store.delete_prefix(f"sessions/{sid}/")
+    if swept:
+        logger.info("late uploads swept", extra={"step": "forget.late-uploads-swept", "objects": swept})
+    return swept
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import functools
 import importlib.util
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aws_lambda_powertools import Metrics, Tracer
@@ -56,16 +57,37 @@ def milliseconds(name: str, value: float) -> None:
         metrics.add_metric(name=name, unit=MetricUnit.Milliseconds, value=value)
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    value: Any = None
+    error: BaseException | None = None
+
+
 def instrument(handler: Handler) -> Handler:
-    """Trace the handler and publish the invocation's metrics (and a ColdStart count)."""
-    traced = tracer.capture_lambda_handler(handler)
+    """Trace the handler and publish the invocation's metrics (and a ColdStart count).
+
+    The trace keeps timings, the handler's name and, when it raises, the exception's type as the `error`
+    annotation — never what it returned nor the exception's message or stack: answers, chat pages, upload URLs
+    and error text (a validation error quotes its input) are personal data, and X-Ray is a store forget-me
+    cannot reach. The exception is raised again outside the traced call, unchanged."""
+
+    @functools.wraps(handler)
+    def contained(event: Any, context: Any) -> _Outcome:
+        try:
+            return _Outcome(value=handler(event, context))
+        except Exception as exc:
+            tracer.put_annotation(key="error", value=type(exc).__name__)
+            return _Outcome(error=exc)
+
+    traced = tracer.capture_lambda_handler(contained, capture_response=False, capture_error=False)
     published = metrics.log_metrics(traced, capture_cold_start_metric=True)
 
     @functools.wraps(handler)
     def run(event: Any, context: Any) -> Any:
-        if recording():
-            return published(event, context)
-        return traced(event, context)
+        outcome: _Outcome = published(event, context) if recording() else traced(event, context)
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.value
 
     return run  # type: ignore[return-value]
 

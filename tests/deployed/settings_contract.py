@@ -24,6 +24,8 @@ UNSET_ON_AWS: dict[str, str] = {
     "EPISODIC_RERANK": "None means on whenever LLM_PROVIDER is not the small local model",
     "AGENT_MODE": "None means the spec 001 agent loop whenever LLM_PROVIDER is not the small local model",
     "CAPTION_MODE": "None means `seen` (the vision model captions the frames) whenever LLM_PROVIDER is not local",
+    "MODEL_KEYS_SECRET": "given only to the functions that use a model key or token (they alone may read the "
+    "secret); a function that reads a key without it is still caught, as the key is then not given",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
@@ -90,7 +92,18 @@ SPEC_CONSTANTS: tuple[str, ...] = (
 DEFAULT_IS_RIGHT_ON_AWS: frozenset[str] = frozenset(UNSET_ON_AWS) | frozenset(SPEC_CONSTANTS)
 
 
+def _given(environment: set[str]) -> set[str]:
+    """What an environment gives: its names, and the model keys when it names the secret they are read from."""
+    from worldmm.config import MODEL_KEY_FIELDS
+
+    if "MODEL_KEYS_SECRET" in environment:
+        return environment | {name.upper() for name in MODEL_KEY_FIELDS}
+    return environment
+
+
 def settings_missing_from_template(reads: dict[str, set[str]], given: dict[str, set[str]]) -> dict[str, list[str]]:
     """Per function, the settings it read that its template environment lacks and no default covers."""
-    missing = {function: sorted(read - given[function] - DEFAULT_IS_RIGHT_ON_AWS) for function, read in reads.items()}
+    missing = {
+        function: sorted(read - _given(given[function]) - DEFAULT_IS_RIGHT_ON_AWS) for function, read in reads.items()
+    }
     return {function: names for function, names in missing.items() if names}

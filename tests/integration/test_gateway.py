@@ -13,6 +13,7 @@ from tests.support_gateway import running_gateway
 from tests.support_template import ROOT, load_template
 from worldmm.cli import main as cli_main
 from worldmm.gateway.auth import issue_token
+from worldmm.gateway.keys import gateway_keys
 from worldmm.gateway.mcp import MCP_PATH
 from worldmm.gateway.routes import ROUTES
 from worldmm.llm.scripted import ScriptedLLM
@@ -71,7 +72,7 @@ def test_serve_rejects_requests_without_a_valid_token_with_401(
     # GIVEN a request whose token API Gateway's JWT authorizer would refuse
     settings = services.settings
     claims = {"sub": ALICE, "iss": settings.jwt_issuer, "aud": settings.jwt_audience, "exp": 4_000_000_000}
-    secret = settings.jwt_dev_secret
+    secret: bytes | str = gateway_keys(settings).token
     headers: dict[str, str] = {}
     if case == "not-bearer":
         headers = {"Authorization": f"Basic {issue_token(ALICE, settings)}"}
@@ -104,7 +105,7 @@ def test_token_command_prints_a_token_for_the_user(capsys: pytest.CaptureFixture
     settings = get_settings()
     claims = jwt.decode(
         token,
-        settings.jwt_dev_secret,
+        gateway_keys(settings).token,
         algorithms=["HS256"],
         audience=settings.jwt_audience,
         issuer=settings.jwt_issuer,

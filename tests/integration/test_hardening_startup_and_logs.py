@@ -73,8 +73,10 @@ def test_hardening_aws_profile_without_a_cursor_secret_never_signs_with_the_buil
         set_services(None)
     # THEN it does not serve (no cursor signed with a public key)
     assert response["statusCode"] == 500
-    # AND the local profile keeps its development key; a deployment key is accepted in aws
-    assert make_settings(cursor_secret=None).cursor_signing_secret() == LOCAL_CURSOR_SECRET
+    # AND the local profile derives its key from the install's (never the public one); a deployment key is
+    # accepted in aws
+    local_key = make_settings(cursor_secret=None).cursor_signing_secret()
+    assert local_key != LOCAL_CURSOR_SECRET and len(bytes.fromhex(local_key)) == 32
     strong = "k" * 40
     assert make_settings(worldmm_profile="aws", cursor_secret=strong).cursor_signing_secret() == strong
 

@@ -14,12 +14,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support_gateway import RunningGateway, running_gateway
+from tests.support_gateway import HumanScreen, RunningGateway, running_gateway
 from tests.support_ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
-from worldmm.gateway.mcp import FORGET_CONFIRMATION
+from worldmm.gateway.confirm import ConfirmationCodes
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.pipeline.events import IngestWindowEvent
 from worldmm.pipeline.window import ingest_window
@@ -51,8 +51,13 @@ def memories(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_pa
 
 
 @pytest.fixture
-def gateway(memories: Services) -> Iterator[RunningGateway]:
-    with running_gateway(memories) as running:
+def screen() -> HumanScreen:
+    return HumanScreen()
+
+
+@pytest.fixture
+def gateway(memories: Services, screen: HumanScreen) -> Iterator[RunningGateway]:
+    with running_gateway(memories, confirmations=ConfirmationCodes(screen)) as running:
         yield running
 
 
@@ -110,20 +115,24 @@ def test_one_users_token_never_reaches_another_users_memories(gateway: RunningGa
     assert all("bicycle" in m["text"] for m in found["memories"])
 
 
-def test_forget_me_needs_the_words_then_erases_only_the_callers_memories(
-    gateway: RunningGateway, memories: Services
+def test_forget_me_needs_the_code_shown_to_the_human_then_erases_only_the_callers_memories(
+    gateway: RunningGateway, memories: Services, screen: HumanScreen
 ) -> None:
     # GIVEN the local function table behind the invoker (as `worldmm serve` has it)
     name = memories.settings.forget_function_name
     memories.invoker.register(name, local_handlers(memories)[name])  # type: ignore[attr-defined]
     alice = issue_token(ALICE, memories.settings)
-    # WHEN Alice's agent calls forget_me without the confirmation, nothing is erased
-    tools, refused = _call(gateway.url, alice, "forget_me", {"confirm": "yes"})
-    assert "forget_me" in tools and refused["accepted"] is False
+    # WHEN Alice's agent calls forget_me, it gets no code: the code is shown to Alice alone, nothing is erased
+    tools, asked = _call(gateway.url, alice, "forget_me", {})
+    assert "forget_me" in tools and asked["accepted"] is False
+    code = screen.last_code(ALICE)
+    assert code not in json.dumps(asked)
+    _, wrong = _call(gateway.url, alice, "forget_me", {"code": "forget everything"})
+    assert wrong["accepted"] is False
     _, still = _call(gateway.url, alice, "search_memories", {"memory_type": "episodic", "query": "red mug Kate"})
     assert still["memories"]
-    # WHEN she confirms in so many words
-    _, done = _call(gateway.url, alice, "forget_me", {"confirm": FORGET_CONFIRMATION})
+    # WHEN she reads the code to her agent
+    _, done = _call(gateway.url, alice, "forget_me", {"code": code})
     # THEN her memories are gone and Bob's are untouched; the erase was asked for her alone
     assert done["accepted"] is True
     assert memories.invoker.invocations[-1] == (name, {"userId": ALICE, "requestedBy": "mcp"})  # type: ignore[attr-defined]

@@ -118,8 +118,7 @@ def test_hardening_batch_line_cut_off_is_an_error_not_an_answer() -> None:
 
 
 def test_hardening_agent_truncated_answer_is_composed_from_memories_never_shown() -> None:
-    from tests.unit.test_retrieval_agent import _retrievers, _search, _services  # type: ignore[attr-defined]
-    from worldmm.retrieval.agent import answer_question
+    from tests.unit.test_retrieval_agent import _retrievers, _search, _services, answer_question  # type: ignore[attr-defined]
 
     # GIVEN an agent whose final answer is cut off twice
     llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys"), {"action": "ANSWER"}])
@@ -132,8 +131,7 @@ def test_hardening_agent_truncated_answer_is_composed_from_memories_never_shown(
 
 
 def test_hardening_agent_truncated_action_counts_as_unparseable() -> None:
-    from tests.unit.test_retrieval_agent import _retrievers, _services  # type: ignore[attr-defined]
-    from worldmm.retrieval.agent import answer_question
+    from tests.unit.test_retrieval_agent import _retrievers, _services, answer_question  # type: ignore[attr-defined]
 
     llm = ScriptedLLM().script("reasoning_agent", Truncated('{"action": "SEA'))
     result = answer_question(_services(llm), "user-1", "Where are my keys?", now=datetime(2026, 5, 2, tzinfo=UTC),

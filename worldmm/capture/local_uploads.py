@@ -1,6 +1,7 @@
 """Presigned PUT URLs for the local profile: the gateway's `/uploads/{key}` stands in for the S3 bucket.
 
-A URL carries the key, an expiry and the content type, signed with HMAC-SHA256 under the development key,
+A URL carries the key, an expiry and the content type, signed with HMAC-SHA256 under the gateway's upload key
+(`worldmm.gateway.keys`, derived apart from the token key),
 as a presigned S3 URL carries its signature: the gateway accepts a PUT only for what was signed, until it
 expires. Same call shape as boto3's `generate_presigned_url`, so `CaptureService` takes either.
 """
@@ -20,9 +21,9 @@ UPLOADS_PATH = "/uploads/"
 class LocalUploadSigner:
     """Signs and checks local upload URLs under `base_url` (what the phone reaches the gateway at)."""
 
-    def __init__(self, base_url: str, secret: str, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, base_url: str, secret: bytes, *, clock: Callable[[], float] = time.time) -> None:
         self.base_url = base_url.rstrip("/")
-        self._secret = secret.encode()
+        self._secret = secret
         self._clock = clock
 
     def _signature(self, key: str, expires: int, content_type: str) -> str:
@@ -46,7 +47,7 @@ class LocalUploadSigner:
             deadline = int(expires or "")
         except ValueError:
             return False
-        if deadline < self._clock() or signature is None:
-            return False
+        if deadline < self._clock() or signature is None or not signature.isascii():
+            return False  # compare_digest takes ASCII text only: anything else is no signature of ours
         expected = self._signature(key, deadline, (content_type or "").split(";")[0].strip())
         return hmac.compare_digest(expected, signature)

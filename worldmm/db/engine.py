@@ -72,9 +72,44 @@ class Database:
 _databases: dict[str, Database] = {}
 
 
+_ROLE_SQL = """
+SELECT r.rolsuper AS superuser, r.rolbypassrls AS bypass_rls,
+       EXISTS (SELECT 1 FROM pg_tables t WHERE t.schemaname = current_schema() AND t.tableowner = current_user)
+           AS owns_tables
+FROM pg_roles r WHERE r.rolname = current_user
+"""
+
+
+def check_application_role(database: Database) -> None:
+    """ConfigurationError when `database` connects as a role row-level security does not hold: a superuser,
+    a BYPASSRLS role, or the tables' owner. Functions and the CLI refuse to start as one (migrations use
+    the owner through DATABASE_ADMIN_URL, never through this)."""
+    from worldmm.errors import ConfigurationError
+
+    with database.engine.connect() as connection:
+        role = connection.execute(text(_ROLE_SQL)).one()
+    reasons = [
+        reason
+        for held, reason in (
+            (role.superuser, "is a superuser"),
+            (role.bypass_rls, "has BYPASSRLS"),
+            (role.owns_tables, "owns the tables"),
+        )
+        if held
+    ]
+    if reasons:
+        raise ConfigurationError(
+            f"the application's database role {' and '.join(reasons)}: row-level security would not keep users "
+            "apart. Connect as the application role (DATABASE_URL or DATABASE_SECRET_ARN)."
+        )
+
+
 def get_database(settings: Settings) -> Database:
-    """The process-wide Database for these settings (reused across warm Lambda invocations)."""
+    """The process-wide Database for these settings (reused across warm Lambda invocations), once its role
+    is known to be held by row-level security (`check_application_role`)."""
     url = resolve_database_url(settings)
     if url not in _databases:
-        _databases[url] = Database(url)
+        database = Database(url)
+        check_application_role(database)
+        _databases[url] = database
     return _databases[url]

@@ -11,6 +11,7 @@ the API's document and `/mcp` the MCP endpoint over the same memory.
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import re
 import threading
 import time
@@ -31,9 +32,13 @@ from worldmm.capture.local_store import LocalCaptureStore
 from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
 from worldmm.capture.s3_events import parse_key, record_notification
 from worldmm.capture.service import CaptureService
-from worldmm.errors import Unauthenticated
+from worldmm.config import Settings
+from worldmm.errors import ConfigurationError, Unauthenticated
+from worldmm.forget import sweep_unclaimed_uploads
 from worldmm.gateway.auth import verify_token
+from worldmm.gateway.confirm import ConfirmationCodes, ConsoleChannel
 from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_response
+from worldmm.gateway.keys import gateway_keys
 from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.gateway.openapi import openapi_document
 from worldmm.gateway.routes import ROUTES, ApiRoute
@@ -45,6 +50,25 @@ logger = Logger(service="worldmm-gateway", child=True)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+MAX_API_BODY_BYTES = 10 * 1024 * 1024
+"""API Gateway's HTTP API payload limit: a larger request is a 413 before any of it is held."""
+
+
+class BodyTooLarge(Exception):
+    """The request declares or sends more than the route takes."""
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused by its Content-Length before reading, or as soon as it passes `limit`."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise BodyTooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BodyTooLarge
+    return bytes(body)
 
 
 def _pattern(path: str) -> re.Pattern[str]:
@@ -62,9 +86,10 @@ class _Bound:
 class UploadNotifications:
     """Records landed uploads one at a time off the request thread, as the bucket's queue does."""
 
-    def __init__(self, bucket: str, service: CaptureService) -> None:
+    def __init__(self, bucket: str, service: CaptureService, sweep: Callable[[set[str]], int]) -> None:
         self._bucket = bucket
         self._service = service
+        self._sweep = sweep  # erases uploads to sessions no catalog knows (their user was forgotten)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upload-events")
         self._pending: set[Future[None]] = set()
         self._lock = threading.Lock()
@@ -80,8 +105,10 @@ class UploadNotifications:
             ]
         }
         try:
-            for outcome in record_notification(notification, self._service):
+            outcomes = record_notification(notification, self._service)
+            for outcome in outcomes:
                 logger.info("upload_recorded", extra=outcome.model_dump(exclude_none=True))
+            self._sweep({o.sessionId for o in outcomes if o.status == "ignored" and o.sessionId})
         except Exception:
             logger.exception("upload_record_failed", extra={"key": key})
 
@@ -147,12 +174,16 @@ class Gateway:
         except Unauthenticated as exc:
             logger.info("rejected request", extra={"route": bound.route.route_key, "reason": str(exc)})
             return _json(401, {"message": "Unauthorized"})
+        try:
+            body = await read_body(request, MAX_API_BODY_BYTES)
+        except BodyTooLarge:
+            return _json(413, {"message": "Request Entity Too Large"})
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         event = build_event(
             request.method,
             target,
             dict(request.headers),
-            await request.body(),
+            body,
             claims,
             source_ip=request.client.host if request.client else "127.0.0.1",
             route_key=bound.route.route_key,
@@ -174,8 +205,9 @@ class Gateway:
         content_type = request.headers.get("content-type", "")
         if not self.signer.check(key, query.get("expires"), content_type, query.get("signature")):
             return _s3_error("AccessDenied", 403)
-        body = await request.body()
-        if len(body) > MAX_UPLOAD_BYTES:
+        try:
+            body = await read_body(request, MAX_UPLOAD_BYTES)
+        except BodyTooLarge:
             return _s3_error("EntityTooLarge", 400)
         await run_in_threadpool(self.services.store.put, key, body)
         if parse_key(key) is not None:
@@ -191,14 +223,20 @@ def local_capture_service(
 ) -> CaptureService:
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
     settings = services.settings
-    signer = LocalUploadSigner(public_url, settings.jwt_dev_secret, clock=clock)
+    signer = LocalUploadSigner(public_url, gateway_keys(settings).upload, clock=clock)
     return CaptureService(settings, LocalCaptureStore(services.store), signer, services.invoker, clock=clock)
 
 
 def create_app(
-    services: Services, *, public_url: str, host: str = "127.0.0.1", clock: Callable[[], float] = time.time
+    services: Services,
+    *,
+    public_url: str,
+    host: str = "127.0.0.1",
+    clock: Callable[[], float] = time.time,
+    confirmations: ConfirmationCodes | None = None,
 ) -> Starlette:
-    """The gateway over `services` (installed as the handlers' process default), reachable at `public_url`."""
+    """The gateway over `services` (installed as the handlers' process default), reachable at `public_url`;
+    MCP's irreversible tools are confirmed with codes shown on `confirmations`' channel (default: the console)."""
     from worldmm.services import set_services
 
     capture = local_capture_service(services, public_url, clock=clock)
@@ -206,10 +244,15 @@ def create_app(
     set_services(services)
     signer = capture.s3
     assert isinstance(signer, LocalUploadSigner)
-    notifications = UploadNotifications(services.settings.frames_bucket, capture)
+    notifications = UploadNotifications(
+        services.settings.frames_bucket, capture, lambda ids: sweep_unclaimed_uploads(services, ids)
+    )
     gateway = Gateway(services, signer, notifications)
-    mcp_server = build_mcp_server(lambda: services, services.settings, public_url=public_url)
-    mcp_app = mcp_asgi_app(mcp_server, host=host)
+    confirmations = confirmations or ConfirmationCodes(ConsoleChannel())
+    mcp_server = build_mcp_server(
+        lambda: services, services.settings, public_url=public_url, confirmations=confirmations
+    )
+    mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -233,15 +276,57 @@ def create_app(
     return app
 
 
+def loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings, host: str, *, tls: bool, public_url: str | None = None) -> None:
+    """ConfigurationError unless the gateway may listen on `host`: never in the aws profile, and off
+    loopback only over TLS (a bearer token on a LAN in plain HTTP is anyone's who listens), at an https
+    `public_url` (the address upload URLs point at and the only Host MCP answers besides loopback)."""
+    keys = gateway_keys(settings)  # refuses the aws profile; a weak JWT_DEV_SECRET never got this far
+    if loopback(host):
+        return
+    if not tls:
+        raise ConfigurationError(
+            f"serve --host {host} reaches beyond this machine: give --tls-cert and --tls-key (tokens and "
+            "uploads must not cross the network in plain HTTP), or listen on 127.0.0.1"
+        )
+    if not (public_url or "").startswith("https://"):
+        raise ConfigurationError(
+            f"serve --host {host} needs --public-url https://<the address clients reach>: upload URLs point "
+            "there, and MCP answers only requests addressed to it"
+        )
+    logger.info("gateway exposed", extra={"host": host, "key": "explicit" if keys.explicit else "install"})
+
+
 def serve(
-    host: str = "127.0.0.1", port: int = 8080, services: Services | None = None, public_url: str | None = None
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    services: Services | None = None,
+    public_url: str | None = None,
+    *,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
 ) -> None:
-    """Serve the gateway on host:port until interrupted (`worldmm serve`)."""
+    """Serve the gateway on host:port until interrupted (`worldmm serve`); off loopback only over TLS."""
     import uvicorn
 
     from worldmm.services import get_services
 
-    url = public_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
-    app = create_app(services or get_services(), public_url=url, host=host)
+    services = services or get_services()
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigurationError("--tls-cert and --tls-key go together")
+    tls = tls_cert is not None
+    check_exposure(services.settings, host, tls=tls, public_url=public_url)
+    scheme = "https" if tls else "http"
+    url = public_url or f"{scheme}://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    app = create_app(services, public_url=url, host=host)
     logger.info("local gateway listening", extra={"url": url, "mcp": url + MCP_PATH})
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=tls_cert, ssl_keyfile=tls_key)

@@ -1,4 +1,5 @@
-"""Bearer JWTs as API Gateway's JWT authorizer checks them (local profile: HS256 with the development key)."""
+"""Bearer JWTs as API Gateway's JWT authorizer checks them (local profile: HS256 under the install's token key,
+`worldmm.gateway.keys`)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 from worldmm.config import Settings
 from worldmm.errors import Unauthenticated
+from worldmm.gateway.keys import gateway_keys
 
 
 def issue_token(user_id: str, settings: Settings, ttl_s: int = 3600) -> str:
-    """A development JWT (HS256, local key) whose `sub` is `user_id`, valid for `ttl_s` seconds."""
+    """A local JWT (HS256 under the gateway's token key) whose `sub` is `user_id`, valid for `ttl_s` seconds."""
     import jwt
 
     now = int(time.time())
@@ -21,7 +23,7 @@ def issue_token(user_id: str, settings: Settings, ttl_s: int = 3600) -> str:
         "iat": now,
         "exp": now + ttl_s,
     }
-    return jwt.encode(claims, settings.jwt_dev_secret, algorithm="HS256")
+    return jwt.encode(claims, gateway_keys(settings).token, algorithm="HS256")
 
 
 def decode_token(token: str, settings: Settings) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def decode_token(token: str, settings: Settings) -> dict[str, Any]:
     try:
         claims: dict[str, Any] = jwt.decode(
             token.strip(),
-            settings.jwt_dev_secret,
+            gateway_keys(settings).token,
             algorithms=["HS256"],
             audience=settings.jwt_audience,
             issuer=settings.jwt_issuer,

@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.capture.s3_events import record_notification
+from worldmm.forget import sweep_unclaimed_uploads
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
@@ -23,9 +24,12 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 
 def _record_handler(record: SQSRecord) -> None:
-    outcomes = record_notification(json.loads(record.body), get_services().capture)
+    services = get_services()
+    outcomes = record_notification(json.loads(record.body), services.capture)
     for outcome in outcomes:
         logger.info("upload_recorded", extra=outcome.model_dump(exclude_none=True))
+    # An upload to a session no catalog knows (its user was forgotten meanwhile) is erased, not kept.
+    sweep_unclaimed_uploads(services, {o.sessionId for o in outcomes if o.status == "ignored" and o.sessionId})
 
 
 @logger.inject_lambda_context

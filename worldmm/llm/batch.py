@@ -166,6 +166,7 @@ class BatchLLM:
                     cid = str(line.get("custom_id"))
                     if cid in job.purposes:
                         results[cid] = _line_result(line, latency_ms)
+        _delete_files(client, job.batch_id, batch.input_file_id, batch.output_file_id, batch.error_file_id)
         reason = _batch_failure_reason(batch)
         for cid in job.custom_ids:
             if cid not in results:
@@ -184,6 +185,21 @@ class BatchLLM:
             },
         )
         return results
+
+
+def _delete_files(client: OpenAI, batch_id: str, *file_ids: str | None) -> None:
+    """Delete a finished batch's input, output and error files: they hold transcripts and captions, and
+    forget-me cannot reach them at the provider. A file that cannot be deleted is logged, never fatal."""
+    for file_id in file_ids:
+        if not file_id:
+            continue
+        try:
+            client.files.delete(file_id)
+        except Exception as exc:  # the results are already read; the provider's retention is the backstop
+            logger.warning(
+                "llm_batch_file_not_deleted",
+                extra={"batch_id": batch_id, "file_id": file_id, "error": type(exc).__name__},
+            )
 
 
 def _line_result(line: dict[str, Any], latency_ms: float) -> LLMResponse | Exception:

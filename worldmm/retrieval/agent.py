@@ -168,19 +168,33 @@ WHERE user_id = :user_id AND processing_status = 'complete' AND end_time <= :ask
 """
 
 
-def _read_at(services: AgentPorts, user_id: str, asked_at: datetime) -> datetime:
-    """The moment the question's time words are read at: when it was asked, or — when the newest memory
-    ended over a week before (a recording asked about long after: the demo's sample) — the newest memory's
-    end, so "yesterday", "on Friday" and "tomorrow" mean the days of the memory, not of the calendar."""
+NewestMemory = Callable[["AgentPorts", str, datetime], "datetime | None"]
+"""When the user's newest memory (at or before the moment asked) ended; None when there is none."""
+
+
+def newest_memory_end(services: AgentPorts, user_id: str, asked_at: datetime) -> datetime | None:
+    """The newest complete segment's end in PostgreSQL. Every question's first read of the memory store:
+    one that cannot be reached is MemoryUnavailableError here, before any model is asked, whether or not
+    the agent goes on to search (a lost database is never "I could not find that")."""
+    from worldmm.faults import memory_unreachable
+
     try:
         with services.db.unit_of_work(user_id) as session:
             newest = session.execute(text(_NEWEST_MEMORY_SQL), {"user_id": user_id, "asked_at": asked_at}).scalar()
-    except Exception as exc:  # no database (retriever doubles): the asked-at time stands
-        logger.debug("newest memory unknown: %s", type(exc).__name__)
-        return asked_at
+    except Exception as exc:
+        if memory_unreachable(exc):
+            raise MemoryUnavailableError() from exc
+        raise
+    return cast("datetime | None", newest)
+
+
+def _read_at(newest: datetime | None, asked_at: datetime) -> datetime:
+    """The moment the question's time words are read at: when it was asked, or — when the newest memory
+    ended over a week before (a recording asked about long after: the demo's sample) — the newest memory's
+    end, so "yesterday", "on Friday" and "tomorrow" mean the days of the memory, not of the calendar."""
     if newest is None or asked_at - newest <= MEMORY_FRAME_AFTER:
         return asked_at
-    return cast(datetime, newest)
+    return newest
 
 
 def answer_question(
@@ -190,12 +204,13 @@ def answer_question(
     *,
     now: datetime | None = None,
     retrievers: Mapping[MemoryKind, Retriever] | None = None,
+    newest_memory: NewestMemory = newest_memory_end,
 ) -> AgentAnswer:
     """Answer `question` from `user_id`'s memories (agent loop or fixed plan); the trace shows how and cites."""
     settings = services.settings
     started = time.perf_counter()
     asked_at = now or datetime.now(UTC)
-    now = _read_at(services, user_id, asked_at)
+    now = _read_at(newest_memory(services, user_id, asked_at), asked_at)
     retrievers = retrievers if retrievers is not None else default_retrievers()
     question_text = sanitize_question(question)
     context = _Context(settings.memory_text_max_chars)

@@ -3,7 +3,7 @@
 What a camera or microphone picked up — a poster, a video playing nearby, someone speaking — can
 carry text that reads like an instruction to the model. Before memory text reaches a prompt it is
 stripped of control characters, of anything that could close or open our delimiters, and of
-instruction-like phrases, then capped in length and wrapped in `<memory>` tags that the prompts
+instruction-like phrases (tool calls included), then capped in length and wrapped in `<memory>` tags that the prompts
 declare to be data.
 """
 
@@ -28,6 +28,12 @@ _INSTRUCTION = re.compile(
     r"|you\s+are\s+now\b|new\s+instructions?\b|act\s+as\s+(an?\s+)?(different|new)\b"
     r"|(reveal|print|show|repeat)\s+(your|the)\s+(system\s+)?prompt"
     r")",
+    re.I,
+)
+# A request to run a tool: our MCP tools by name, or "call/invoke/execute/trigger the … tool/function".
+_TOOL_CALL = re.compile(
+    r"\b(forget_me|search_memories)\b"
+    r"|\b(call|invoke|execute|trigger)\s+(the\s+|a\s+)?[\w`'\".-]*\s*(tool|function)\b",
     re.I,
 )
 _WHITESPACE = re.compile(r"[ \t\f\v]+")
@@ -55,6 +61,7 @@ def sanitize_memory_text(text: str, max_chars: int) -> str:
     cleaned = _FENCE.sub(" ", cleaned)
     cleaned = _ROLE_PREFIX.sub(" ", cleaned)
     cleaned = _INSTRUCTION.sub(REDACTED, cleaned)
+    cleaned = _TOOL_CALL.sub(REDACTED, cleaned)
     cleaned = cleaned.replace("<", "‹").replace(">", "›")  # no markup survives inside a memory
     cleaned = _WHITESPACE.sub(" ", cleaned).strip()
     if len(cleaned) > max_chars:
