@@ -16,12 +16,12 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from fastapi import Depends, FastAPI, Header, HTTPException, status
+from fastapi import Depends, FastAPI, Header, HTTPException, Request, status
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +94,7 @@ class ChatCompletionRequest(BaseModel):
 
 
 CHALLENGE_HEADER = "X-Worker-Challenge"
+SERVED_SCOPE_KEY = "worldmm.served"
 MAX_CHALLENGE_CHARS = 128
 
 
@@ -243,6 +244,37 @@ class _BodyTooLarge(Exception):
     pass
 
 
+class ActivityTracker:
+    """ASGI middleware: a request the `served` dependency counted as work ends when its last body byte is
+    sent (or it fails), so the idleness /health reports starts from the end of the last request."""
+
+    def __init__(self, app: ASGIApp, state: WorkerState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        finished = False
+
+        def finish() -> None:
+            nonlocal finished
+            if not finished and scope.get(SERVED_SCOPE_KEY):
+                finished = True
+                self.state.end_request()
+
+        async def tracking_send(message: Message) -> None:
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                finish()
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        finally:
+            finish()
+
+
 async def _empty_receive() -> Message:
     return {"type": "http.disconnect"}
 
@@ -298,13 +330,6 @@ def create_app(
     settings = settings or WorkerSettings()
     state = WorkerState(settings=settings, clock=clock)
 
-    def served() -> Iterator[None]:
-        """Dependency of the model endpoints: counts the request and marks the worker busy while it runs."""
-        state.begin_request()
-        try:
-            yield
-        finally:
-            state.end_request()
 
     def run_videos(clips: list[list[Image]]) -> list[list[float]]:
         models = state.ready_models()
@@ -343,6 +368,13 @@ def create_app(
     app.state.settings = settings
     app.state.worker = state
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(ActivityTracker, state=state)
+
+    def served(request: Request) -> None:
+        """Dependency of the model endpoints (after the token check): this request is work; the middleware
+        marks the worker busy until its response has been sent."""
+        request.scope[SERVED_SCOPE_KEY] = True
+        state.begin_request()
 
     @app.get("/health", response_model=HealthResponse)
     def health(

@@ -117,6 +117,9 @@ class Settings(BaseSettings):
     gpu_idle_stop_s: float = Field(
         default=900.0, description="Stop the worker after this long without a request, work or open capture window."
     )
+    gpu_chat_idle_stop_s: float = Field(
+        default=300.0, description="The idle stop when only chats used the worker since it started (no recording)."
+    )
     gpu_ready_timeout_s: float = Field(
         default=900.0, description="A started worker not ready (or untrusted) this long after its start failed."
     )

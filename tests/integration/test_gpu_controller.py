@@ -361,3 +361,26 @@ def test_gpu_controller_worker_idleness_resets_on_a_model_request(worker_url, cl
     assert answer.status_code == 200
     body = httpx.get(f"{worker_url}/health").json()
     assert body["idle_s"] == 0 and body["last_request_at"] == clock.now() and body["requests_served"] >= 1
+
+
+def test_gpu_controller_a_chat_that_got_gpu_starting_starts_the_gpu_which_stops_sooner_after_chats_only(
+    deployment, db, scripted_llm
+):
+    from worldmm.chat.service import GPU_STARTING_ANSWER, handle_chat
+    from worldmm.config import LLMProvider
+    from worldmm.services import Services
+
+    # GIVEN the worker stopped and chat answered by the GPU worker
+    world, clock = deployment.world, deployment.clock
+    instance_id = world.launch_stopped_worker()
+    chat_settings = world.settings.model_copy(update={"llm_provider": LLMProvider.GPU})
+    chat_services = Services(chat_settings, db=db, llm=scripted_llm, gpu_demand=deployment.demand())
+    # WHEN a question comes THEN it is told the GPU is starting, and the controller is woken for it
+    assert handle_chat(chat_services, USER, "what did I drink?").answer == GPU_STARTING_ANSWER
+    assert [p for _, p in deployment.invoker.invocations] == [{"action": "reconcile", "reason": "chat"}]
+    assert deployment.run_controller_invokes()[0]["action"] == "ready"
+    assert world.ssm_value() == instance_id
+    # AND with only chats since its start, it stops after GPU_CHAT_IDLE_STOP_S rather than GPU_IDLE_STOP_S
+    clock.advance(world.settings.gpu_chat_idle_stop_s + 1)
+    assert deployment.scheduled_run()["action"] == "stopped"
+    assert world.ssm_value() == "none"

@@ -166,8 +166,9 @@ class DynamoControlStore:
             TableName=self.table, Item={"pk": {"S": "demand"}, "sk": {"S": reason[:64]}, "at": _dec(now)}
         )
 
-    def latest_demand(self) -> float | None:
-        times = [_num(item.get("at")) for item in self._query("demand")]
+    def latest_demand(self, reasons: frozenset[str] | None = None) -> float | None:
+        items = self._query("demand")
+        times = [_num(item.get("at")) for item in items if reasons is None or item["sk"]["S"] in reasons]
         known = [t for t in times if t is not None]
         return max(known) if known else None
 

@@ -9,8 +9,9 @@ by the next one:
 - work waits → start the stopped instance (or launch one from the launch template when none exists), wait
   for `/health` to say ready from a worker that proves the token, write its id to SSM (healing the "none"
   sentinel), then make the deferred DLQ messages visible now instead of after their next 900 s extension;
-- nothing waits, no capture window is open and the worker served nothing for `GPU_IDLE_STOP_S` → write
-  "none", look again (a window that slipped in between aborts the stop and restores the id), stop it.
+- nothing waits, no capture window is open and the worker served nothing for `GPU_IDLE_STOP_S` (or, when
+  only chats used it since its start, `GPU_CHAT_IDLE_STOP_S`) → write "none", look again (a window that
+  slipped in between aborts the stop and restores the id), stop it.
 
 A lease (a conditional write) lets one run act at a time: 200 windows finding the GPU down at once start
 it once. Every transition is a `flow=gpu_controller` log step and a metric.
@@ -30,6 +31,8 @@ from worldmm.observability import count, milliseconds
 logger = Logger(service="worldmm", child=True)
 
 FLOW = "gpu_controller"
+# Demand that comes from recording (windows, open capture): the worker keeps the longer idle tail after it.
+SESSION_REASONS = frozenset({"capture", "ingest", "dlq"})
 GONE_STATES = frozenset({"terminated", "shutting-down"})
 LIVE_STATES = frozenset({"pending", "running"})
 MAX_BACKOFF_S = 3600.0
@@ -86,9 +89,10 @@ class Work:
 
     deferred: DeferredSummary
     capture_open: bool
-    demand_at: float | None
+    demand_at: float | None  # the latest demand of any kind (a chat, an operator, a window)
 
     def waiting(self, now: float, hold_s: float) -> bool:
+        """Deferred windows, an open capture window, or demand younger than `hold_s`."""
         recent_demand = self.demand_at is not None and now - self.demand_at < hold_s
         return self.deferred.count > 0 or self.capture_open or recent_demand
 
@@ -167,7 +171,9 @@ class ControlStore(Protocol):
 
     def record_demand(self, reason: str, now: float) -> None: ...
 
-    def latest_demand(self) -> float | None: ...
+    def latest_demand(self, reasons: frozenset[str] | None = None) -> float | None:
+        """The latest demand (of these reasons, or of any)."""
+        ...
 
     def start_record(self) -> StartRecord: ...
 
@@ -202,6 +208,7 @@ class ControllerPolicy:
     """The controller's knobs (from Settings: GPU_IDLE_STOP_S, ...)."""
 
     idle_stop_s: float = 900.0
+    chat_idle_stop_s: float = 300.0
     ready_timeout_s: float = 900.0
     wait_s: float = 600.0
     poll_s: float = 5.0
@@ -212,6 +219,7 @@ class ControllerPolicy:
     def from_settings(cls, settings: Any) -> ControllerPolicy:
         return cls(
             idle_stop_s=settings.gpu_idle_stop_s,
+            chat_idle_stop_s=settings.gpu_chat_idle_stop_s,
             ready_timeout_s=settings.gpu_ready_timeout_s,
             wait_s=settings.gpu_controller_wait_s,
             poll_s=settings.gpu_poll_interval_s,
@@ -271,7 +279,7 @@ class GpuController:
             "deferredWindows": work.deferred.count,
             "captureOpen": work.capture_open,
             "demandAgeSeconds": None if work.demand_at is None else round(now - work.demand_at, 1),
-            "workWaiting": work.waiting(now, self.policy.idle_stop_s),
+            "workWaiting": work.waiting(now, self.policy.chat_idle_stop_s),
         }
 
     # lease --------------------------------------------------------------------------------------------
@@ -314,7 +322,9 @@ class GpuController:
         work = self._work(now)
         if work.deferred.oldest_at is not None:
             milliseconds("GpuWorkWaitMs", (now - work.deferred.oldest_at) * 1000)
-        if work.waiting(now, self.policy.idle_stop_s):
+        if work.capture_open:
+            ports.control.record_demand("capture", now)
+        if work.waiting(now, self.policy.chat_idle_stop_s):
             return self._serve(instance, work, reason)
         return self._maybe_stop(instance, pointer_id)
 
@@ -439,7 +449,7 @@ class GpuController:
         step("gpu_stop_begin", instance_id=instance.instance_id, idle_s=health.idle_s)
         now = ports.clock.now()
         again = ports.probe.health(instance)
-        if self._work(now).waiting(now, policy.idle_stop_s) or not self._idle(instance, again):
+        if self._work(now).waiting(now, policy.chat_idle_stop_s) or not self._idle(instance, again):
             ports.pointer.write(instance.instance_id)
             step("gpu_stop_aborted", instance_id=instance.instance_id)
             return ControllerOutcome("stop_aborted", instance.instance_id, "running")
@@ -447,10 +457,19 @@ class GpuController:
         step("gpu_stopped", instance_id=instance.instance_id, idle_s=again.idle_s)
         return ControllerOutcome("stopped", instance.instance_id, "stopping")
 
+    def _idle_threshold(self) -> float:
+        """`idle_stop_s` once recording (windows, capture) used this start of the worker — a wearer may go on
+        recording; `chat_idle_stop_s` when only chats (or an operator) did — a chat's retry comes within minutes."""
+        record = self.ports.control.start_record()
+        session_at = self.ports.control.latest_demand(SESSION_REASONS)
+        since = record.since if record.since is not None else float("-inf")
+        used_by_recording = session_at is not None and session_at >= since - self.policy.idle_stop_s
+        return self.policy.idle_stop_s if used_by_recording else self.policy.chat_idle_stop_s
+
     def _idle(self, instance: WorkerInstance, health: WorkerHealth) -> bool:
-        """Served nothing for `idle_stop_s`, or (unreachable / untrusted) not ready long after its start."""
+        """Served nothing for its idle threshold, or (unreachable / untrusted) not ready long after its start."""
         if health.reachable and health.trusted:
-            return health.in_flight == 0 and (health.idle_s or 0.0) >= self.policy.idle_stop_s
+            return health.in_flight == 0 and (health.idle_s or 0.0) >= self._idle_threshold()
         record = self.ports.control.start_record()
         since = record.since if record.instance_id == instance.instance_id and record.since else None
         return since is None or self.ports.clock.now() - since >= self.policy.ready_timeout_s
