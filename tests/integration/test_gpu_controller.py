@@ -384,3 +384,23 @@ def test_gpu_controller_a_chat_that_got_gpu_starting_starts_the_gpu_which_stops_
     clock.advance(world.settings.gpu_chat_idle_stop_s + 1)
     assert deployment.scheduled_run()["action"] == "stopped"
     assert world.ssm_value() == "none"
+
+
+def test_gpu_controller_operator_cli_status_start_stop(deployment, capsys):
+    from worldmm.cli import main
+
+    # GIVEN the worker stopped
+    world = deployment.world
+    instance_id = world.launch_stopped_worker()
+
+    def cli(action: str) -> dict[str, Any]:
+        assert main(["gpu", action, "--in-process"]) == 0
+        return dict(json.loads(capsys.readouterr().out))
+
+    # THEN status says so, start brings it up ready (SSM names it), stop writes "none" and stops it
+    assert cli("status")["state"] == "stopped" and cli("status")["ssm"] == "none"
+    assert cli("start")["action"] == "ready" and world.ssm_value() == instance_id
+    status = cli("status")
+    assert status["state"] == "running" and status["health"]["trusted"] and status["health"]["status"] == "ready"
+    assert cli("stop")["action"] == "stopped"
+    assert world.ssm_value() == "none" and world.instance_state(instance_id) in {"stopping", "stopped"}

@@ -15,6 +15,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from worldmm.gpu.operations import run_controller
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
@@ -40,12 +41,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors(include_url=False)})
         return {"statusCode": 400, "body": json.dumps({"error": "invalid controller event", "fields": fields})}
     controller = get_services().gpu_controller
-    if parsed.action == "status":
-        return controller.status()
-    if parsed.action == "stop":
-        return controller.stop_now("operator").as_dict()
-    if parsed.action == "start":
-        controller.record_demand("operator")
-    elif parsed.reason != "schedule":
+    if parsed.action != "reconcile":
+        return run_controller(controller, parsed.action)
+    if parsed.reason != "schedule":
         controller.record_demand(parsed.reason)
-    return controller.reconcile(parsed.reason if parsed.action == "reconcile" else "operator").as_dict()
+    return controller.reconcile(parsed.reason).as_dict()
