@@ -19,6 +19,7 @@ bench/results/gpu_schedule.json.
 from __future__ import annotations
 
 import argparse
+import functools
 import heapq
 import itertools
 import json
@@ -231,7 +232,7 @@ class World:
             def release(self) -> int:
                 released = list(world.deferred.values())
                 for window in released:
-                    world.sim.at(world.sim.now() + CONSUMER_LATENCY_S, lambda w=window: world.consume(w))
+                    world.sim.at(world.sim.now() + CONSUMER_LATENCY_S, functools.partial(world.consume, window))
                 return len(released)
 
         class Capture:
@@ -306,7 +307,13 @@ class World:
             self.chats["answered"] += 1  # OpenAI answers; visual retrieval degrades without waking the GPU
 
     def schedule(self, t: float) -> None:
-        self.sim.at(t, lambda: (self.controller.reconcile("schedule"), self.schedule(t + 60.0)))
+        """The controller's EventBridge schedule: a run every minute from `t`."""
+
+        def run() -> None:
+            self.controller.reconcile("schedule")
+            self.schedule(t + 60.0)
+
+        self.sim.at(t, run)
 
 
 def plan_week(world: World, rng: random.Random, days: int) -> None:
@@ -322,7 +329,7 @@ def plan_week(world: World, rng: random.Random, days: int) -> None:
             for index in range(int(minutes * 60 // WINDOW_S)):
                 window = Window(session, index, start + (index + 1) * WINDOW_S)
                 world.windows.append(window)
-                world.sim.at(window.closed_at, lambda w=window: world.ingest(w))
+                world.sim.at(window.closed_at, functools.partial(world.ingest, window))
         for _ in range(4):  # chats at any waking hour, some near sessions, some far from them
             world.sim.at(d * day + rng.uniform(7 * 3600, 23 * 3600), world.chat)
 

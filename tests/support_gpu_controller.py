@@ -99,7 +99,8 @@ class AwsWorld:
 
 def aws_world(settings: Settings) -> AwsWorld:
     """Inside mock_aws: the DLQ, the control/sessions/capture tables, the "none" parameter, the launch template."""
-    sqs, dynamodb, ec2, ssm = (boto3.client(s) for s in ("sqs", "dynamodb", "ec2", "ssm"))
+    client: Any = boto3.client
+    sqs, dynamodb, ec2, ssm = (client(s) for s in ("sqs", "dynamodb", "ec2", "ssm"))
     queue_url = sqs.create_queue(QueueName="ingest-dlq")["QueueUrl"]
     settings = settings.model_copy(update={"ingest_dlq_url": queue_url})
     dynamodb.create_table(**control_table_definition(settings.gpu_control_table))

@@ -330,7 +330,7 @@ class GpuController:
 
     def _serve(self, instance: WorkerInstance | None, work: Work, reason: str) -> ControllerOutcome:
         ports, now = self.ports, self.ports.clock.now()
-        waiting = {
+        waiting: dict[str, Any] = {
             "reason": reason,
             "deferred": work.deferred.count,
             "capture_open": work.capture_open,
