@@ -404,3 +404,41 @@ def test_gpu_controller_operator_cli_status_start_stop(deployment, capsys):
     assert status["state"] == "running" and status["health"]["trusted"] and status["health"]["status"] == "ready"
     assert cli("stop")["action"] == "stopped"
     assert world.ssm_value() == "none" and world.instance_state(instance_id) in {"stopping", "stopped"}
+
+
+def test_gpu_controller_a_ready_worker_that_stops_answering_is_unpublished_then_published_again(
+    deployment, worker_url, caplog
+):
+    # GIVEN a ready worker named in SSM while a session records (a capture window is open)
+    world, clock = deployment.world, deployment.clock
+    instance_id = world.launch_stopped_worker()
+    world.capture.record_open_upload(USER, SESSION, 0, UploadKind.FRAME, 0, clock.now())
+    assert deployment.scheduled_run()["action"] == "ready"
+    # WHEN it stops answering THEN readers are sent elsewhere ("none"), and it is not stopped yet
+    deployment.worker = lambda: None
+    with caplog.at_level(logging.INFO):
+        assert deployment.scheduled_run()["action"] == "starting"
+    assert steps(caplog, "gpu_worker_lost") and world.ssm_value() == "none"
+    assert world.instance_state(instance_id) == "running"
+    # WHEN it answers again THEN it is published again
+    deployment.worker = lambda: worker_url
+    assert deployment.scheduled_run()["action"] == "ready" and world.ssm_value() == instance_id
+
+
+def test_gpu_controller_a_window_deferred_while_its_own_wake_starts_the_gpu_runs_at_once(deployment, db):
+    from worldmm.handlers.gpu_controller import lambda_handler
+
+    # GIVEN the worker stopped, a window in the DLQ (the ingest's own wake lost), and the controller run by
+    # the consumer's wake right after it registered the deferred message
+    world = deployment.world
+    world.launch_stopped_worker()
+    deployment.record_windows(range(1))
+    deployment.ingest(0)
+    deployment.controller_runs = len(deployment.invoker.invocations)
+    deployment.invoker.register(CONTROLLER, lambda payload: lambda_handler(payload, lambda_context()))
+    set_services(deployment.services.replace(gpu_demand=deployment.demand()))
+    # WHEN the consumer defers the window and the GPU is ready by its second look
+    assert deployment.consume_dlq() == 1  # the first receive fails; the message is visible again at once
+    # THEN the window completed without waiting out the 900 s, once
+    assert deployment.statuses(db, range(1)) == [ProcessingStatus.COMPLETE]
+    assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4]

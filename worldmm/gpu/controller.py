@@ -375,6 +375,7 @@ class GpuController:
             started = ports.clock.now()
             self._save_start(instance_id, started)
         deadline = ports.clock.now() + policy.wait_s
+        published = ports.pointer.read() == instance_id
         while True:
             instance = ports.fleet.find(instance_id)
             if instance is None or instance.instance_id != instance_id or instance.state not in LIVE_STATES:
@@ -384,6 +385,12 @@ class GpuController:
             if health.serving:
                 return self._ready(instance, started)
             now = ports.clock.now()
+            if published:  # it was ready and stopped answering: readers stop sending it work; it gets
+                # GPU_READY_TIMEOUT_S from now to recover before it counts as a failed start
+                ports.pointer.write(None)
+                published, started = False, now
+                self._save_start(instance_id, now)
+                step("gpu_worker_lost", level="warning", instance_id=instance_id, health=health.status)
             if health.status == "failed" or (health.reachable and not health.trusted):
                 why = "untrusted" if health.status != "failed" else "model load failed"
                 return self._failed(instance, why)
