@@ -15,7 +15,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -23,8 +23,13 @@ from worldmm.gpu.controller import DeferredSummary, GpuController, StartRecord, 
 from worldmm.gpu.discovery import describe_instance, gpu_url_for, normalize_gpu_instance_id
 
 if TYPE_CHECKING:
-    from worldmm.capture.port import CaptureStatePort
     from worldmm.config import Settings
+
+
+class OpenWindows(Protocol):
+    """What the capture buffer tells the controller (worldmm.capture.store.CaptureStore satisfies it)."""
+
+    def overdue_windows(self, opened_before: float) -> Iterator[tuple[str, int]]: ...
 
 CHALLENGE_HEADER = "X-Worker-Challenge"
 DEFERRED_TTL_S = 15 * 86_400  # past the DLQ's 14-day retention
@@ -282,7 +287,7 @@ class SqsDeferredWork:
 class CaptureWindowsActivity:
     """Open capture windows (the capture buffer's sparse GSI): someone is recording now."""
 
-    def __init__(self, capture: CaptureStatePort) -> None:
+    def __init__(self, capture: OpenWindows) -> None:
         self.capture = capture
 
     def capture_open(self, now: float) -> bool:
@@ -347,7 +352,7 @@ class SystemClock:
         time.sleep(seconds)
 
 
-def build_gpu_controller(settings: Settings, capture: CaptureStatePort) -> GpuController:
+def build_gpu_controller(settings: Settings, capture: OpenWindows) -> GpuController:
     """The controller on the deployment's EC2, SSM, control table, IngestDLQ and capture buffer."""
     from worldmm.aws import aws_client
     from worldmm.gpu.controller import ControllerPolicy, ControllerPorts

@@ -11,15 +11,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 
 if TYPE_CHECKING:
     from worldmm.gpu.aws_ports import DynamoControlStore
-    from worldmm.pipeline.invoker import FunctionInvoker
 
 logger = Logger(service="worldmm", child=True)
+
+
+class Invoker(Protocol):
+    """Fire-and-forget invokes (worldmm.pipeline.invoker.FunctionInvoker's adapters satisfy it)."""
+
+    def invoke_async(self, function_name: str, payload: dict[str, Any]) -> None: ...
 
 
 class GpuDemand(Protocol):
@@ -55,7 +60,7 @@ class ControllerDemand:
     def __init__(
         self,
         control: DynamoControlStore,
-        invoker: FunctionInvoker,
+        invoker: Invoker,
         function_name: str,
         *,
         debounce_s: float = 20.0,
