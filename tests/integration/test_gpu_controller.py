@@ -442,3 +442,23 @@ def test_gpu_controller_a_window_deferred_while_its_own_wake_starts_the_gpu_runs
     # THEN the window completed without waiting out the 900 s, once
     assert deployment.statuses(db, range(1)) == [ProcessingStatus.COMPLETE]
     assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4]
+
+
+def test_gpu_controller_without_a_worker_or_launch_template_says_so_and_keeps_the_windows(
+    deployment, db, clock, caplog
+):
+    import dataclasses
+
+    # GIVEN no tagged instance, no launch template, and a window waiting in the DLQ
+    world = dataclasses.replace(
+        deployment.world, settings=deployment.world.settings.model_copy(update={"gpu_launch_template": None})
+    )
+    controller = controller_for(world, clock, lambda: None)
+    deployment.record_windows(range(1))
+    deployment.ingest(0)
+    deployment.consume_dlq()
+    # WHEN the controller runs THEN it reports that there is no worker to start, and the window waits
+    with caplog.at_level(logging.INFO):
+        assert controller.reconcile("schedule").action == "no_worker"
+    assert steps(caplog, "gpu_no_worker") and world.tagged_instances() == []
+    assert world.dlq_depth() == 1 and deployment.statuses(db, range(1)) == [ProcessingStatus.PENDING]

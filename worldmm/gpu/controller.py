@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from aws_lambda_powertools import Logger
 
+from worldmm.errors import ConfigurationError
 from worldmm.observability import count, milliseconds
 
 logger = Logger(service="worldmm", child=True)
@@ -101,7 +102,7 @@ class Work:
 class ControllerOutcome:
     """What one run did (`action`) and what it saw."""
 
-    action: str  # busy | ready | starting | failed | backoff | serving | stopped | stop_aborted | idle
+    action: str  # busy | ready | starting | failed | backoff | no_worker | serving | stopped | stop_aborted | idle
     instance_id: str | None = None
     state: str | None = None
     released: int = 0
@@ -345,8 +346,11 @@ class GpuController:
             if instance is None:
                 return ControllerOutcome("starting", None, "stopping")
         if instance is None or instance.state in GONE_STATES:
-            self._save_start(None, now)
-            instance = ports.fleet.launch()
+            try:
+                instance = ports.fleet.launch()
+            except ConfigurationError as exc:  # no launch template: an operator must provide a worker
+                step("gpu_no_worker", level="error", error=str(exc), **waiting)
+                return ControllerOutcome("no_worker", detail={"why": str(exc)})
             self._save_start(instance.instance_id, now)
             step("gpu_launched", instance_id=instance.instance_id, **waiting)
         elif instance.state == "stopped":
