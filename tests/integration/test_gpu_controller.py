@@ -195,7 +195,7 @@ def test_gpu_controller_a_session_recorded_while_the_gpu_is_off_completes_every_
         # AND the deferred windows run now, not after their 900 s: every window complete, the DLQ empty
         assert deployment.consume_dlq() == 5
     assert deployment.statuses(db, windows) == [ProcessingStatus.COMPLETE] * 5
-    assert world.dlq_depth() == 0
+    assert world.dlq_depth() == 0 and deployment.control.deferred() == []
     assert visual_of(deployment.services).calls == [4] * 5  # each window encoded once: none ingested twice
     assert len(steps(caplog, "gpu_start_requested")) == 1 and not steps(caplog, "gpu_launched")
     # AND the first window waited the worker's start plus the controller's polling: within start + 2 min
@@ -462,3 +462,29 @@ def test_gpu_controller_without_a_worker_or_launch_template_says_so_and_keeps_th
         assert controller.reconcile("schedule").action == "no_worker"
     assert steps(caplog, "gpu_no_worker") and world.tagged_instances() == []
     assert world.dlq_depth() == 1 and deployment.statuses(db, range(1)) == [ProcessingStatus.PENDING]
+
+
+def test_gpu_controller_a_session_starting_just_after_a_stop_restarts_the_gpu_and_loses_nothing(
+    deployment, db, caplog
+):
+    # GIVEN an idle worker the scheduled run has just stopped
+    world, clock = deployment.world, deployment.clock
+    instance_id = world.launch_stopped_worker()
+    deployment.services.gpu_controller.record_demand("operator")
+    assert deployment.scheduled_run()["action"] == "ready"
+    clock.advance(world.settings.gpu_idle_stop_s + 1)
+    assert deployment.scheduled_run()["action"] == "stopped"
+    # WHEN a new session's windows arrive right after
+    deployment.record_windows(range(2))
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        for index in range(2):
+            deployment.ingest(index)
+        deployment.consume_dlq()
+        outcomes = deployment.run_controller_invokes()
+    # THEN their wake starts it again, and each window completes once
+    assert outcomes[0]["action"] == "ready" and outcomes[0]["released"] == 2
+    assert len(steps(caplog, "gpu_start_requested")) == 1 and world.ssm_value() == instance_id
+    deployment.consume_dlq()
+    assert deployment.statuses(db, range(2)) == [ProcessingStatus.COMPLETE] * 2
+    assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4, 4]
