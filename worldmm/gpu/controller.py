@@ -249,7 +249,7 @@ class GpuController:
     # entry points -------------------------------------------------------------------------------------
 
     def record_demand(self, reason: str) -> None:
-        """Note that something waited for the GPU (kept `idle_stop_s`, read by every run until then)."""
+        """Note that something waited for the GPU: it counts as waiting work for `chat_idle_stop_s`."""
         self.ports.control.record_demand(reason, self.ports.clock.now())
 
     def reconcile(self, reason: str = "schedule") -> ControllerOutcome:
