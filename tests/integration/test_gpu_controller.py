@@ -488,3 +488,27 @@ def test_gpu_controller_a_session_starting_just_after_a_stop_restarts_the_gpu_an
     deployment.consume_dlq()
     assert deployment.statuses(db, range(2)) == [ProcessingStatus.COMPLETE] * 2
     assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4, 4]
+
+
+def test_gpu_controller_ready_between_the_consumers_two_looks_does_not_leave_a_window_hidden(deployment, db):
+    # GIVEN the worker stopped, a window in the DLQ, and a controller run that completes (SSM written,
+    # deferred messages released) after the consumer hid the message but before it registered it
+    world = deployment.world
+    world.launch_stopped_worker()
+    deployment.record_windows(range(1))
+    deployment.ingest(0)
+    deployment.controller_runs = len(deployment.invoker.invocations)
+    demand = deployment.demand()
+    register = demand.defer
+
+    def controller_finishes_first(message_id: str, receipt_handle: str) -> None:
+        assert deployment.controller.reconcile("ingest").action == "ready"  # its release saw no record yet
+        register(message_id, receipt_handle)
+
+    demand.defer = controller_finishes_first  # type: ignore[method-assign]
+    set_services(deployment.services.replace(gpu_demand=demand))
+    deployment.control.record_demand("ingest", deployment.clock.now())
+    # WHEN the consumer takes the message THEN its second look sees the GPU ready and un-hides it at once
+    assert deployment.consume_dlq() == 1
+    assert deployment.statuses(db, range(1)) == [ProcessingStatus.COMPLETE]
+    assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4]
