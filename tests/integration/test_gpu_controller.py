@@ -512,3 +512,4 @@ def test_gpu_controller_ready_between_the_consumers_two_looks_does_not_leave_a_w
     assert deployment.consume_dlq() == 1
     assert deployment.statuses(db, range(1)) == [ProcessingStatus.COMPLETE]
     assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4]
+    assert deployment.control.deferred() == []  # settled by the consumer: nothing waits for the GPU any more
