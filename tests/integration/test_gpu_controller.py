@@ -513,3 +513,31 @@ def test_gpu_controller_ready_between_the_consumers_two_looks_does_not_leave_a_w
     assert deployment.statuses(db, range(1)) == [ProcessingStatus.COMPLETE]
     assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4]
     assert deployment.control.deferred() == []  # settled by the consumer: nothing waits for the GPU any more
+
+
+def test_gpu_controller_run_failing_right_after_the_start_call_is_finished_by_the_next_run(deployment, db):
+    # GIVEN windows deferred while the GPU is off, and a run that dies right after EC2 accepted the start
+    world = deployment.world
+    instance_id = world.launch_stopped_worker()
+    deployment.record_windows(range(2))
+    for index in range(2):
+        deployment.ingest(index)
+    deployment.consume_dlq()
+    fleet = deployment.controller.ports.fleet
+    real_start = fleet.start
+
+    def start_then_die(target: str) -> None:
+        real_start(target)
+        raise RuntimeError("the run was killed after StartInstances")
+
+    fleet.start = start_then_die  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        deployment.controller.reconcile("ingest")
+    fleet.start = real_start  # type: ignore[method-assign]
+    assert world.ssm_value() == "none" and world.instance_state(instance_id) == "running"
+    # WHEN the next scheduled run comes THEN it adopts the started worker; every window completes once
+    outcome = deployment.scheduled_run()
+    assert outcome["action"] == "ready" and outcome["released"] == 2 and world.ssm_value() == instance_id
+    deployment.consume_dlq()
+    assert deployment.statuses(db, range(2)) == [ProcessingStatus.COMPLETE] * 2
+    assert world.dlq_depth() == 0 and visual_of(deployment.services).calls == [4, 4]
