@@ -7,7 +7,8 @@ load average. Goals (issue 16 and earlier): ingest window p50 ≤ 25 ms; ingest_
 PPR at the ranking tolerance ≥ 50× the per-query igraph rebuild + prpack at 1M edges with the same top-50
 (10k / 100k / 1M edges reported), snapshot load vs the previous .npz; retrieval at 1536-d and 384-d, 90 days:
 warm p95 ≤ 100 ms, a fresh interpreter (imports + graph snapshots + first query) ≤ 500 ms; per-user vector
-search plans (global HNSW + iterative scan, exact user rows, partitioned HNSW): p95 and recall@10.
+search plans (global HNSW + iterative scan, exact user rows, partitioned HNSW): p95 and recall@10; a simulated
+week against the GPU controller: GPU hours billed <= 1.3 x hours worn + 15 min per session (always-on: 168 h).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ BENCHES = {
     "local_adapters": ["-m", "bench.bench_local_adapters"],
     "handler_imports": ["-m", "bench.bench_handler_imports"],
     "gpu_worker_tiny": ["bench/bench_gpu_worker.py", "--tiny", "--clips", "8"],
+    "gpu_schedule": ["-m", "bench.bench_gpu_schedule"],
 }
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
+import hmac
 import io
 import logging
 import threading
@@ -19,7 +21,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from fastapi import Depends, FastAPI, HTTPException, status
+from fastapi import Depends, FastAPI, Header, HTTPException, Request, status
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -91,10 +93,29 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
 
 
+CHALLENGE_HEADER = "X-Worker-Challenge"
+SERVED_SCOPE_KEY = "worldmm.served"
+MAX_CHALLENGE_CHARS = 128
+
+
 class HealthResponse(BaseModel):
+    """Readiness, idleness (what the GPU controller stops an idle worker by) and, when challenged, a proof
+    that this worker holds the shared token: HMAC-SHA256(token, challenge), hex."""
+
     status: Literal["loading", "ready", "failed"]
     models: dict[str, str | None]
     error: str | None = None
+    started_at: float
+    last_request_at: float | None = None
+    idle_s: float
+    in_flight: int = 0
+    requests_served: int = 0
+    proof: str | None = None
+
+
+def token_proof(token: str, challenge: str) -> str:
+    """HMAC-SHA256 of `challenge` keyed by the worker token (hex): the controller's check of whom it asks."""
+    return hmac.new(token.encode(), challenge.encode(), hashlib.sha256).hexdigest()
 
 
 # --- state -----------------------------------------------------------------------------------------
@@ -126,6 +147,34 @@ class WorkerState:
     device_lock: threading.Lock = field(default_factory=threading.Lock)
     video_batcher: MicroBatcher[list[Image], list[float]] | None = None
     text_batcher: MicroBatcher[str, list[float]] | None = None
+    clock: Callable[[], float] = time.time
+    started_at: float = 0.0
+    last_request_at: float | None = None
+    in_flight: int = 0
+    requests_served: int = 0
+    activity_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.started_at = self.clock()
+
+    def begin_request(self) -> None:
+        with self.activity_lock:
+            self.in_flight += 1
+            self.last_request_at = self.clock()
+
+    def end_request(self) -> None:
+        with self.activity_lock:
+            self.in_flight -= 1
+            self.requests_served += 1
+            self.last_request_at = self.clock()
+
+    def idle_s(self) -> float:
+        """Seconds since the last model request began or ended (since start-up when none came); 0 while busy."""
+        with self.activity_lock:
+            if self.in_flight:
+                return 0.0
+            since = self.last_request_at if self.last_request_at is not None else self.started_at
+        return max(0.0, self.clock() - since)
 
     def ready_models(self) -> LoadedModels:
         if self.status == "ready" and self.models is not None:
@@ -195,6 +244,37 @@ class _BodyTooLarge(Exception):
     pass
 
 
+class ActivityTracker:
+    """ASGI middleware: a request the `served` dependency counted as work ends when its last body byte is
+    sent (or it fails), so the idleness /health reports starts from the end of the last request."""
+
+    def __init__(self, app: ASGIApp, state: WorkerState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        finished = False
+
+        def finish() -> None:
+            nonlocal finished
+            if not finished and scope.get(SERVED_SCOPE_KEY):
+                finished = True
+                self.state.end_request()
+
+        async def tracking_send(message: Message) -> None:
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                finish()
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        finally:
+            finish()
+
+
 async def _empty_receive() -> Message:
     return {"type": "http.disconnect"}
 
@@ -243,10 +323,13 @@ def create_app(
     settings: WorkerSettings | None = None,
     *,
     loader: Callable[[WorkerSettings], LoadedModels] = load_models,
+    clock: Callable[[], float] = time.time,
 ) -> FastAPI:
-    """The worker app; `loader` is what runs in the background at start-up (tests may wrap it)."""
+    """The worker app; `loader` is what runs in the background at start-up (tests may wrap it), `clock` is
+    the wall clock its idleness is measured by."""
     settings = settings or WorkerSettings()
-    state = WorkerState(settings=settings)
+    state = WorkerState(settings=settings, clock=clock)
+
 
     def run_videos(clips: list[list[Image]]) -> list[list[float]]:
         models = state.ready_models()
@@ -285,12 +368,34 @@ def create_app(
     app.state.settings = settings
     app.state.worker = state
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(ActivityTracker, state=state)
+
+    def served(request: Request) -> None:
+        """Dependency of the model endpoints (after the token check): this request is work; the middleware
+        marks the worker busy until its response has been sent."""
+        request.scope[SERVED_SCOPE_KEY] = True
+        state.begin_request()
 
     @app.get("/health", response_model=HealthResponse)
-    def health() -> HealthResponse:
-        return HealthResponse(status=state.status, models=_model_names(state), error=state.error)
+    def health(
+        challenge: str | None = Header(default=None, alias=CHALLENGE_HEADER, max_length=MAX_CHALLENGE_CHARS),
+    ) -> HealthResponse:
+        token = settings.token.get_secret_value() if settings.token is not None else None
+        return HealthResponse(
+            status=state.status,
+            models=_model_names(state),
+            error=state.error,
+            started_at=state.started_at,
+            last_request_at=state.last_request_at,
+            idle_s=round(state.idle_s(), 3),
+            in_flight=state.in_flight,
+            requests_served=state.requests_served,
+            proof=token_proof(token, challenge) if token and challenge else None,
+        )
 
-    @app.post("/encode-video", response_model=EmbeddingResponse, dependencies=[Depends(require_token)])
+    model_call = [Depends(require_token), Depends(served)]
+
+    @app.post("/encode-video", response_model=EmbeddingResponse, dependencies=model_call)
     async def encode_video(body: EncodeVideoRequest) -> EmbeddingResponse:
         if len(body.frames) > settings.max_frames:
             raise HTTPException(
@@ -302,7 +407,7 @@ def create_app(
         embedding = await _submit(state.video_batcher, frames)
         return EmbeddingResponse(embedding=embedding, dim=len(embedding), model=models.embedder.model_id)
 
-    @app.post("/encode-text", response_model=EmbeddingResponse, dependencies=[Depends(require_token)])
+    @app.post("/encode-text", response_model=EmbeddingResponse, dependencies=model_call)
     async def encode_text(body: EncodeTextRequest) -> EmbeddingResponse:
         if len(body.text) > settings.max_text_chars:
             raise HTTPException(
@@ -313,7 +418,7 @@ def create_app(
         embedding = await _submit(state.text_batcher, body.text)
         return EmbeddingResponse(embedding=embedding, dim=len(embedding), model=models.embedder.model_id)
 
-    @app.post("/v1/chat/completions", dependencies=[Depends(require_token)])
+    @app.post("/v1/chat/completions", dependencies=model_call)
     async def chat_completions(body: ChatCompletionRequest) -> dict[str, Any]:
         models = state.ready_models()
         generator = models.generator

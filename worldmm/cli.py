@@ -163,6 +163,22 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gpu(args: argparse.Namespace) -> int:
+    """`worldmm gpu status|start|stop`: the deployed GpuControllerFunction (it reaches the worker inside the
+    VPC), or `--in-process` the same controller in this process (a host inside the VPC, tests)."""
+    from worldmm.gpu.operations import invoke_controller, run_controller
+
+    if args.in_process:
+        from worldmm.services import get_services
+
+        result = run_controller(get_services().gpu_controller, args.action)
+    else:
+        name = args.function or get_settings().gpu_controller_function_name
+        result = invoke_controller(name, args.action, wait=not args.no_wait)
+    print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="worldmm", description="WorldMM Live Memory")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -229,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")
     p.set_defaults(func=_eval)
+
+    p = sub.add_parser("gpu", help="the GPU worker: status, start (waits until ready), stop (operators)")
+    p.add_argument("action", choices=("status", "start", "stop"))
+    p.add_argument("--function", default=None, help="controller function (default GPU_CONTROLLER_FUNCTION_NAME)")
+    p.add_argument("--no-wait", action="store_true", help="start: return at once (asynchronous invoke)")
+    p.add_argument("--in-process", action="store_true", help="run the controller here instead of invoking it")
+    p.set_defaults(func=_gpu)
     return parser
 
 

@@ -123,6 +123,36 @@ class Settings(BaseSettings):
     gpu_read_timeout_s: float = 10.0
     gpu_encode_timeout_s: float = 60.0
     gpu_retries: int = 2
+    # --- GPU controller (worldmm.gpu.controller): the worker on demand ------------------------------------
+    gpu_control_table: str = Field(
+        default="worldmm-gpu-control", description="DynamoDB table: the controller's lease, demand and deferred work."
+    )
+    gpu_controller_function_name: str = Field(
+        default="GpuControllerFunction", description="Function ingest and chat invoke when they find the GPU down."
+    )
+    gpu_launch_template: str | None = Field(
+        default=None, description="EC2 launch template (name) a worker is launched from when no tagged one exists."
+    )
+    gpu_idle_stop_s: float = Field(
+        default=900.0, description="Stop the worker after this long without a request, work or open capture window."
+    )
+    gpu_chat_idle_stop_s: float = Field(
+        default=300.0, description="The idle stop when only chats used the worker since it started (no recording)."
+    )
+    gpu_ready_timeout_s: float = Field(
+        default=900.0, description="A started worker not ready (or untrusted) this long after its start failed."
+    )
+    gpu_controller_wait_s: float = Field(
+        default=600.0, description="How long one controller run waits for the worker's /health to say ready."
+    )
+    gpu_poll_interval_s: float = 5.0
+    gpu_lease_s: float = Field(default=60.0, description="Controller lease; renewed while one run waits.")
+    gpu_failure_backoff_s: float = Field(
+        default=600.0, description="After a failed start, the next start waits this long (doubling, at most 1 h)."
+    )
+    gpu_wake_debounce_s: float = Field(
+        default=20.0, description="A process asks the controller to start the GPU at most once per this long."
+    )
 
     # --- models ---------------------------------------------------------------
     llm_provider: LLMProvider = LLMProvider.LOCAL

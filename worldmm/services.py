@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from worldmm.capture.service import CaptureService
     from worldmm.chat.repository import ChatRepository
     from worldmm.db.engine import Database
+    from worldmm.gpu.controller import GpuController
+    from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache import GraphCache
     from worldmm.ingest.storage import ObjectStore
     from worldmm.ingest.transcription import Transcriber
@@ -140,6 +142,37 @@ class Services:
 
         return build_capture_service(self.settings, self.invoker)
 
+    @cached_property
+    def gpu_demand(self) -> GpuDemand:
+        """How work asks for the GPU: the controller function (aws, discovered worker), else nobody."""
+        from worldmm.gpu.demand import ControllerDemand, NoController
+
+        if self.settings.worldmm_profile != Profile.AWS or self.settings.gpu_worker_url:
+            return NoController()
+        from worldmm.aws import aws_client
+        from worldmm.gpu.aws_ports import DynamoControlStore
+
+        control = DynamoControlStore(self.settings.gpu_control_table, aws_client("dynamodb"))
+        return ControllerDemand(
+            control,
+            self.invoker,
+            self.settings.gpu_controller_function_name,
+            debounce_s=self.settings.gpu_wake_debounce_s,
+        )
+
+    @cached_property
+    def gpu_controller(self) -> GpuController:
+        """The GPU worker's controller on the deployment's EC2, SSM, control table, DLQ and capture buffer."""
+        from worldmm.capture.store import CaptureStore
+        from worldmm.gpu.aws_ports import build_gpu_controller
+
+        capture = CaptureStore(
+            self.settings.sessions_table,
+            self.settings.capture_windows_table,
+            open_shards=self.settings.capture_open_shards,
+        )
+        return build_gpu_controller(self.settings, capture)
+
     def replace(self, **overrides: Any) -> Services:
         """A Services with the same settings and the ports built so far, `overrides` put in their place."""
         built = {name: value for name, value in self.__dict__.items() if name in _PORTS}
@@ -183,6 +216,8 @@ _PORTS = {
     "graph_cache",
     "chats",
     "capture",
+    "gpu_demand",
+    "gpu_controller",
 }
 
 _logger = Logger(service="worldmm", child=True)

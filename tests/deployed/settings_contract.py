@@ -19,6 +19,8 @@ UNSET_ON_AWS: dict[str, str] = {
     "OPENAI_BASE_URL": "the OpenAI SDK's own endpoint (tests point it at the fake model server)",
     "GROQ_BASE_URL": "the Groq SDK's own endpoint (tests point it at the fake model server)",
     "INGEST_REQUIRES_GPU": "None means required exactly when WORLDMM_PROFILE=aws",
+    "GPU_LAUNCH_TEMPLATE": "given by the template only with GpuWorkerAmiId and GpuWorkerVpcId; unset, the "
+    "controller starts and stops the tagged instance and launches none",
     "EXTRACTION_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
     "SUMMARY_PROVIDER": "None means the LLM whenever LLM_PROVIDER is not the small local model",
     "EPISODIC_RERANK": "None means on whenever LLM_PROVIDER is not the small local model",
@@ -66,6 +68,13 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "GRAPH_CACHE_LOCAL_ENTRIES",
     "GRAPH_CACHE_TTL_S",
     "REDIS_TIMEOUT_S",
+    # the GPU controller's tuning (issue 24; GPU_IDLE_STOP_S and GPU_CONTROLLER_WAIT_S are in the template)
+    "GPU_CHAT_IDLE_STOP_S",
+    "GPU_READY_TIMEOUT_S",
+    "GPU_POLL_INTERVAL_S",
+    "GPU_LEASE_S",
+    "GPU_FAILURE_BACKOFF_S",
+    "GPU_WAKE_DEBOUNCE_S",
     # retrieval and the agent (spec 001, 002)
     "PPR_DAMPING",
     "PPR_TOLERANCE",

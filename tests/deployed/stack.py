@@ -240,6 +240,10 @@ class DeployedStack:
                 return left == right
             if key == "Fn::Not":
                 return not self.resolve(arg[0])
+            if key == "Fn::And":
+                return all(self.resolve(v) for v in arg)
+            if key == "Fn::Or":
+                return any(self.resolve(v) for v in arg)
             if key == "Condition":
                 return self._condition(arg)
         return {k: self.resolve(v) for k, v in value.items()}

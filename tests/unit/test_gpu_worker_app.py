@@ -59,11 +59,44 @@ def test_health_reports_loading_until_models_are_loaded_then_ready(model_dir):
         # WHEN loading completes THEN health says ready with the model ids
         gate.set()
         body = wait_ready(client)
-        assert body == {
+        assert {k: body[k] for k in ("status", "models", "error")} == {
             "status": "ready",
             "models": {"embedding": "tiny-qwen2vl", "generation": model_dir.name},
             "error": None,
         }
+
+
+def test_health_reports_idleness_since_the_last_model_request(model_dir):
+    # GIVEN a worker on a clock we move
+    from gpu_worker.app import create_app
+
+    now = [1000.0]
+    with TestClient(create_app(worker_settings(model_dir), clock=lambda: now[0])) as client:
+        wait_ready(client)
+        now[0] += 300
+        # THEN before any request it is idle since it started
+        body = client.get("/health").json()
+        assert body["idle_s"] == 300 and body["last_request_at"] is None and body["requests_served"] == 0
+        # WHEN it serves a request THEN idleness counts from that request; health checks do not count
+        assert client.post("/encode-text", json={"text": "a dog"}, headers=AUTH).status_code == 200
+        now[0] += 42
+        client.get("/health")
+        body = client.get("/health").json()
+        assert body["idle_s"] == 42 and body["last_request_at"] == 1300 and body["requests_served"] == 1
+        assert body["in_flight"] == 0
+        # AND a request refused for its token is not work
+        assert client.post("/encode-text", json={"text": "a dog"}).status_code == 401
+        assert client.get("/health").json()["requests_served"] == 1
+
+
+def test_health_proves_the_token_only_when_challenged(client):
+    import hashlib
+    import hmac
+
+    assert client.get("/health").json()["proof"] is None
+    proof = client.get("/health", headers={"X-Worker-Challenge": "nonce-1"}).json()["proof"]
+    assert proof == hmac.new(TOKEN.encode(), b"nonce-1", hashlib.sha256).hexdigest()
+    assert client.get("/health", headers={"X-Worker-Challenge": "x" * 129}).status_code == 422
 
 
 def test_health_reports_failed_when_the_model_directory_is_missing(tmp_path):

@@ -200,6 +200,67 @@ def test_template_gpu_instance_parameter_starts_as_none() -> None:
     assert template()["Parameters"]["GpuInstanceParamName"]["Default"] == "/encache/gpu/instance_id"
 
 
+# --- the GPU worker on demand (docs/operations-gpu.md) -----------------------------------------------
+
+
+def test_template_gpu_controller_runs_every_minute_and_outlasts_its_wait_for_health() -> None:
+    controller = fn("GpuControllerFunction")
+    assert controller["Handler"] == "worldmm.handlers.gpu_controller.lambda_handler"
+    assert [e["Type"] for e in controller["Events"].values()] == ["ScheduleV2"]
+    wait_s = int(env("GpuControllerFunction")["GPU_CONTROLLER_WAIT_S"])
+    assert controller["Timeout"] >= wait_s + 60
+    glob = template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert controller["FunctionName"] == glob["GPU_CONTROLLER_FUNCTION_NAME"]
+
+
+def test_template_gpu_control_table_matches_the_library_definition() -> None:
+    from worldmm.gpu.aws_ports import control_table_definition
+
+    assert _table("GpuControlTable") == _definition(control_table_definition(Settings().gpu_control_table))
+
+
+def test_template_work_that_finds_the_gpu_down_may_wake_the_controller() -> None:
+    controller = {"Fn::Sub": "${AWS::StackName}-gpu-controller"}
+    for name in ("IngestWindowFunction", "IngestDLQConsumer", "ChatFunction", "ChatVerboseFunction"):
+        invokable = [
+            p["LambdaInvokePolicy"]["FunctionName"]
+            for p in fn(name)["Policies"]
+            if isinstance(p, dict) and "LambdaInvokePolicy" in p
+        ]
+        assert controller in invokable, name
+
+
+def test_template_gpu_worker_launch_template_is_tagged_private_and_g5_by_default() -> None:
+    params = template()["Parameters"]
+    assert params["GpuInstanceType"]["Default"] == "g5.xlarge"
+    data = template()["Resources"]["GpuWorkerLaunchTemplate"]["Properties"]["LaunchTemplateData"]
+    assert data["InstanceType"] == {"Ref": "GpuInstanceType"} and data["ImageId"] == {"Ref": "GpuWorkerAmiId"}
+    assert data["MetadataOptions"]["HttpTokens"] == "required"
+    assert data["NetworkInterfaces"][0]["AssociatePublicIpAddress"] is False
+    tags = {t["ResourceType"]: t["Tags"] for t in data["TagSpecifications"]}
+    assert tags["instance"] == [{"Key": "Name", "Value": {"Ref": "GpuWorkerTag"}}]
+    user_data = data["UserData"]["Fn::Base64"]["Fn::Sub"]
+    assert "secretsmanager get-secret-value" in user_data and "gpu_worker/start.sh" in user_data
+    ingress = template()["Resources"]["GpuWorkerSecurityGroup"]["Properties"]["SecurityGroupIngress"]
+    assert [(r["FromPort"], r["ToPort"]) for r in ingress] == [(8000, 8000)]
+    assert all("CidrIp" not in r for r in ingress)
+
+
+def test_template_gpu_worker_role_reads_only_the_model_keys_secret() -> None:
+    role = template()["Resources"]["GpuWorkerRole"]["Properties"]
+    (policy,) = role["Policies"]
+    (statement,) = policy["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "secretsmanager:GetSecretValue"
+    assert "${ModelKeysSecretName}" in statement["Resource"]["Fn::Sub"]
+
+
+def test_template_alarm_when_work_waited_20_minutes_for_the_gpu() -> None:
+    alarm = template()["Resources"]["GpuWorkWaitAlarm"]["Properties"]
+    assert alarm["MetricName"] == "GpuWorkWaitMs" and alarm["Threshold"] == 20 * 60 * 1000
+    service = env("GpuControllerFunction")["POWERTOOLS_SERVICE_NAME"]
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": service}]
+
+
 # --- settings contract, secrets, IAM ---------------------------------------------------------------
 
 
@@ -212,11 +273,14 @@ def test_template_environment_names_are_settings_fields() -> None:
     assert unknown == set()
 
 
+NO_DATABASE = {"GpuControllerFunction"}  # in the VPC for the worker's private address, never the database
+
+
 def test_template_database_credentials_come_from_secrets_manager_only() -> None:
     for name in functions():
         variables = env(name)
         assert "DATABASE_URL" not in variables and not any("PASSWORD" in key for key in variables), name
-        if "VpcConfig" in fn(name):
+        if "VpcConfig" in fn(name) and name not in NO_DATABASE:
             assert variables["DATABASE_SECRET_ARN"] == {"Ref": "DatabaseSecretArn"}, name
 
 

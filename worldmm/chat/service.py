@@ -17,6 +17,7 @@ from worldmm.retrieval.ports import AgentPorts
 
 if TYPE_CHECKING:
     from worldmm.chat.repository import ChatRepository
+    from worldmm.gpu.demand import GpuDemand
 
 logger = Logger(service="worldmm-chat", child=True)
 
@@ -26,6 +27,9 @@ class ChatPorts(AgentPorts, Protocol):
 
     @property
     def chats(self) -> ChatRepository: ...
+
+    @property
+    def gpu_demand(self) -> GpuDemand: ...
 
     def gpu_url(self) -> str | None: ...
 
@@ -56,10 +60,11 @@ def answering_model_ready(services: ChatPorts) -> bool:
     return worker_ready(base_url, services.settings)
 
 
-def _gpu_starting(reason: str) -> ChatResult:
+def _gpu_starting(services: ChatPorts, reason: str) -> ChatResult:
     logger.info(
         "chat unavailable: GPU worker starting", extra={"step": "chat.gpu-starting", "reason": reason}
     )
+    services.gpu_demand.wake("chat")  # the answer says it is starting: make it so
     return ChatResult(answer=GPU_STARTING_ANSWER, chat_id=None, trace=None)
 
 
@@ -109,7 +114,7 @@ def _handle_chat(
     if chat_id is not None and not services.chats.chat_owned_by(user_id, chat_id):
         raise Forbidden("chat not found or not yours")
     if not answering_model_ready(services):
-        return _gpu_starting("worker not ready")
+        return _gpu_starting(services, "worker not ready")
 
     from worldmm.retrieval.agent import answer_question
 
@@ -119,7 +124,7 @@ def _handle_chat(
         if services.settings.llm_provider != LLMProvider.GPU:
             raise
         # The worker went away between its health check and the answer: nothing is written yet.
-        return _gpu_starting(str(exc))
+        return _gpu_starting(services, str(exc))
 
     crash_point("chat.answered")
     # The question and its answer (and a new chat) are written together: never a question left unanswered.

@@ -38,11 +38,11 @@ def window_event_from_body(body: str) -> IngestWindowEvent:
     return IngestWindowEvent.model_validate(value)
 
 
-def extend_visibility(services: WindowPorts, record: SQSRecord, reason: str) -> None:
-    """Hide the message for DLQ_VISIBILITY_EXTENSION_S so a GPU outage does not spin the consumer."""
+def extend_visibility(services: WindowPorts, record: SQSRecord, reason: str, seconds: int | None = None) -> None:
+    """Hide the message for DLQ_VISIBILITY_EXTENSION_S (or `seconds`) so a GPU outage does not spin the consumer."""
     from worldmm.aws import aws_client
 
-    seconds = services.settings.dlq_visibility_extension_s
+    seconds = services.settings.dlq_visibility_extension_s if seconds is None else seconds
     queue_url = services.settings.ingest_dlq_url
     if not queue_url:
         raise RuntimeError("INGEST_DLQ_URL is not set")
@@ -56,6 +56,17 @@ def extend_visibility(services: WindowPorts, record: SQSRecord, reason: str) -> 
         extended_seconds=seconds,
         reason=reason,
     )
+
+
+def defer_for_gpu(services: WindowPorts, record: SQSRecord) -> None:
+    """Hide the message while the GPU is down, tell the controller (which makes it visible again once the
+    GPU is ready) and wake it. The registry is written before the GPU is looked at again: a controller that
+    got ready in between either sees the record or is seen here, so no message waits out the 900 s."""
+    extend_visibility(services, record, reason="gpu_unavailable")
+    services.gpu_demand.defer(record.message_id, record.receipt_handle)
+    services.gpu_demand.wake("dlq")
+    if services.gpu_url() is not None:
+        extend_visibility(services, record, reason="gpu_ready", seconds=0)
 
 
 def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any]:
@@ -98,12 +109,12 @@ def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any
         )
         return IngestWindowSkipped(reason=rejected.reason).model_dump()
     if gpu_required(services.settings) and services.gpu_url() is None:
-        extend_visibility(services, record, reason="gpu_unavailable")
+        defer_for_gpu(services, record)
         raise GpuUnavailableError("GPU worker unavailable; message deferred")
     try:
         result = ingest_window(services, event)
     except GpuUnavailableError:  # it went away between the check and the window's own gate
-        extend_visibility(services, record, reason="gpu_unavailable")
+        defer_for_gpu(services, record)
         raise
     except Exception as exc:  # not the GPU: the message returns to the queue after its visibility timeout
         log_step(
@@ -120,4 +131,5 @@ def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any
     if isinstance(result, IngestWindowSkipped) and result.reason == "in_progress":
         # Another invocation holds the window (or crashed holding it): keep the message until it is done.
         raise WindowBusyError(f"window {event.windowIndex} of {event.sessionId} is being processed")
+    services.gpu_demand.settle(record.message_id)
     return result.model_dump()

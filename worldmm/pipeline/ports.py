@@ -11,6 +11,7 @@ from worldmm.memory.entities import EntityPorts
 from worldmm.pipeline.sessions import SessionPorts
 
 if TYPE_CHECKING:
+    from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache import GraphCache
     from worldmm.ingest.storage import ObjectStore
     from worldmm.ingest.transcription import Transcriber
@@ -71,5 +72,8 @@ class WindowPorts(EnrichmentPorts, MultiscalePorts, SessionPorts, Protocol):
 
     @property
     def transcriber(self) -> Transcriber: ...
+
+    @property
+    def gpu_demand(self) -> GpuDemand: ...
 
     def gpu_url(self) -> str | None: ...

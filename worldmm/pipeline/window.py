@@ -226,6 +226,7 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
         result = enrich_segment(services, user_id, segment_id, material, claim_token=token)
     except GpuUnavailableError:
         release_claim(services, user_id, segment_id, token)  # stays pending for the DLQ consumer
+        services.gpu_demand.wake("ingest")  # the controller starts the GPU; the DLQ holds the window till then
         raise
     except ClaimLostError:
         log_step(logger, "claim_lost", level="warning", segment_id=str(segment_id))
