@@ -7,11 +7,27 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from worldmm.config import get_settings
+from worldmm.config import Settings, get_settings
 
-DEFAULT_EGOLIFE = Path(__file__).resolve().parents[2] / "shared" / "data" / "egolife"
-"""The shared EgoLife development data beside the checkout."""
+if TYPE_CHECKING:
+    from worldmm.eval.datasets import Benchmark
+
+EVAL_DATA_SOURCES = {
+    "egolife": (
+        "EGOLIFE_DATA_DIR",
+        "the folder of the EgoLife A1_JAKE week (A1_JAKE_windows30s.jsonl and EgoLifeQA_A1_JAKE_dev.jsonl, "
+        "from the EgoLife dataset, MIT); tests/data/egolife holds a 400-window slice and its README says "
+        "where the whole week comes from",
+    ),
+    "locomo": (
+        "LOCOMO_DATA_FILE",
+        "a LoCoMo-format JSON file (the LoCoMo benchmark's conversations with QA and evidence ids); "
+        "tests/data/locomo_sample.json is a small one",
+    ),
+}
+"""Per benchmark that reads data: the setting naming its location, and where the data comes from."""
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -132,25 +148,52 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+class EvalDataMissing(Exception):
+    """A benchmark's data is not where the command line or the settings say (or nowhere is said)."""
+
+
+def eval_data_location(benchmark: str, given: str | None, settings: Settings) -> Path:
+    """Where `benchmark`'s data is: `--data`, else its setting; EvalDataMissing names both and the source."""
+    setting, source = EVAL_DATA_SOURCES[benchmark]
+    configured = settings.egolife_data_dir if benchmark == "egolife" else settings.locomo_data_file
+    location = Path(given) if given else configured
+    if location is None:
+        raise EvalDataMissing(f"no data given: pass --data or set {setting} to {source}")
+    if not location.exists():
+        named_by = "--data" if given else setting
+        raise EvalDataMissing(f"{location} (from {named_by}) does not exist: it should be {source}")
+    return location
+
+
+def _load_benchmark(args: argparse.Namespace, settings: Settings) -> tuple[Benchmark, str]:
+    """The benchmark `worldmm eval` names, and the suffix of its report's name."""
+    from worldmm.eval.datasets import load_egolife, load_locomo, load_sample_session
+
+    if args.benchmark == "sample":
+        return load_sample_session(), "morning"
+    location = eval_data_location(args.benchmark, args.data or args.path, settings)
+    try:
+        if args.benchmark == "egolife":
+            days = set(args.days) if args.days else None
+            return load_egolife(location, days=days), "-".join(sorted(days)).lower() if days else "week"
+        benchmark = load_locomo(location)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+        setting, source = EVAL_DATA_SOURCES[args.benchmark]
+        raise EvalDataMissing(f"cannot read {exc.filename}: --data (or {setting}) should be {source}") from exc
+    return benchmark, benchmark.name
+
+
 def _eval(args: argparse.Namespace) -> int:
     from worldmm.db import migrate
-    from worldmm.eval.datasets import load_egolife, load_locomo, load_sample_session
     from worldmm.eval.run import markdown_table, run_eval
     from worldmm.services import Services, set_services
 
-    if args.benchmark == "egolife":
-        days = set(args.days) if args.days else None
-        benchmark = load_egolife(Path(args.path or DEFAULT_EGOLIFE), days=days)
-        suffix = "-".join(sorted(days)).lower() if days else "week"
-    elif args.benchmark == "sample":
-        benchmark = load_sample_session()
-        suffix = "morning"
-    else:
-        if not args.path:
-            raise SystemExit("worldmm eval locomo needs the path of a LoCoMo-format JSON file")
-        benchmark = load_locomo(Path(args.path))
-        suffix = benchmark.name
     settings = get_settings()
+    try:
+        benchmark, suffix = _load_benchmark(args, settings)
+    except EvalDataMissing as exc:
+        print(f"worldmm eval {args.benchmark}: {exc}", file=sys.stderr)
+        return 2
     migrate.upgrade(settings)
     services = Services(settings)
     set_services(services)
@@ -236,7 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="memory quality: build a benchmark's memory, ask its questions, report recall")
     p.add_argument("benchmark", choices=("egolife", "locomo", "sample"))
-    p.add_argument("path", nargs="?", default=None, help="egolife: the data folder; locomo: the JSON file")
+    p.add_argument("path", nargs="?", default=None, help="the same as --data")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="egolife: the data folder (else EGOLIFE_DATA_DIR); locomo: the JSON file (else LOCOMO_DATA_FILE)",
+    )
     p.add_argument("--days", nargs="*", default=None, help="egolife: only these days (e.g. DAY1)")
     p.add_argument(
         "--answers",

@@ -79,7 +79,7 @@ def _weak_cursor_secret(value: str | None) -> bool:
 
 
 class Settings(BaseSettings):
-    """Runtime configuration; environment names are the DESIGN.md settings contract."""
+    """Runtime configuration; environment names are the settings contract (docs/architecture.md)."""
 
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
@@ -274,6 +274,17 @@ class Settings(BaseSettings):
     capture_close_after_s: int = 30
     capture_max_window_index: int = 100_000
     capture_open_shards: int = 8
+
+    # --- evaluation (`worldmm eval`) -------------------------------------------
+    egolife_data_dir: Path | None = Field(
+        default=None,
+        description="Folder of the EgoLife A1_JAKE week (windows + questions) when `--data` is not given; "
+        "tests/data/egolife holds a slice (its README says where the week comes from).",
+    )
+    locomo_data_file: Path | None = Field(
+        default=None,
+        description="A LoCoMo-format JSON file when `--data` is not given (tests/data/locomo_sample.json is one).",
+    )
 
     @field_validator("cursor_secret")
     @classmethod

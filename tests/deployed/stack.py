@@ -31,7 +31,7 @@ ACCOUNT = "123456789012"
 STACK = "worldmm-dev"
 
 # What a test adds to a function's template environment: only where emulators listen. Each is an
-# endpoint override the SDKs honour (DESIGN.md: boto3 AWS_ENDPOINT_URL*, the model SDKs *_BASE_URL)
+# endpoint override the SDKs honour (docs/architecture.md: boto3 AWS_ENDPOINT_URL*, the model SDKs *_BASE_URL)
 # or the fixed worker address that replaces SSM/EC2 discovery (moto's EC2 addresses are unroutable).
 EMULATOR_ENDPOINTS = (
     "AWS_ENDPOINT_URL",

@@ -2,8 +2,10 @@
 
 Real local components (MiniLM embeddings, spaCy extraction, extractive summaries, embedded PostgreSQL);
 no LLM call may happen on this path (a scripted LLM with no script fails any). The floors are set from
-measurements (README "Memory quality") a little below what was measured: they catch a ranking that
-regresses, not noise — the whole path is deterministic.
+measurements a little below what was measured: they catch a ranking that regresses, not noise (repeated
+runs give the same numbers but for a near-tie now and then: hybrid R@1 moved by one question).
+The EgoLife slice is committed (tests/data/egolife, cut by scripts/cut_egolife_slice.py; its README says
+from what and which questions it holds).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,7 @@ from worldmm.services import Services
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-EGOLIFE = ROOT.parent / "shared" / "data" / "egolife"
-SLICE_UNTIL = datetime(2025, 1, 6, 15, 0, tzinfo=UTC)  # DAY1 up to 15:00: 379 windows, 17 questions
+EGOLIFE_SLICE = ROOT / "tests" / "data" / "egolife"  # scripts/cut_egolife_slice.py: 250 DAY1 windows, 42 questions
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +52,22 @@ def _recall(report: dict[str, Any], method: str, k: int, mode: str = "exact") ->
 
 
 def test_memory_quality_on_an_egolife_slice(services: Services) -> None:
-    benchmark = load_egolife(EGOLIFE, days={"DAY1"}, until=SLICE_UNTIL)
+    # Measured (three runs, 2-core AMD EPYC; one with torch held to AVX2: the same numbers), R@10 exact:
+    # bm25 0.429, dense 0.476, rrf 0.500, hybrid 0.476, episodic 0.476; hybrid R@20 0.595 (lenient 0.809).
+    # One question is 0.024. BM25 is plain arithmetic: one question of margin. The other legs rank by
+    # MiniLM (and spaCy's entities) whose floats can differ by CPU kind: two questions of margin.
+    benchmark = load_egolife(EGOLIFE_SLICE)
     report = run_eval(services, benchmark, user_id="quality-egolife", out=None, progress=False)
     print(markdown_table(report))  # shown when a floor fails
-    assert report["questions"] == 17
-    assert _recall(report, "hybrid", 10) >= 0.55
-    assert _recall(report, "hybrid", 10) > _recall(report, "bm25", 10)
-    assert _recall(report, "episodic", 10) >= 0.45
-    assert _recall(report, "hybrid", 20, "lenient") >= 0.60
+    assert (report["windows"], report["questions"]) == (250, 42)
+    assert _recall(report, "bm25", 10) >= 0.40
+    assert _recall(report, "dense", 10) >= 0.42
+    assert _recall(report, "bm25+dense rrf", 10) >= 0.45
+    assert _recall(report, "hybrid", 10) >= 0.42
+    assert _recall(report, "hybrid", 10) >= _recall(report, "bm25", 10)
+    assert _recall(report, "hybrid", 20) > _recall(report, "bm25", 20)
+    assert _recall(report, "hybrid", 20, "lenient") >= 0.75
+    assert _recall(report, "episodic", 10) >= 0.42
 
 
 def test_memory_quality_on_the_sample_sessions_questions(services: Services) -> None:

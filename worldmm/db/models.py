@@ -1,4 +1,4 @@
-"""SQLAlchemy 2 typed ORM of the memory tables (spec 001 "Storage Schema" plus DESIGN.md additions)."""
+"""SQLAlchemy 2 typed ORM of the memory tables (spec 001 "Storage Schema" plus our additions, docs/architecture.md)."""
 
 from __future__ import annotations
 
