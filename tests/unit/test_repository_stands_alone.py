@@ -20,7 +20,7 @@ SYMLINK_MODE = "120000"
 
 OUTSIDE = re.compile(
     r"\.\./shared\b"  # the sibling folder the design and data once lived in
-    r"|(?<![\w./-])/(?:work|home|Users|root|mnt|srv)/"  # a machine's absolute paths
+    r"|(?<![\w./-])/(?:work|home|Users)/"  # a development machine's absolute paths
     r"|(?<![\w./-])~/(?:work|shared)\b"
     r"|\bROOT\.parent\b"  # the folder the checkout sits in (ROOT is the repository's root in this code)
 )
