@@ -18,7 +18,7 @@ EVAL_DATA_SOURCES = {
     "egolife": (
         "EGOLIFE_DATA_DIR",
         "the folder of the EgoLife A1_JAKE week (A1_JAKE_windows30s.jsonl and EgoLifeQA_A1_JAKE_dev.jsonl, "
-        "from the EgoLife dataset, MIT); tests/data/egolife holds a 400-window slice and its README says "
+        "from the EgoLife dataset, MIT); tests/data/egolife holds a slice of it and its README says "
         "where the whole week comes from",
     ),
     "locomo": (
