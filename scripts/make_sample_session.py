@@ -800,7 +800,19 @@ def write_session(scenes: Sequence[Scene], target: Path, session_id: str, short:
         "then the office (Northwind Labs) with my colleague Marco.",
     }
     (target / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    (target / "script.jsonl").write_text(script(scenes))
     (target / "README.md").write_text(readme(scenes, lines, session_id, short))
+
+
+def script(scenes: Sequence[Scene]) -> str:
+    """What is said, line by line (`script.jsonl`: window, speaker, text): the reference speech
+    recognition is scored against (`worldmm eval-speech`)."""
+    rows = (
+        {"window": index, "speaker": speaker, "text": text}
+        for index, scene in enumerate(scenes)
+        for speaker, text in scene.lines
+    )
+    return "".join(json.dumps(row) + "\n" for row in rows)
 
 
 def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str, short: bool) -> str:

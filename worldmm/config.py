@@ -191,6 +191,14 @@ class Settings(BaseSettings):
     local_llm_context: int = 4096
     local_llm_threads: int | None = None
     local_whisper_model: Path | None = None
+    local_reader_gguf: Path | None = Field(
+        None,
+        description="GGUF of the local reader (the fixed plan's short written answers); default: the "
+        "Qwen2.5-Coder-1.5B-Instruct that setup assembles into .models/ when it is there, else the local LLM",
+    )
+    local_whisper_compute_type: str = Field(
+        "float32", description="CTranslate2 compute type of the local Whisper: float32 hears alike on every CPU"
+    )
     local_embedding_model: Path | None = None
     local_embedding_batch_size: int = 128  # MiniLM sorts by length: large batches cost little padding
 
@@ -249,6 +257,11 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = 100  # HNSW candidate list for the caption vector search (at least the pool)
     max_agent_rounds: int = 5
     agent_mode: AgentMode | None = None  # None: `plan` beside the small local LLM, else `loop`
+    answer_reader: bool = Field(
+        True,
+        description="In the fixed plan, the LLM writes a short answer from the best memory sentences; it is shown "
+        "only when one sentence backs every word it states, else the sentence is quoted",
+    )
     memory_text_max_chars: int = 600
 
     # --- chat API -------------------------------------------------------------
@@ -398,9 +411,14 @@ class Settings(BaseSettings):
         return CaptionMode.TIDIED if self.llm_provider == LLMProvider.LOCAL else CaptionMode.SEEN
 
     @property
+    def reader_enabled(self) -> bool:
+        """The local reader writes the fixed plan's answers: ANSWER_READER beside the small local LLM (a capable
+        model answers through the agent instead)."""
+        return self.answer_reader and self._small_local_llm
+
+    @property
     def _small_local_llm(self) -> bool:
         return self.worldmm_profile == Profile.LOCAL and self.llm_provider == LLMProvider.LOCAL
-
 
 
 @lru_cache(maxsize=1)

@@ -112,10 +112,22 @@ def default_whisper_path() -> Path:
 
 
 class FasterWhisperTranscriber:
-    """faster-whisper (CTranslate2, CPU, int8) on a local model directory, loaded once."""
+    """faster-whisper (CTranslate2, CPU) on a local model directory, loaded once.
 
-    def __init__(self, model_dir: Path, *, cpu_threads: int | None = None, beam_size: int = 5) -> None:
+    `compute_type` float32 by default: int8 kernels differ by CPU (MKL on Intel, oneDNN elsewhere, VNNI or
+    not), and tiny.en then hears other words on other machines; float32 hears the same and is no slower here.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        cpu_threads: int | None = None,
+        beam_size: int = 5,
+        compute_type: str = "float32",
+    ) -> None:
         self.model_dir = Path(model_dir)
+        self.compute_type = compute_type
         self.cpu_threads = cpu_threads
         self.beam_size = beam_size
         self._model: WhisperModel | None = None
@@ -131,7 +143,7 @@ class FasterWhisperTranscriber:
                 self._model = WhisperModel(
                     str(self.model_dir),
                     device="cpu",
-                    compute_type="int8",
+                    compute_type=self.compute_type,
                     cpu_threads=self.cpu_threads or max(1, (os.cpu_count() or 2) - 1),
                     local_files_only=True,
                 )
@@ -171,5 +183,7 @@ def build_transcriber(settings: Settings) -> Transcriber:
             max_retries=settings.groq_max_retries,
         )
     if kind == "local":
-        return FasterWhisperTranscriber(settings.local_whisper_model or default_whisper_path())
+        return FasterWhisperTranscriber(
+            settings.local_whisper_model or default_whisper_path(), compute_type=settings.local_whisper_compute_type
+        )
     raise TranscriberConfigurationError(f"unknown TRANSCRIBER {settings.transcriber!r}")
