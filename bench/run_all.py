@@ -30,6 +30,7 @@ BENCHES = {
     "handler_imports": ["-m", "bench.bench_handler_imports"],
     "gpu_worker_tiny": ["bench/bench_gpu_worker.py", "--tiny", "--clips", "8"],
     "gpu_schedule": ["-m", "bench.bench_gpu_schedule"],
+    "answers": ["-m", "bench.bench_answers"],
 }
 ROOT = Path(__file__).resolve().parent.parent
 

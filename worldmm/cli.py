@@ -142,9 +142,26 @@ def _token(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from worldmm.demo import SAMPLE_SESSION, run_demo
+    from worldmm.demo import QUESTIONS_FILE, SAMPLE_SESSION, load_questions, run_demo
 
-    run_demo(get_settings(), Path(args.sample) if args.sample else SAMPLE_SESSION)
+    sample = Path(args.sample) if args.sample else SAMPLE_SESSION
+    run_demo(get_settings(), sample, questions=load_questions(sample, args.questions or QUESTIONS_FILE))
+    return 0
+
+
+def _eval_speech(args: argparse.Namespace) -> int:
+    """Word error rate of the configured transcriber on a sample recording against its script."""
+    from pathlib import Path
+
+    from worldmm.demo import SAMPLE_SESSION
+    from worldmm.eval.speech import measure_speech
+    from worldmm.services import Services
+
+    report = measure_speech(Services(get_settings()).transcriber, Path(args.sample) if args.sample else SAMPLE_SESSION)
+    print(report.to_json())
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(report.to_json() + "\n")
     return 0
 
 
@@ -275,7 +292,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="ingest the sample recording and answer questions (local profile)")
     p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
+    p.add_argument(
+        "--questions",
+        default=None,
+        help="question file in the session directory: questions.jsonl (default), questions-dev.jsonl, "
+        "questions-heldout.jsonl",
+    )
     p.set_defaults(func=_demo)
+
+    p = sub.add_parser("eval-speech", help="word error rate of the transcriber on a sample recording (its script)")
+    p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
+    p.add_argument("--out", default=None, help="also write the JSON report here")
+    p.set_defaults(func=_eval_speech)
 
     p = sub.add_parser("eval", help="memory quality: build a benchmark's memory, ask its questions, report recall")
     p.add_argument("benchmark", choices=("egolife", "locomo", "sample"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,13 @@ SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-s
 QUESTIONS_FILE = "questions.jsonl"
 DEMO_USER = "demo-user"
 NO_MEMORY = "I don't remember that."  # the composed refusal (worldmm.retrieval.compose.NO_MEMORY)
+
+
+_PROVENANCE = re.compile(
+    r"\b(?:on \w+day \d{1,2} \w+(?: \d{4})?|this (?:morning|afternoon|evening)|yesterday) at \d{1,2}:\d{2}"
+    r"|\(?from (?:your|what you know)[^)]*\)",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -34,17 +42,23 @@ class SampleQuestion:
     refusal: bool = False
 
     def is_right(self, answer: str) -> bool:
+        """Whether `answer` states every fact, read without its provenance (the date and clock time it was
+        said, which memory): "11 March" must not count as "eleven"."""
         if self.refusal:
             return answer.strip() == NO_MEMORY
-        said = answer.casefold()
+        said = _PROVENANCE.sub(" ", answer).casefold()
         return bool(self.facts) and all(
             any(option.casefold() in said for option in fact.split("|")) for fact in self.facts
         )
 
 
-def load_questions(sample: Path = SAMPLE_SESSION) -> list[SampleQuestion]:
-    """The questions committed next to a sample recording (none when it has no `questions.jsonl`)."""
-    path = sample / QUESTIONS_FILE
+def load_questions(sample: Path = SAMPLE_SESSION, name: str = QUESTIONS_FILE) -> list[SampleQuestion]:
+    """The questions committed next to a sample recording in file `name` (none when there is no such file).
+
+    `questions.jsonl` holds the demo's questions; `questions-dev.jsonl` and `questions-heldout.jsonl` hold
+    questions phrased as users ask them, split before any answer was seen (the held-out half is never tuned on).
+    """
+    path = sample / name
     if not path.is_file():
         return []
     out = []
@@ -90,7 +104,10 @@ def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
     if chat_id:
         body["chat_id"] = chat_id
     event = build_event(
-        "POST", "/memories/chat/verbose", {"content-type": "application/json"}, json.dumps(body).encode(),
+        "POST",
+        "/memories/chat/verbose",
+        {"content-type": "application/json"},
+        json.dumps(body).encode(),
         {"sub": user_id},
     )
     started = time.perf_counter()
@@ -130,6 +147,8 @@ def run_demo(
         # apart, as a server's start-up, so each answer's time is the answer's.
         started = time.perf_counter()
         services.embedder.embed(["warm-up"])
+        if settings.reader_enabled:
+            _warm_up_reader(services)
         print(f"question models loaded in {time.perf_counter() - started:.1f}s")
     answers = []
     for item in asked:
@@ -146,6 +165,18 @@ def run_demo(
     return answers
 
 
+def _warm_up_reader(services: Services) -> None:
+    """Load the reader's model before the first question (a one-token completion)."""
+    from worldmm.llm.port import LLMRequest
+
+    hello = [{"role": "user", "content": "Hi"}]
+    request = LLMRequest(purpose="warm_up", messages=hello, model=services.settings.agent_model, max_tokens=1)
+    try:
+        services.reader_llm.complete(request)
+    except Exception as exc:  # the first answer loads it instead; the reader falls back on its own
+        print(f"reader model not loaded: {type(exc).__name__}")
+
+
 def _print_answer(answer: DemoAnswer) -> None:
     trace = answer.trace
     print("\n" + "=" * 78)
@@ -158,6 +189,8 @@ def _print_answer(answer: DemoAnswer) -> None:
             f"{json.dumps(step.get('query') or '')} -> [{ids}] ({step.get('elapsed_ms', 0):.0f} ms)"
             + (f" note: {step['note']}" if step.get("note") else "")
         )
+    if trace.get("answer_note"):
+        print(f"   {trace['answer_note']}")
     if trace.get("read_at"):
         print(f"   time words read at {trace['read_at']} (the newest memory's end: the recording is old)")
     citations = trace.get("citations", [])

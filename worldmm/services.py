@@ -80,6 +80,18 @@ class Services:
         return build_llm(self.settings, gpu_url=self.gpu_url)
 
     @cached_property
+    def reader_llm(self) -> LLM:
+        """The local reader's model: its own GGUF beside the small local LLM when one is installed, else `llm`."""
+        if self.settings.llm_provider.lower() != "local":
+            return self.llm
+        from worldmm.llm.local import LlamaCppLLM, default_reader_gguf
+
+        path = self.settings.local_reader_gguf or default_reader_gguf()
+        if path is None:
+            return self.llm
+        return LlamaCppLLM(path, n_ctx=2048, n_threads=self.settings.local_llm_threads)
+
+    @cached_property
     def embedder(self) -> TextEmbedder:
         from worldmm.memory.text_embedder import build_text_embedder
 
@@ -260,9 +272,7 @@ def local_handlers(services: Services) -> dict[str, Handler]:
 
     return {
         settings.ingest_function_name: _async_semantics(settings.ingest_function_name, ingest),
-        settings.retrigger_function_name: _async_semantics(
-            settings.retrigger_function_name, retrigger_session
-        ),
+        settings.retrigger_function_name: _async_semantics(settings.retrigger_function_name, retrigger_session),
         settings.forget_function_name: _async_semantics(settings.forget_function_name, forget),
     }
 

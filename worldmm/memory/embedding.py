@@ -19,6 +19,11 @@ class CachingEmbedder:
     """A TextEmbedder that embeds each distinct text once: repeated texts in a batch or across calls
     (the same fact in a window and its summaries) reuse the vector. Bounded LRU, float32 storage."""
 
+    @property
+    def measures_meaning(self) -> bool:
+        """Whether the wrapped embedder's cosines follow meaning (see `HashEmbedder`)."""
+        return bool(getattr(self.inner, "measures_meaning", True))
+
     def __init__(self, inner: TextEmbedder, max_entries: int = 50_000) -> None:
         from collections import OrderedDict
 

@@ -12,6 +12,9 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 class HashEmbedder:
     """Bag of word and character-trigram hashes, L2-normalised; similar strings get similar vectors."""
 
+    measures_meaning = False
+    """Its cosines follow shared spelling, not meaning: no threshold of a sentence embedder applies."""
+
     def __init__(self, dim: int) -> None:
         self._dim = dim
 

@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from aws_lambda_powertools import Logger
@@ -37,6 +38,7 @@ from worldmm.retrieval.models import (
     Trace,
     TraceRound,
 )
+from worldmm.retrieval.reader import read_answer
 from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
 
 if TYPE_CHECKING:
@@ -217,9 +219,7 @@ def answer_question(
     mode = settings.agent_mode_effective
     trace = Trace(mode=mode.value, read_at=now if now != asked_at else None)
     if mode == AgentMode.PLAN:
-        return _answer_by_plan(
-            services, retrievers, user_id, question_text, (now, asked_at), context, trace, started
-        )
+        return _answer_by_plan(services, retrievers, user_id, question_text, (now, asked_at), context, trace, started)
 
     answered = False
     for round_no in range(1, settings.max_agent_rounds + 1):
@@ -325,7 +325,10 @@ def _answer_by_plan(
     context.require_memory()
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
-    composed = compose_answer(services, question, list(context.memories.values()), asked_at)
+    read = partial(read_answer, services) if services.settings.reader_enabled else None
+    composed = compose_answer(services, question, list(context.memories.values()), asked_at, read)
+    if composed.read:
+        trace.answer_note = "written by the local reader; the quoted sentence backs every word of it"
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)

@@ -14,10 +14,12 @@ import math
 import re
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import numpy as np
 from aws_lambda_powertools import Logger
 from sqlalchemy import text
 
@@ -25,6 +27,7 @@ from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 
 if TYPE_CHECKING:
     from worldmm.retrieval.ports import ComposePorts
+    from worldmm.retrieval.reader import ReadAnswer
 
 logger = Logger(service="worldmm", child=True)
 
@@ -97,6 +100,8 @@ class Composed:
 
     answer: str
     memories: list[RetrievedMemory]
+    read: bool = False
+    """Whether the reader wrote the answer (else it is the quoted sentence)."""
 
 
 # Irregular past forms the english stemmer leaves apart from their verb ("left" / "leave").
@@ -200,6 +205,10 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         ),
     ),
     (
+        re.compile(r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b", re.I),
+        re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I),
+    ),
+    (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
     ),
@@ -225,7 +234,7 @@ _WHO_IS = re.compile(r"^\s*(?i:who(?:'s| is| was))\s+(?P<name>[A-Z][\w'-]+)\s*\?
 
 
 @dataclass(frozen=True)
-class _Piece:
+class Candidate:
     """One sentence of a retrieved memory, as a candidate answer."""
 
     text: str
@@ -234,15 +243,20 @@ class _Piece:
     previous: str | None
     following: str | None
 
+    @property
+    def quote(self) -> str:
+        """The sentence as it is quoted: with the one it leans on or replies to (`_quote`)."""
+        return _quote(self)
 
-def _candidates(memories: list[RetrievedMemory]) -> list[_Piece]:
+
+def _candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
     out = []
     for memory in memories:
         pieces = _pieces(memory.text)
         for i, (sentence, heard) in enumerate(pieces):
             previous = pieces[i - 1][0] if i > 0 else None
             following = pieces[i + 1][0] if i + 1 < len(pieces) else None
-            out.append(_Piece(sentence, heard, memory, previous, following))
+            out.append(Candidate(sentence, heard, memory, previous, following))
     return out
 
 
@@ -254,57 +268,106 @@ def _end(memory: RetrievedMemory) -> datetime:
     return memory.end_time or memory.start_time or datetime.min.replace(tzinfo=UTC)
 
 
-def choose_sentence(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> _Piece | None:
-    """The sentence of the retrieved memories that best answers `question`, or None when none is relevant.
+DENSE_WEIGHT = 4.0
+"""How much the embedder's judgement counts beside the shared words: a sentence at cosine 1 counts like
+several rare shared words ("That is $4.50." for "what did my coffee cost" shares none)."""
+DENSE_KEEP = 0.5
+"""A sentence that shares no word with the question is a candidate only from this cosine on."""
+DENSE_ANSWERS = 0.30
+"""When a word of the question is nowhere in the retrieved memories, the answer must be at least this
+close in meaning, or nothing recorded answers it ("the wifi password at the office": "office" alone)."""
+
+
+def _dense(services: ComposePorts, question: str, pieces: list[Candidate]) -> list[float] | None:
+    """Cosine of the question with each sentence as it would be quoted (with the one it leans on); None
+    without an embedder whose cosines follow meaning (`measures_meaning`, true unless an embedder says not)."""
+    if not getattr(services.embedder, "measures_meaning", True):
+        return None
+    try:
+        vectors = services.embedder.embed([question, *(_quote(p) for p in pieces)])
+    except Exception as exc:  # the shared words still choose; the log says why
+        logger.warning("sentence embeddings unavailable: %s", type(exc).__name__)
+        return None
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    matrix /= norms[:, None]
+    return [float(v) for v in matrix[1:] @ matrix[0]]
+
+
+def choose_sentence(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> Candidate | None:
+    """The sentence of the retrieved memories that best answers `question`, or None when none is relevant."""
+    ranked = rank_sentences(services, question, memories)
+    return ranked[0] if ranked else None
+
+
+def rank_sentences(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> list[Candidate]:
+    """The sentences of the retrieved memories that answer `question`, best first (none when none is relevant).
 
     A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
     (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
     "every morning" count half: they say that a habit is asked, not which). A sentence that leans on the
     one before ("That is $4.50.") or replies to a spoken question carries half of that one's words too.
-    Statements go before questions; when the question asks for a time, an amount, a place or a reason,
-    sentences that give one go first; ties go to the 30-second window over a summary, then to the
-    sentence that says most. A question about the present ("now") takes the latest strong candidate.
+    The embedder's cosine of question and sentence adds to that, so an answer in other words counts
+    ("What did my coffee cost?" / "That is $4.50."). Statements go before questions; when the question
+    asks for a time, an amount, a place or a reason, only sentences that give one answer it; ties go to
+    the 30-second window over a summary, then to the sentence that says most. A question about the present
+    ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
+    for a kind of fact no relevant sentence gives, or when a word of the question is nowhere in the
+    memories and no sentence is close to it in meaning.
     """
     pieces = _candidates(memories)
     if not pieces:
-        return None
+        return []
     texts = [question, _HABIT_WORDS.sub(" ", question), *(p.text for p in pieces)]
     question_lexemes, core_lexemes, *piece_lexemes = text_lexemes(services, texts)
     matched = _matched(question_lexemes, piece_lexemes)
     by_text = {p.text: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
+    cosines = _dense(services, question, pieces)
+    dense = cosines if cosines is not None else [0.0] * len(pieces)
 
     def weight(hits: set[str]) -> float:
         return sum(idf.get(w, 0.0) * (1.0 if w in core_lexemes or w not in question_lexemes else 0.5) for w in hits)
 
-    def score(i: int) -> float:
+    def lexical(i: int) -> float:
         piece = pieces[i]
         own = weight(matched[i])
         if _leans_back(piece):
             own += 0.5 * weight(by_text.get(piece.previous or "", set()) - matched[i])
         return own
 
-    scores = [score(i) for i in range(len(pieces))]
-    kept = [i for i in range(len(pieces)) if scores[i] > 0]
+    lexical_scores = [lexical(i) for i in range(len(pieces))]
+    scores = [lexical_scores[i] or DENSE_WEIGHT * dense[i] for i in range(len(pieces))]
+    kept = [i for i in range(len(pieces)) if lexical_scores[i] > 0 or dense[i] >= DENSE_KEEP]
     if not kept:
-        return None
+        return []
     statements = [i for i in kept if not pieces[i].text.endswith("?")] or kept
     fits = _answer_type(question)
-    typed = [i for i in statements if fits.search(pieces[i].text)] if fits else []
-    pool = typed or statements
+    pool = [i for i in statements if fits.search(_quote(pieces[i]))] if fits else statements
+    if not pool:
+        return []
+    unheard = core_lexemes - set().union(*matched)
+    if unheard and cosines is not None and max(dense[i] for i in pool) < DENSE_ANSWERS:
+        return []
     if _NOW.search(question):
         best = max(scores[i] for i in pool)
         pool = [i for i in pool if scores[i] >= 0.6 * best]
-        return pieces[max(pool, key=lambda i: (_end(pieces[i].memory), scores[i], len(piece_lexemes[i])))]
-    return pieces[
-        max(
-            pool,
+        pool.sort(key=lambda i: (_end(pieces[i].memory), scores[i], len(piece_lexemes[i])), reverse=True)
+    else:
+        pool.sort(
             key=lambda i: (round(scores[i], 6), -(pieces[i].memory.duration_seconds or 0), len(piece_lexemes[i]), -i),
+            reverse=True,
         )
-    ]
+    ranked, seen = [], set()
+    for i in pool:  # the same sentence in a window and its summaries is one line
+        if pieces[i].quote not in seen:
+            seen.add(pieces[i].quote)
+            ranked.append(pieces[i])
+    return ranked
 
 
-def _leans_back(piece: _Piece) -> bool:
+def _leans_back(piece: Candidate) -> bool:
     """Whether a sentence needs the one before it: it refers back, replies to a question, or is a bare
     few words ("Sure, Marko.", "Thank you, Emma.")."""
     if not piece.previous:
@@ -313,7 +376,7 @@ def _leans_back(piece: _Piece) -> bool:
     return bool(_LEANS_BACK.search(piece.text)) or piece.previous.endswith("?") or few_words
 
 
-def _quote(piece: _Piece) -> str:
+def _quote(piece: Candidate) -> str:
     """The sentence, with the one it leans on or replies to before it, or — a question or a bare few words
     opening the memory — the one after it."""
     if _leans_back(piece):
@@ -361,9 +424,20 @@ def _source(memory: RetrievedMemory) -> str:
     return f"from your {kind} memory"
 
 
-def compose_answer(services: ComposePorts, question: str, memories: list[RetrievedMemory], now: datetime) -> Composed:
+Reader = Callable[[str, list[Candidate]], "ReadAnswer | None"]
+"""Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
+
+
+def compose_answer(
+    services: ComposePorts,
+    question: str,
+    memories: list[RetrievedMemory],
+    now: datetime,
+    read: Reader | None = None,
+) -> Composed:
     """The best sentence of the relevant memories, when it was said and which memory it comes from;
-    "I don't remember that." when no memory is relevant.
+    "I don't remember that." when no memory is relevant. With `read`, a short written answer that its
+    supporting sentence backs goes first, that sentence quoted after it as the evidence.
 
     "Who is Marco?" with no semantic fact about Marco is answered from the first memories that mention him.
     """
@@ -373,21 +447,28 @@ def compose_answer(services: ComposePorts, question: str, memories: list[Retriev
         if mentions:
             parts = [_fact(p, now) for p in mentions]
             return Composed(f"{who.group('name')}: " + "; ".join(parts) + ".", [p.memory for p in mentions])
-    piece = choose_sentence(services, question, memories)
-    if piece is None:
+    ranked = rank_sentences(services, question, memories)
+    if not ranked:
         return Composed(NO_MEMORY, [])
-    fact = _fact(piece, now)
-    return Composed(f"{fact[0].upper()}{fact[1:]}.", [piece.memory])
+    written = read(question, ranked) if read is not None else None
+    if written is not None:
+        return Composed(
+            f"{written.text[0].upper()}{written.text[1:]}. ({_fact(written.support, now)}.)",
+            [written.support.memory],
+            read=True,
+        )
+    fact = _fact(ranked[0], now)
+    return Composed(f"{fact[0].upper()}{fact[1:]}.", [ranked[0].memory])
 
 
-def _fact(piece: _Piece, now: datetime) -> str:
+def _fact(piece: Candidate, now: datetime) -> str:
     memory = piece.memory
     when = describe_when(memory.start_time, now) if memory.start_time else ""
     lead = ", ".join(w for w in (when, "heard" if piece.heard else "") if w)
     return f'{lead + ": " if lead else ""}"{_quote(piece)}" ({_source(memory)})'
 
 
-def _mentions(services: ComposePorts, name: str, memories: list[RetrievedMemory], limit: int = 2) -> list[_Piece]:
+def _mentions(services: ComposePorts, name: str, memories: list[RetrievedMemory], limit: int = 2) -> list[Candidate]:
     """What is known of `name`: a semantic fact about it, else the first episodic windows that mention it."""
     pieces = [p for p in _candidates(memories) if p.memory.memory_type != MemoryKind.VISUAL]
     if not pieces:
@@ -398,10 +479,8 @@ def _mentions(services: ComposePorts, name: str, memories: list[RetrievedMemory]
     facts = [p for p in hits if p.memory.memory_type == MemoryKind.SEMANTIC]
     if facts:
         return facts[:1]
-    windows = sorted(
-        (p for p in hits if (p.memory.duration_seconds or 0) <= 30), key=lambda p: _end(p.memory)
-    ) or hits
-    chosen: list[_Piece] = []
+    windows = sorted((p for p in hits if (p.memory.duration_seconds or 0) <= 30), key=lambda p: _end(p.memory)) or hits
+    chosen: list[Candidate] = []
     for piece in windows:
         if all(piece.memory.id != c.memory.id for c in chosen):
             chosen.append(piece)

@@ -19,17 +19,25 @@ if TYPE_CHECKING:
 
 
 class ComposePorts(Protocol):
-    """What composing an answer uses: the database (its text-search lexemes, the citations' segments)."""
+    """What composing an answer uses: the database (its text-search lexemes, the citations' segments) and the
+    text embedder (a sentence that answers in other words than the question's)."""
 
     @property
     def db(self) -> Database: ...
 
+    @property
+    def embedder(self) -> TextEmbedder: ...
+
+
+class ReaderPorts(DatabasePorts, ComposePorts, Protocol):
+    """The local reader: composing's ports, the settings and the model that writes the short answer."""
+
+    @property
+    def reader_llm(self) -> LLM: ...
+
 
 class HybridPorts(DatabasePorts, ComposePorts, Protocol):
     """Hybrid and semantic search: the query embedder, the database, the cached lexical indexes and graphs."""
-
-    @property
-    def embedder(self) -> TextEmbedder: ...
 
     @property
     def graph_cache(self) -> GraphCache: ...
@@ -52,5 +60,5 @@ class VisualRetrievalPorts(DatabasePorts, Protocol):
     def visual(self) -> VisualEncoder: ...
 
 
-class AgentPorts(EpisodicRetrievalPorts, VisualRetrievalPorts, Protocol):
+class AgentPorts(EpisodicRetrievalPorts, VisualRetrievalPorts, ReaderPorts, Protocol):
     """Answering a question: the reasoning LLM and the three retrievers' ports."""

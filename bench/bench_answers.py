@@ -1,0 +1,90 @@
+"""Answers on the sample session, with the real local models: how many are right, how long each takes.
+
+Ingests `examples/sample-session` once into a fresh local home (its own embedded PostgreSQL), then asks each
+question file through the chat-verbose handler twice: with the local reader (the short written answer,
+checked against the sentence it rests on) and without it (the composer's quoted sentence, the baseline).
+
+    python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--out FILE]
+
+`questions-heldout.jsonl` is the held-out half: run it once, at the end, and report it; never tune on it.
+Prints one JSON object (and writes it with --out): per file and variant, right / asked, refusals right, the
+share written by the reader, median and slowest seconds per answer, and every wrong answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DEFAULT_FILES = ("questions.jsonl", "questions-dev.jsonl")
+
+
+def _score(answers: list[Any]) -> dict[str, Any]:
+    seconds = [a.elapsed_s for a in answers]
+    refusals = [a for a in answers if a.expected.refusal]
+    return {
+        "right": sum(bool(a.right) for a in answers),
+        "asked": len(answers),
+        "refusals_right": sum(bool(a.right) for a in refusals),
+        "refusals_asked": len(refusals),
+        "false_refusals": sum(1 for a in answers if not a.expected.refusal and a.answer == "I don't remember that."),
+        "written_by_reader": sum(1 for a in answers if "local reader" in (a.trace.get("answer_note") or "")),
+        "median_s": round(statistics.median(seconds), 2),
+        "slowest_s": round(max(seconds), 2),
+        "wrong": [{"id": a.expected.id, "question": a.question, "answer": a.answer} for a in answers if not a.right],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", nargs="*", default=list(DEFAULT_FILES))
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+
+    from worldmm.config import Settings
+    from worldmm.db.local import start_local_database
+    from worldmm.demo import SAMPLE_SESSION, load_questions, run_demo
+
+    home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
+    home.chmod(0o755)  # the embedded server runs as its own user
+    local = start_local_database(home / "pgdata")
+    report: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
+    try:
+        for reader in (True, False):
+            settings = Settings(
+                worldmm_profile="local",
+                worldmm_home=home,
+                database_url=local.app_url,
+                database_admin_url=local.admin_url,
+                llm_provider="local",
+                embedding_provider="local",
+                embedding_dim=384,
+                transcriber="local",
+                answer_reader=reader,
+            )
+            variant = "reader" if reader else "composer"
+            for name in args.files:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    answers = run_demo(settings, questions=load_questions(SAMPLE_SESSION, name))
+                report.setdefault(name, {})[variant] = _score(answers)
+    finally:
+        local.server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""The local reader: a small model writes a short answer from the best memory lines, and the answer is shown
+only when one sentence of the best line supports every word it states.
+
+Beside a model that cannot follow the agent's actions, the composer chooses the memory sentences that answer
+best (`compose.rank_sentences`); the reader then asks the model to answer from them in a few words. A small
+model invents readily, so its answer is checked before it is shown: every content word of it (names,
+numbers, times, places — every stemmed lexeme the text index would keep) must be in one sentence of the line
+the composer ranked first, or — for a common word, not a name or a number — in the question, and it must
+state something the question does not. The composer decides which memory answers; the reader only says it
+shortly (the other lines are context for it). An answer that fails is dropped for
+the composer's quoted sentence; the reader never turns "nothing relevant" into an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+
+from worldmm.llm.port import LLMRequest
+from worldmm.llm.prompts import render_prompt
+from worldmm.retrieval.sanitize import sanitize_memory_text
+
+if TYPE_CHECKING:
+    from worldmm.retrieval.compose import Candidate
+    from worldmm.retrieval.ports import ReaderPorts
+
+logger = Logger(service="worldmm", child=True)
+
+READ_PURPOSE = "read_answer"
+READER_LINES = 4
+READER_MAX_TOKENS = 32
+MAX_ANSWER_CHARS = 120
+_PREAMBLE = re.compile(
+    r"^\s*(?:the\s+)?(?:short\s+)?answer(?:\s+to\s+(?:the|your)\s+question)?\s*(?:is)?\s*[:\-]\s*", re.I
+)
+_NAMED = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d[\w.:]*)")
+"""Names, places and numbers: capitalised words and anything with a digit."""
+_UNKNOWN = re.compile(r"\b(?:unknown|not sure|don't know|do not know|no line|cannot|can't|sorry)\b", re.I)
+
+
+@dataclass(frozen=True)
+class ReadAnswer:
+    """The reader's checked answer and the line that supports it."""
+
+    text: str
+    support: Candidate
+
+
+def _clean(reply: str) -> str:
+    first = next((line.strip() for line in reply.splitlines() if line.strip()), "")
+    first = _PREAMBLE.sub("", first).strip().strip('"').strip()
+    return first[:MAX_ANSWER_CHARS]
+
+
+def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) -> ReadAnswer | None:
+    """The model's short answer to `question` from `lines` (best first), or None when it fails the check."""
+    lines = lines[:READER_LINES]
+    if not lines:
+        return None
+    limit = services.settings.memory_text_max_chars
+    numbered = "\n".join(f"{n}. {sanitize_memory_text(c.quote, limit)}" for n, c in enumerate(lines, 1))
+    request = LLMRequest(
+        purpose=READ_PURPOSE,
+        messages=[{"role": "user", "content": render_prompt(READ_PURPOSE, lines=numbered, question=question)}],
+        model=services.settings.agent_model,
+        max_tokens=READER_MAX_TOKENS,
+        temperature=0.0,
+    )
+    try:
+        reply = services.reader_llm.complete(request)
+    except Exception as exc:  # the composed answer stands; the log says why
+        logger.warning("reader unavailable: %s", type(exc).__name__)
+        return None
+    answer = _clean(reply.text)
+    if not answer or _UNKNOWN.search(answer):
+        return None
+    from worldmm.retrieval.compose import text_lexemes
+
+    best = lines[0]
+    sentences = [t for t in (best.text, best.previous if best.quote != best.text else None) if t]
+    named = " ".join(_NAMED.findall(answer))
+    stated, names, asked, *supports = text_lexemes(services, [answer, named, question, *sentences])
+    if not stated - asked:
+        return None  # says nothing the question does not
+    for support in supports:
+        # One sentence states it all: names and numbers from it alone, other words from it or the question.
+        if names <= support and stated <= support | asked:
+            return ReadAnswer(answer.rstrip("."), best)
+    logger.info("reader answer unsupported", extra={"unsupported": sorted(stated - asked)})
+    return None
