@@ -324,6 +324,17 @@ def test_template_every_function_given_the_database_secret_may_read_it() -> None
         assert granted == [{"Ref": "DatabaseSecretArn"}], name
 
 
+def test_template_functions_reach_the_database_through_the_proxy_endpoint_when_one_is_given() -> None:
+    parameter = template()["Parameters"]["DatabaseProxyEndpoint"]
+    assert parameter["Default"] == ""  # as shipped: the secret's host
+    assert template()["Globals"]["Function"]["Environment"]["Variables"]["DATABASE_PROXY_HOST"] == {
+        "Fn::If": ["HasDatabaseProxy", {"Ref": "DatabaseProxyEndpoint"}, {"Ref": "AWS::NoValue"}]
+    }
+    assert template()["Conditions"]["HasDatabaseProxy"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "DatabaseProxyEndpoint"}, ""]}]
+    }
+
+
 def test_template_every_function_runs_python312_with_powertools_settings() -> None:
     glob = template()["Globals"]["Function"]
     assert glob["Runtime"] == "python3.12"
