@@ -8,7 +8,8 @@ PPR at the ranking tolerance ≥ 50× the per-query igraph rebuild + prpack at 1
 (10k / 100k / 1M edges reported), snapshot load vs the previous .npz; retrieval at 1536-d and 384-d, 90 days:
 warm p95 ≤ 100 ms, a fresh interpreter (imports + graph snapshots + first query) ≤ 500 ms; per-user vector
 search plans (global HNSW + iterative scan, exact user rows, partitioned HNSW): p95 and recall@10; a simulated
-week against the GPU controller: GPU hours billed <= 1.3 x hours worn + 15 min per session (always-on: 168 h).
+week against the GPU controller: GPU hours billed <= 1.3 x hours worn + 15 min per session (always-on: 168 h);
+one wearer-hour through the deployed functions, priced with bench/prices.json (issue 28, docs/cost.md).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ BENCHES = {
     "gpu_worker_tiny": ["bench/bench_gpu_worker.py", "--tiny", "--clips", "8"],
     "gpu_schedule": ["-m", "bench.bench_gpu_schedule"],
     "answers": ["-m", "bench.bench_answers"],
+    "cost": ["-m", "bench.bench_cost", "--redis"],
 }
 ROOT = Path(__file__).resolve().parent.parent
 

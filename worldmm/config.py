@@ -92,6 +92,11 @@ class Settings(BaseSettings):
     )
     database_secret_arn: str | None = None
     database_secret_max_age_s: int = 300  # how long a container reuses the fetched secret
+    database_proxy_host: str | None = Field(
+        default=None,
+        description="RDS Proxy endpoint: when set, connections go through it (with DATABASE_SECRET_ARN's "
+        "credentials) instead of to the secret's host, so server connections stay bounded at any concurrency.",
+    )
     model_keys_secret: str | None = Field(
         default=None,
         description="Secrets Manager secret (name or ARN) holding the model keys and tokens as JSON "

@@ -159,8 +159,8 @@ class Emulated:
 
 
 @contextmanager
-def emulated_stack() -> Iterator[Emulated]:
-    """Everything at once, for scripts (the benchmark); tests use the session fixtures instead."""
+def emulated_stack(**parameter_overrides: str) -> Iterator[Emulated]:
+    """Everything at once, for scripts (the benchmarks); tests use the session fixtures instead."""
     with ExitStack() as stack:
         pg = stack.enter_context(deployed_postgres())
         moto_url = stack.enter_context(moto_server())
@@ -171,7 +171,7 @@ def emulated_stack() -> Iterator[Emulated]:
         stack.callback(recorder.stop)
         worker = FakeGpuWorker(int(template_default("VisualEmbeddingDim")))
         stack.callback(worker.stop)
-        deployed = deploy_stack(moto_url, pg, server, recorder, worker)
+        deployed = deploy_stack(moto_url, pg, server, recorder, worker, **parameter_overrides)
         yield Emulated(deployed, server, scripted, recorder, pg)
 
 

@@ -59,8 +59,9 @@ def main() -> None:
         handler = getattr(importlib.import_module(module_name), handler_name)
         with open(event_path) as f:
             event = json.load(f)
+        started = time.monotonic()
         result = handler(event, Context())
-        outcome = {"result": result}
+        outcome = {"result": result, "handler_s": time.monotonic() - started}
     except BaseException as exc:  # reported to the test, which fails with the traceback
         outcome = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
         print(traceback.format_exc(), file=sys.stderr)

@@ -12,6 +12,8 @@ from __future__ import annotations
 UNSET_ON_AWS: dict[str, str] = {
     "DATABASE_URL": "credentials come from DATABASE_SECRET_ARN (Secrets Manager); a URL would bypass it",
     "DATABASE_ADMIN_URL": "only `worldmm migrate` uses the owner role; functions never do",
+    "DATABASE_PROXY_HOST": "given by the template only when the DatabaseProxyEndpoint parameter is set; else "
+    "the functions connect to the secret's host",
     "REDIS_URL": "given by the template only when the RedisUrl parameter is set; else the in-process "
     "cache revalidates against PostgreSQL's graph generation",
     "GPU_WORKER_URL": "the worker is discovered through GPU_INSTANCE_PARAM + EC2 tags (tests point it at "

@@ -161,6 +161,7 @@ class Run:
     settings_read: set[str]
     seconds: float
     output: str
+    handler_s: float = 0.0  # the handler call alone (what a warm invocation bills), imports excluded
 
 
 @dataclass
@@ -391,6 +392,6 @@ class DeployedStack:
             raise AssertionError(f"{function} raised {outcome['error']}:\n{output[-6000:]}")
         read = set(outcome["settings_read"])
         self.reads.setdefault(function, set()).update(read)
-        run = Run(function, outcome["result"], read, seconds, output)
+        run = Run(function, outcome["result"], read, seconds, output, float(outcome.get("handler_s", 0.0)))
         self.runs.append(run)
         return run

@@ -74,6 +74,24 @@ def test_secret_is_fetched_once_per_container_within_max_age(aws: None, pg: Loca
     assert again is first
 
 
+def test_a_proxy_endpoint_replaces_the_secrets_host_and_keeps_its_credentials(aws: None) -> None:
+    # GIVEN the RDS secret of the database and DATABASE_PROXY_HOST naming its RDS Proxy (the template's parameter)
+    arn = put_secret({"username": "worldmm_app", "password": TRICKY_PASSWORD, "host": "db.internal", "port": 5432})
+    settings = make_settings(
+        database_secret_arn=arn, database_proxy_host="worldmm.proxy-abc.us-east-1.rds.amazonaws.com"
+    )
+    # WHEN the application resolves its database THEN it dials the proxy with the secret's role and password
+    url = make_url(resolve_database_url(settings))
+    assert (url.host, url.port, url.username, url.password) == (
+        "worldmm.proxy-abc.us-east-1.rds.amazonaws.com",
+        5432,
+        "worldmm_app",
+        TRICKY_PASSWORD,
+    )
+    # and without it, the secret's own host
+    assert make_url(resolve_database_url(make_settings(database_secret_arn=arn))).host == "db.internal"
+
+
 def test_secret_with_tcp_host_gives_host_and_port() -> None:
     url = parse_secret({"username": "u", "password": "a b@c", "host": "db.internal", "port": 6543}).url()
     assert (url.host, url.port, url.password, url.database) == ("db.internal", 6543, "a b@c", "postgres")

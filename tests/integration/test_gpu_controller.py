@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any
 
+import boto3
 import httpx
 import pytest
 
+from tests.harness import make_settings
 from tests.support_gpu_controller import (
     BootingWorker,
     SimClock,
@@ -350,6 +353,19 @@ def test_gpu_controller_trusts_only_a_worker_that_proves_the_token(deployment, w
     # THEN the probe with the same token trusts it; one with another token does not (the worker is not its own)
     assert good.health(instance).serving
     assert wrong.health(instance).status == "ready" and not wrong.health(instance).serving
+
+
+def test_gpu_controller_reads_the_worker_token_from_the_model_keys_secret_at_run_time(aws, worker_url):
+    # GIVEN the token only in the model-keys secret (the template gives the controller its name, not its value)
+    name = f"worldmm/model-keys-{uuid.uuid4().hex[:8]}"
+    boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+        Name=name, SecretString=json.dumps({"gpu_worker_token": TOKEN})
+    )
+    settings = make_settings(worldmm_profile=Profile.AWS, model_keys_secret=name, gpu_worker_token=None)
+    # WHEN the controller's probe asks the real worker THEN it trusts it with the token read at run time
+    probe = HttpWorkerProbe(settings, url_for=lambda _: worker_url)
+    assert settings.gpu_worker_token == TOKEN
+    assert probe.health(WorkerInstance("i-1", "running", "10.0.0.1")).serving
 
 
 def test_gpu_controller_worker_idleness_resets_on_a_model_request(worker_url, clock):

@@ -46,7 +46,13 @@ def test_security_no_function_environment_resolves_a_secret_at_deploy_time() -> 
     readers = {
         n for n, p in _functions().items() if "MODEL_KEYS_SECRET" in p.get("Environment", {}).get("Variables", {})
     }
-    assert {"ChatFunction", "ChatVerboseFunction", "IngestWindowFunction", "McpFunction"} <= readers
+    assert {
+        "ChatFunction",
+        "ChatVerboseFunction",
+        "IngestWindowFunction",
+        "McpFunction",
+        "GpuControllerFunction",
+    } <= readers
     for name in readers:
         statements = [s for p in _functions()[name]["Policies"] if isinstance(p, dict) for s in p.get("Statement", [])]
         grants = [s for s in statements if s.get("Action") == "secretsmanager:GetSecretValue"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from functools import cache
@@ -12,14 +13,12 @@ from typing import Any
 import pytest
 
 from tests.support_template import load_template
-from worldmm.config import Settings
+from worldmm.config import MODEL_KEY_FIELDS, Settings
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY_MODULES = ("torch", "transformers", "llama_cpp", "sentence_transformers", "faster_whisper", "igraph")
-
-
 
 
 @cache
@@ -284,6 +283,35 @@ def test_template_database_credentials_come_from_secrets_manager_only() -> None:
             assert variables["DATABASE_SECRET_ARN"] == {"Ref": "DatabaseSecretArn"}, name
 
 
+MODEL_KEY_USERS = {
+    "ChatFunction",
+    "ChatVerboseFunction",
+    "IngestWindowFunction",
+    "McpFunction",
+    "GpuControllerFunction",
+}
+"""Functions that use a model key or the GPU worker token (the controller checks /health's proof with it)."""
+
+
+def test_template_no_function_environment_holds_a_secret_value() -> None:
+    """Issue 27's rule, over every function and Globals: no dynamic reference, no key named in the environment."""
+    keys = {name.upper() for name in MODEL_KEY_FIELDS}
+    for name in functions():
+        variables = env(name)
+        assert not re.search(r"resolve:(secretsmanager|ssm-secure)", json.dumps(variables)), name
+        assert keys.isdisjoint(variables), name
+
+
+def test_template_every_function_told_of_the_model_keys_may_read_them() -> None:
+    readers = {name for name in functions() if "MODEL_KEYS_SECRET" in env(name)}
+    assert readers >= MODEL_KEY_USERS
+    for name in readers:
+        grants = [s for s in statements(fn(name)) if s.get("Action") == "secretsmanager:GetSecretValue"]
+        assert grants and all(
+            re.search(r"\$\{ModelKeysSecretName\}-\?{6}", json.dumps(s["Resource"])) for s in grants
+        ), name
+
+
 def test_template_every_function_given_the_database_secret_may_read_it() -> None:
     for name, props in functions().items():
         if "DATABASE_SECRET_ARN" not in env(name):
@@ -294,6 +322,17 @@ def test_template_every_function_given_the_database_secret_may_read_it() -> None
             if isinstance(p, dict) and "AWSSecretsManagerGetSecretValuePolicy" in p
         ]
         assert granted == [{"Ref": "DatabaseSecretArn"}], name
+
+
+def test_template_functions_reach_the_database_through_the_proxy_endpoint_when_one_is_given() -> None:
+    parameter = template()["Parameters"]["DatabaseProxyEndpoint"]
+    assert parameter["Default"] == ""  # as shipped: the secret's host
+    assert template()["Globals"]["Function"]["Environment"]["Variables"]["DATABASE_PROXY_HOST"] == {
+        "Fn::If": ["HasDatabaseProxy", {"Ref": "DatabaseProxyEndpoint"}, {"Ref": "AWS::NoValue"}]
+    }
+    assert template()["Conditions"]["HasDatabaseProxy"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "DatabaseProxyEndpoint"}, ""]}]
+    }
 
 
 def test_template_every_function_runs_python312_with_powertools_settings() -> None:
@@ -310,9 +349,7 @@ def test_template_iam_wildcard_resources_only_where_none_can_be_named() -> None:
     for name, props in functions().items():
         for statement in statements(props):
             if statement.get("Resource") == "*":
-                actions = (
-                    statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-                )
+                actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
                 assert actions == ["ec2:DescribeInstances"], (name, statement)
 
 
@@ -325,9 +362,7 @@ def test_template_function_groups_carry_no_model_runtimes() -> None:
         assert not any(pkg in requirements for pkg in ("torch", "transformers", "llama", "whisper")), name
         if props["CodeUri"].rstrip("/").endswith("core"):
             assert not any(pkg in requirements for pkg in ("numpy", "scipy", "sqlalchemy", "openai")), name
-        assert (folder / "worldmm" / "config.py").is_file() and (folder / "api" / "__init__.py").is_file(), (
-            name
-        )
+        assert (folder / "worldmm" / "config.py").is_file() and (folder / "api" / "__init__.py").is_file(), name
 
 
 # --- every handler imports, fast, in a cold interpreter ----------------------------------------------

@@ -30,7 +30,11 @@ def resolve_database_url(settings: Settings) -> str:
     if settings.database_secret_arn:
         from worldmm.db.secret import url_from_secret
 
-        return url_from_secret(settings.database_secret_arn, max_age_s=settings.database_secret_max_age_s)
+        return url_from_secret(
+            settings.database_secret_arn,
+            max_age_s=settings.database_secret_max_age_s,
+            host=settings.database_proxy_host,
+        )
     from worldmm.db.local import ensure_local_database
 
     return ensure_local_database(settings).app_url

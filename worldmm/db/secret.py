@@ -59,8 +59,9 @@ def parse_secret(value: Any) -> DatabaseSecret:
         raise SecretFormatError(f"the database secret lacks or mistypes: {', '.join(fields)}") from None
 
 
-def url_from_secret(secret_arn: str, *, max_age_s: int = 300) -> str:
-    """The application role's URL from the secret, fetched through Powertools Parameters.
+def url_from_secret(secret_arn: str, *, max_age_s: int = 300, host: str | None = None) -> str:
+    """The application role's URL from the secret, fetched through Powertools Parameters; `host` (an RDS Proxy
+    endpoint) replaces the secret's host and keeps its port, credentials and database.
 
     The value is cached in the container for `max_age_s`, so warm invocations make no Secrets
     Manager call and a rotated password is picked up within that time (a new URL, a new engine).
@@ -68,4 +69,7 @@ def url_from_secret(secret_arn: str, *, max_age_s: int = 300) -> str:
     from aws_lambda_powertools.utilities import parameters
 
     value = parameters.get_secret(secret_arn, transform="json", max_age=max_age_s)
-    return parse_secret(value).url().render_as_string(hide_password=False)
+    secret = parse_secret(value)
+    if host:
+        secret = secret.model_copy(update={"host": host})
+    return secret.url().render_as_string(hide_password=False)
