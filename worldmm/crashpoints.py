@@ -1,8 +1,8 @@
 """Named crash points for the crash harness (`python -m bench.crash`): SIGKILL this process at a step.
 
-`crash_point("name")` does nothing unless a harness armed it: `arm("name", hit)` (or the environment
-variable `WORLDMM_CRASH_AT=name:hit`) kills the process the `hit`-th time that point is reached, as a
-power cut or the OOM killer would (no `finally`, no flush). `trace(path)` appends each point reached to a
+`crash_point("name")` does nothing unless a harness armed it in the process: `arm("name", hit)` kills
+the process the `hit`-th time that point is reached, as a power cut or the OOM killer would (no `finally`,
+no flush). `trace(path)` appends each point reached to a
 file instead, which is how the harness learns a write path's steps. Unarmed, a point costs one global
 look-up. The ingest flow's structured log steps (worldmm.pipeline.steplog) are crash points too.
 """
@@ -41,13 +41,3 @@ def crash_point(name: str) -> None:
             out.write(f"{name}\n")
     if _armed is not None and _armed == (name, _hits[name]):
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _from_environment() -> None:
-    spec = os.environ.get("WORLDMM_CRASH_AT", "")
-    name, _, hit = spec.rpartition(":")
-    if name and hit.isdigit():
-        arm(name, int(hit))
-
-
-_from_environment()

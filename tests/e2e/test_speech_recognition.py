@@ -37,6 +37,5 @@ def test_the_sample_is_heard_within_the_word_error_rate_floor_on_each_instructio
         [sys.executable, "-m", "worldmm.cli", "eval-speech"], env=env, capture_output=True, text=True, check=True
     )
     report = json.loads(run.stdout)
-    assert report["cpu_isa"] == ("native" if isa == "native" else "AVX2")
     assert report["reference_words"] > 500
     assert report["wer"] <= WER_CEILING, report["transcript"]

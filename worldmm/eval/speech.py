@@ -8,7 +8,6 @@ and reports the word error rate (WER) against the script the recording was spoke
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import time
@@ -65,7 +64,6 @@ class SpeechReport:
     reference_words: int
     seconds: float
     transcript: str
-    cpu_isa: str
     machine: str
 
     def to_json(self) -> str:
@@ -84,6 +82,5 @@ def measure_speech(transcriber: Transcriber, sample: Path) -> SpeechReport:
         reference_words=len(normalized_words(reference)),
         seconds=round(seconds, 2),
         transcript=transcript.text,
-        cpu_isa=os.environ.get("CT2_FORCE_CPU_ISA", "native"),
         machine=platform.processor() or platform.machine(),
     )

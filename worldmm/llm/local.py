@@ -55,10 +55,9 @@ READER_GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
 def default_reader_gguf() -> Path | None:
-    """The reader's GGUF as `scripts/install_gguf.py` assembles it (`WORLDMM_MODELS_DIR`, default the
-    checkout's `.models/`), or None when it is not there."""
-    folder = os.environ.get("WORLDMM_MODELS_DIR")
-    path = (Path(folder) if folder else Path(__file__).resolve().parents[2] / ".models") / READER_GGUF_NAME
+    """The reader's GGUF where `scripts/install_gguf.py` assembles it (the checkout's `.models/`), or None when
+    it is not there (LOCAL_READER_GGUF names another)."""
+    path = Path(__file__).resolve().parents[2] / ".models" / READER_GGUF_NAME
     return path if path.is_file() else None
 
 
