@@ -105,7 +105,10 @@ class _Context:
             raise MemoryUnavailableError()
 
     def history_text(self) -> str:
-        return "\n\n".join(self.history) if self.history else "(no searches yet)"
+        if not self.history:
+            # Said plainly: a small model otherwise answers round 1 from nothing ("I don't remember that.").
+            return "(no searches yet: nothing about the wearer's life is known until you search)"
+        return "\n\n".join(self.history)
 
     def ordered(self) -> list[RetrievedMemory]:
         """The memories in time order (undated last), as the response prompt numbers them."""
