@@ -101,7 +101,7 @@ def _tail(path: str, chars: int = 2000) -> str:
 def agent_settings(local: Settings, base_url: str) -> Settings:
     """The local profile's settings with the agent loop over an OpenAI-compatible server.
 
-    Sized for a 1.5B model on CPU: five memories of 300 characters per search keep five rounds inside a
+    Sized for a 1.5B model on CPU: four memories of 300 characters per search keep five rounds inside a
     4096-token context; the LLM cross-scale rerank is off (one more model call per episodic search)."""
     return local.model_copy(
         update={
@@ -112,7 +112,7 @@ def agent_settings(local: Settings, base_url: str) -> Settings:
             "agent_mode": AgentMode.LOOP,
             "agent_max_tokens": 96,
             "answer_max_tokens": 160,
-            "hybrid_top_k": 5,
+            "hybrid_top_k": 4,
             "memory_text_max_chars": 300,
             "episodic_rerank": False,
             "llm_timeout_s": 300.0,

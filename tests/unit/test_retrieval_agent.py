@@ -434,3 +434,17 @@ def test_retrieval_agent_plan_mode_asks_no_agent_model_beside_the_small_local_ll
     )
     assert llm.calls == []
     assert result.trace.mode == "plan"
+
+
+def test_retrieval_agent_first_round_schema_asks_for_a_search() -> None:
+    # GIVEN a search, then an answer
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "On the hall table.", "cited": [1]})
+    answer_question(_services(llm), "user-1", "Where are my keys?", now=NOW, retrievers=_retrievers())
+    first, second = llm.calls_for("reasoning_agent")
+    # THEN round 1's schema (nothing is known yet) allows only a SEARCH with its type and query; later
+    # rounds allow ANSWER too
+    assert first.response_schema is not None and second.response_schema is not None
+    assert first.response_schema["properties"]["action"]["enum"] == ["SEARCH"]
+    assert first.response_schema["properties"]["query"] == {"type": "string", "title": "Query"}
+    assert second.response_schema["properties"]["action"]["enum"] == ["SEARCH", "ANSWER"]

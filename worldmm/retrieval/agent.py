@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
@@ -124,6 +125,21 @@ def _quote(text: str) -> str:
     return sanitize_memory_text(text, 300).replace('"', "'")
 
 
+def _first_action_schema() -> dict[str, Any]:
+    """AgentAction's schema as round 1 sends it: a SEARCH with its memory type and query. Nothing is known
+    before a search, and a small model otherwise answers from nothing; a server that enforces the schema
+    then cannot, and the reply is still read as any action."""
+    schema = AgentAction.model_json_schema()
+    properties = schema["properties"]
+    properties["action"]["enum"] = ["SEARCH"]
+    properties["memory_type"] = {"$ref": "#/$defs/MemoryKind"}
+    properties["query"] = {"type": "string", "title": "Query"}
+    return schema
+
+
+FIRST_ACTION_SCHEMA = _first_action_schema()
+
+
 def _next_action(
     services: AgentPorts, question: str, now: datetime, round_no: int, context: _Context
 ) -> tuple[AgentAction | None, list[LLMResponse], list[str]]:
@@ -144,6 +160,8 @@ def _next_action(
         question=question,
         history=context.history_text(),
     )
+    if not context.searches:
+        request = replace(request, response_schema=FIRST_ACTION_SCHEMA)
     try:
         validated = complete_validated(services.llm, request, AgentAction)
     except StructuredOutputError as exc:
