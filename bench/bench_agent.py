@@ -36,8 +36,11 @@ def _loop_counts(trace: dict[str, Any]) -> dict[str, Any]:
         "rounds": len(rounds),
         "agent_rounds": sum(r.get("note") != "fixed plan" for r in rounds),
         "actions": [
-            f"{r.get('action')} {r.get('memory_type') or ''} {r.get('query') or ''}".strip() for r in rounds
+            f"{r.get('action')} {r.get('memory_type') or ''} {r.get('query') or ''}".strip()
+            + (f" -> {len(r.get('retrieved_ids') or [])} memories" if r.get("action") == "SEARCH" else "")
+            for r in rounds
         ],
+        "citations": len(trace.get("citations") or []),
         "parse_failures": action_failures + answer_failures,
         "repairs": sum(bool(r.get("parse_failures")) and r.get("action") != "INVALID" for r in rounds)
         + int(bool(answer_failures) and not composed),

@@ -448,3 +448,27 @@ def test_retrieval_agent_first_round_schema_asks_for_a_search() -> None:
     assert first.response_schema["properties"]["action"]["enum"] == ["SEARCH"]
     assert first.response_schema["properties"]["query"] == {"type": "string", "title": "Query"}
     assert second.response_schema["properties"]["action"]["enum"] == ["SEARCH", "ANSWER"]
+
+
+def test_retrieval_agent_answer_after_searches_that_found_nothing_searches_the_question_first() -> None:
+    # GIVEN an agent whose own query finds nothing, and which then answers
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys yesterday morning"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "On the hall table.", "cited": [1]})
+    episodic = RecordingRetriever(MemoryKind.EPISODIC, ["I put my keys on the hall table."])
+    nothing_first = [RetrievalResult(memory_type=MemoryKind.EPISODIC, query="keys yesterday morning", reason="none")]
+
+    def episodic_search(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> Any:
+        return nothing_first.pop() if nothing_first else episodic(services, user_id, query, now=now)
+
+    retrievers = {**_retrievers(semantic=[]), MemoryKind.EPISODIC: episodic_search}
+    # WHEN
+    result = answer_question(_services(llm), "user-1", "Where are my keys?", now=NOW, retrievers=retrievers)
+    # THEN before answering, the question itself was searched (the fixed plan's searches, within five rounds)
+    assert [(r.action, r.query) for r in result.trace.rounds] == [
+        ("SEARCH", "keys yesterday morning"),
+        ("ANSWER", None),
+        ("SEARCH", "Where are my keys?"),
+        ("SEARCH", "Where are my keys?"),
+    ]
+    assert "I put my keys on the hall table." in llm.calls_for("response")[0].prompt_text
+    assert result.answer == "On the hall table." and [c.id for c in result.trace.citations] == ["episodic-0"]

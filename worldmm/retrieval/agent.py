@@ -278,6 +278,14 @@ def answer_question(
                 trace.answer_note = "no valid action after a repair: answered from the memories retrieved"
                 break
             answered = True
+            if context.searches and not context.memories and not context.failures:
+                # An answer resting on searches that found nothing: before "I don't remember", the question
+                # itself is searched as the fixed plan does (in the rounds left), so a refusal never stands
+                # on a small model's misdirected query alone.
+                _plan_searches(
+                    services, retrievers, user_id, question_text, now, context, trace,
+                    rounds_left=settings.max_agent_rounds - round_no,
+                )  # fmt: skip
             break
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
         grounded, drift_note = _grounded_query(action.query)
@@ -383,9 +391,13 @@ def _plan_searches(
     now: datetime,
     context: _Context,
     trace: Trace,
+    rounds_left: int | None = None,
 ) -> None:
-    """The fixed plan's searches (episodic, semantic) with the question itself, as rounds of the trace."""
-    for round_no, kind in enumerate(PLAN_KINDS, start=len(trace.rounds) + 1):
+    """The fixed plan's searches (episodic, semantic) with the question itself, as rounds of the trace
+    (the first `rounds_left` of them when given; a kind already searched with the question is skipped)."""
+    done = {(r.memory_type, r.query) for r in trace.rounds if r.action == "SEARCH"}
+    kinds = [kind for kind in PLAN_KINDS if (kind, question) not in done][:rounds_left]
+    for round_no, kind in enumerate(kinds, start=len(trace.rounds) + 1):
         round_started = time.perf_counter()
         result = _search(services, retrievers, user_id, kind, question, now)
         context.add(round_no, result)
