@@ -2,8 +2,9 @@
 with the Qwen2.5-Coder-1.5B-Instruct GGUF that `scripts/install_gguf.py` assembles (issue 33).
 
 Used by the e2e agent test and `bench.bench_agent`. The server runs as its own process; llama.cpp keeps
-the previous prompt's prefix evaluated, and `--cache` keeps the states of earlier prompts (the agent's
-rounds and the response prompt alternate), so only each prompt's new tail is evaluated.
+the previous prompt's prefix evaluated, so a round only evaluates what follows the last prompt's history.
+Not `--cache true`: its RAM cache saves each prompt's state with the logits of every token (about 0.6 GB
+per 1,000 tokens at Qwen's 152k vocabulary) and grew past 20 GB in a 40-minute benchmark (OOM-killed).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def llama_server(gguf: Path, *, n_ctx: int = 4096, n_threads: int | None = None)
         "--model", str(gguf), "--model_alias", MODEL_ALIAS,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
-        "--cache", "true", "--verbose", "false",
+        "--verbose", "false",
     ]  # fmt: skip
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
