@@ -134,6 +134,8 @@ def test_hardening_agent_truncated_action_counts_as_unparseable() -> None:
     from tests.unit.test_retrieval_agent import _retrievers, _services, answer_question  # type: ignore[attr-defined]
 
     llm = ScriptedLLM().script("reasoning_agent", Truncated('{"action": "SEA'))
+    llm.script("response", {"answer": "On the hall table.", "cited": [1]})
     result = answer_question(_services(llm), "user-1", "Where are my keys?", now=datetime(2026, 5, 2, tzinfo=UTC),
                              retrievers=_retrievers())
-    assert result.trace.rounds[0].action == "INVALID" and result.trace.mode == "plan"
+    assert result.trace.rounds[0].action == "INVALID" and result.trace.rounds[0].parse_failures == 2
+    assert result.trace.forced_answer and [r.action for r in result.trace.rounds[1:]] == ["SEARCH", "SEARCH"]

@@ -143,37 +143,68 @@ def test_retrieval_agent_max_rounds_follows_the_setting() -> None:
     assert result.trace.forced_answer is True
 
 
-def test_retrieval_agent_unparseable_action_is_retried_once() -> None:
+def test_retrieval_agent_unparseable_action_is_repaired_once() -> None:
     # GIVEN garbage, then a valid ANSWER
     llm = ScriptedLLM().queue("reasoning_agent", ["I think I should search", {"action": "ANSWER"}])
     llm.script("response", {"answer": "Done."})
     # WHEN
     result = answer_question(_services(llm), "user-1", "Hi", now=NOW, retrievers=_retrievers())
-    # THEN the same round retried and went on; the retry is in the trace with both calls' tokens
-    assert len(llm.calls_for("reasoning_agent")) == 2
+    # THEN the same round asked for a repair, showing the model its reply and what was wrong, and went on
+    first, repair = llm.calls_for("reasoning_agent")
+    assert repair.metadata.get("repair") == "1"
+    assert repair.messages[: len(first.messages)] == first.messages
+    assert repair.messages[-2] == {"role": "assistant", "content": "I think I should search"}
+    assert "no JSON in model output" in repair.messages[-1]["content"] and '"action"' in repair.messages[-1]["content"]
+    # AND the repair is in the trace with both calls' tokens
     [round_1] = result.trace.rounds
-    assert round_1.action == "ANSWER"
-    assert round_1.note is not None and "retried" in round_1.note
+    assert round_1.action == "ANSWER" and round_1.parse_failures == 1
+    assert round_1.note is not None and "repaired" in round_1.note
     assert round_1.prompt_tokens > 0
 
 
-def test_retrieval_agent_unparseable_action_twice_switches_to_the_fixed_plan() -> None:
-    # GIVEN one good search, then two unparseable actions
+def test_retrieval_agent_action_invalid_after_its_repair_forces_the_answer_from_what_was_retrieved() -> None:
+    # GIVEN one good search, then an action that does not validate and a repair that does not either
     llm = ScriptedLLM().queue(
         "reasoning_agent",
         [_search("episodic", "dinner"), {"action": "SEARCH"}, '{"action": "DANCE"}', {"action": "ANSWER"}],
     )
+    llm.script("response", {"answer": "You cooked pasta.", "cited": [1]})
     retrievers = _retrievers(episodic=["I cooked pasta for dinner"])
     # WHEN
     result = answer_question(_services(llm), "user-1", "What did I cook for dinner?", now=NOW, retrievers=retrievers)
-    # THEN the loop stopped at the second round; the plan searched with the question and composed the answer
-    assert [r.action for r in result.trace.rounds] == ["SEARCH", "INVALID", "SEARCH", "SEARCH"]
-    assert [r.query for r in result.trace.rounds[2:]] == ["What did I cook for dinner?"] * 2
+    # THEN the loop stopped at the second round (spec 001 forced answer): the response model answered from
+    # the memories retrieved so far, citing them
+    assert [r.action for r in result.trace.rounds] == ["SEARCH", "INVALID"]
+    assert result.trace.rounds[1].parse_failures == 2
     assert len(llm.calls_for("reasoning_agent")) == 3
-    assert llm.calls_for("response") == []
-    assert result.trace.mode == "plan"
-    assert result.answer == 'Yesterday at 9:00: "I cooked pasta for dinner" (from your episodic memory).'
+    [response] = llm.calls_for("response")
+    assert "I cooked pasta for dinner" in response.prompt_text
+    assert result.trace.mode == "loop" and result.trace.forced_answer is True
+    assert result.answer == "You cooked pasta."
     assert [c.id for c in result.trace.citations] == ["episodic-0"]
+
+
+def test_retrieval_agent_invalid_first_action_searches_with_the_question_before_the_forced_answer() -> None:
+    # GIVEN an agent model that never writes a valid action
+    llm = ScriptedLLM().script("reasoning_agent", "SEARCH please")
+    llm.script("response", {"answer": "You cooked pasta.", "cited": [1]})
+    retrievers = _retrievers(episodic=["I cooked pasta for dinner"], semantic=[])
+    # WHEN
+    result = answer_question(_services(llm), "user-1", "What did I cook for dinner?", now=NOW, retrievers=retrievers)
+    # THEN the fixed plan's searches gathered the memories and the response model answered from them
+    assert [r.action for r in result.trace.rounds] == ["INVALID", "SEARCH", "SEARCH"]
+    assert [r.query for r in result.trace.rounds[1:]] == ["What did I cook for dinner?"] * 2
+    assert result.trace.forced_answer is True and result.answer == "You cooked pasta."
+    assert [c.id for c in result.trace.citations] == ["episodic-0"]
+
+
+def test_retrieval_agent_answer_invalid_after_its_repair_is_composed_never_shown() -> None:
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "dinner"), {"action": "ANSWER"}])
+    llm.queue("response", ["You cooked", '{"answer": ""}'])
+    retrievers = _retrievers(episodic=["I cooked pasta for dinner"])
+    result = answer_question(_services(llm), "user-1", "What did I cook for dinner?", now=NOW, retrievers=retrievers)
+    assert len(llm.calls_for("response")) == 2 and result.trace.answer_parse_failures == 2
+    assert result.answer == 'Yesterday at 9:00: "I cooked pasta for dinner" (from your episodic memory).'
 
 
 def test_retrieval_agent_trace_records_tokens_per_round_and_totals() -> None:
@@ -403,3 +434,41 @@ def test_retrieval_agent_plan_mode_asks_no_agent_model_beside_the_small_local_ll
     )
     assert llm.calls == []
     assert result.trace.mode == "plan"
+
+
+def test_retrieval_agent_first_round_schema_asks_for_a_search() -> None:
+    # GIVEN a search, then an answer
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "On the hall table.", "cited": [1]})
+    answer_question(_services(llm), "user-1", "Where are my keys?", now=NOW, retrievers=_retrievers())
+    first, second = llm.calls_for("reasoning_agent")
+    # THEN round 1's schema (nothing is known yet) allows only a SEARCH with its type and query; later
+    # rounds allow ANSWER too
+    assert first.response_schema is not None and second.response_schema is not None
+    assert first.response_schema["properties"]["action"]["enum"] == ["SEARCH"]
+    assert first.response_schema["properties"]["query"] == {"type": "string", "title": "Query"}
+    assert second.response_schema["properties"]["action"]["enum"] == ["SEARCH", "ANSWER"]
+
+
+def test_retrieval_agent_answer_after_searches_that_found_nothing_searches_the_question_first() -> None:
+    # GIVEN an agent whose own query finds nothing, and which then answers
+    llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys yesterday morning"), {"action": "ANSWER"}])
+    llm.script("response", {"answer": "On the hall table.", "cited": [1]})
+    episodic = RecordingRetriever(MemoryKind.EPISODIC, ["I put my keys on the hall table."])
+    nothing_first = [RetrievalResult(memory_type=MemoryKind.EPISODIC, query="keys yesterday morning", reason="none")]
+
+    def episodic_search(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> Any:
+        return nothing_first.pop() if nothing_first else episodic(services, user_id, query, now=now)
+
+    retrievers = {**_retrievers(semantic=[]), MemoryKind.EPISODIC: episodic_search}
+    # WHEN
+    result = answer_question(_services(llm), "user-1", "Where are my keys?", now=NOW, retrievers=retrievers)
+    # THEN before answering, the question itself was searched (the fixed plan's searches, within five rounds)
+    assert [(r.action, r.query) for r in result.trace.rounds] == [
+        ("SEARCH", "keys yesterday morning"),
+        ("ANSWER", None),
+        ("SEARCH", "Where are my keys?"),
+        ("SEARCH", "Where are my keys?"),
+    ]
+    assert "I put my keys on the hall table." in llm.calls_for("response")[0].prompt_text
+    assert result.answer == "On the hall table." and [c.id for c in result.trace.citations] == ["episodic-0"]

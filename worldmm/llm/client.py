@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
@@ -19,7 +20,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import LLMMode, LLMProvider, Settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError, ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
-from worldmm.llm.structured import complete_with_room
+from worldmm.llm.structured import complete_with_room, with_schema_instruction
 from worldmm.observability import count
 
 if TYPE_CHECKING:
@@ -111,15 +112,53 @@ def strict_json_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
     return result
 
 
+class StructuredFormat(StrEnum):
+    """How a structured request asks for JSON, best first; a server that rejects one is sent the next.
+
+    JSON_SCHEMA: `response_format` json_schema (OpenAI, vLLM, Ollama, LM Studio, llama.cpp's llama-server).
+    JSON_OBJECT: `response_format` json_object, the schema in the prompt and in the format's `schema` key
+    (llama-cpp-python's server constrains its grammar with it). TEXT: no `response_format`; the schema in the
+    prompt. The answer is validated against the same pydantic model whichever format carried it.
+    """
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    TEXT = "text"
+
+    def fallback(self) -> StructuredFormat | None:
+        """The next format to try when a server rejects this one (None after TEXT)."""
+        order = list(StructuredFormat)
+        index = order.index(self)
+        return order[index + 1] if index + 1 < len(order) else None
+
+
+FORMAT_REJECTION_STATUSES = frozenset({400, 422, 500})
+"""Statuses a server answers an unsupported `response_format` with (llama-cpp-python: 500; others 400/422)."""
+
+
+def rejects_response_format(exc: Exception) -> bool:
+    """Whether `exc` is a server refusing the request's `response_format` (its error names the field)."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in FORMAT_REJECTION_STATUSES:
+        return False
+    return "response_format" in f"{exc.message} {exc.body}"
+
+
 def _schema_name(purpose: str) -> str:
     name = re.sub(r"[^a-zA-Z0-9_-]", "_", purpose)[:64]
     return name or "response"
 
 
-def response_format(request: LLMRequest) -> dict[str, Any] | None:
-    """The `response_format` for a structured request: a JSON schema, strict where possible."""
-    if request.response_schema is None:
+def response_format(
+    request: LLMRequest, structured: StructuredFormat = StructuredFormat.JSON_SCHEMA
+) -> dict[str, Any] | None:
+    """The `response_format` for a structured request: a JSON schema, strict where possible (or the
+    fallback `structured` names: json_object carrying the schema, or none for plain text)."""
+    if request.response_schema is None or structured == StructuredFormat.TEXT:
         return None
+    if structured == StructuredFormat.JSON_OBJECT:
+        return {"type": "json_object", "schema": request.response_schema}
     strict = strict_json_schema(request.response_schema)
     return {
         "type": "json_schema",
@@ -132,16 +171,23 @@ def response_format(request: LLMRequest) -> dict[str, Any] | None:
 
 
 def chat_completion_body(
-    request: LLMRequest, *, token_param: str = "max_completion_tokens"
+    request: LLMRequest,
+    *,
+    token_param: str = "max_completion_tokens",
+    structured: StructuredFormat = StructuredFormat.JSON_SCHEMA,
 ) -> dict[str, Any]:
     """The one Chat Completions body for `request`, shared by the direct and the batch path.
 
     `reasoning_effort` is sent only when set and the model is a reasoning model; `temperature` only
-    when set and the model is not one (reasoning models reject it).
+    when set and the model is not one (reasoning models reject it). `structured` below JSON_SCHEMA puts
+    the schema into the last user message as well (the server will not enforce it by itself).
     """
+    messages = request.messages
+    if request.response_schema is not None and structured != StructuredFormat.JSON_SCHEMA:
+        messages = with_schema_instruction(messages, request.response_schema)
     body: dict[str, Any] = {
         "model": request.model,
-        "messages": request.messages,
+        "messages": messages,
         token_param: request.max_tokens,
     }
     reasoning = is_reasoning_model(request.model)
@@ -149,7 +195,7 @@ def chat_completion_body(
         body["reasoning_effort"] = request.reasoning_effort
     if request.temperature is not None and not reasoning:
         body["temperature"] = request.temperature
-    fmt = response_format(request)
+    fmt = response_format(request, structured)
     if fmt is not None:
         body["response_format"] = fmt
     return body
@@ -202,6 +248,11 @@ class OpenAILLM:
     Retries on 429, 5xx, timeouts and connection errors are the SDK's own (exponential backoff with
     jitter, honouring Retry-After), `max_retries` times. `base_url` may be a callable resolved per call
     (the GPU worker moves when it restarts); one SDK client is kept per base URL.
+
+    Structured requests degrade instead of failing: a server that rejects `response_format` json_schema
+    is sent json_object, then plain text, with the schema in the prompt (`StructuredFormat`); the format a
+    base URL takes is remembered. Until one has worked there, the first try goes without the SDK's retries
+    (llama-cpp-python rejects with a 500, which would otherwise be retried `max_retries` times).
     """
 
     def __init__(
@@ -225,11 +276,24 @@ class OpenAILLM:
         self._concurrency = concurrency
         self._gpu = gpu
         self._clients: dict[str | None, OpenAI] = {}
+        self._formats: dict[str | None, StructuredFormat] = {}  # per base URL: the format it takes
+        self._formats_known: set[str | None] = set()  # base URLs where a structured call has worked
         self._lock = threading.Lock()
+
+    def structured_format(self, base_url: str | None = None) -> StructuredFormat:
+        """The structured-output format sent to `base_url` (default: the current one)."""
+        if base_url is None:
+            base_url = self._current_base_url()
+        return self._formats.get(base_url, StructuredFormat.JSON_SCHEMA)
+
+    def _current_base_url(self) -> str | None:
+        return self._base_url() if callable(self._base_url) else self._base_url
 
     def client(self) -> OpenAI:
         """The SDK client for the current base URL (created once per URL)."""
-        base_url = self._base_url() if callable(self._base_url) else self._base_url
+        return self._client_for(self._current_base_url())
+
+    def _client_for(self, base_url: str | None) -> OpenAI:
         with self._lock:
             client = self._clients.get(base_url)
             if client is None:
@@ -249,14 +313,26 @@ class OpenAILLM:
         return complete_with_room(self._complete_once, request, ceiling=self.max_output_tokens)
 
     def _complete_once(self, request: LLMRequest) -> LLMResponse:
-        body = chat_completion_body(request, token_param=self.token_param)
-        client = self.client()
+        base_url = self._current_base_url()
+        client = self._client_for(base_url)
+        structured = request.response_schema is not None
         started = time.perf_counter()
-        try:
-            completion = client.chat.completions.create(**body)
-        except Exception as exc:
-            count("ModelCallsFailed")
-            raise self._map_error(exc, request) from exc
+        while True:
+            fmt = self.structured_format(base_url)
+            body = chat_completion_body(request, token_param=self.token_param, structured=fmt)
+            probing = structured and base_url not in self._formats_known
+            try:
+                completion = self._create(client, body, probing=probing)
+            except Exception as exc:
+                fallback = fmt.fallback() if structured and rejects_response_format(exc) else None
+                if fallback is not None:
+                    self._degrade(base_url, fmt, fallback, exc)
+                    continue
+                count("ModelCallsFailed")
+                raise self._map_error(exc, request) from exc
+            if structured:
+                self._formats_known.add(base_url)
+            break
         latency_ms = (time.perf_counter() - started) * 1000
         response = response_from_body(completion.model_dump(), latency_ms=latency_ms)
         count("ModelCalls")
@@ -273,6 +349,41 @@ class OpenAILLM:
             },
         )
         return response
+
+    @staticmethod
+    def _create(client: OpenAI, body: dict[str, Any], *, probing: bool) -> Any:
+        """One Chat Completions call. `probing` (the base URL's structured format is not known yet): the
+        first try goes without retries, so a format rejection is seen at once; any other retryable failure
+        is then sent again with the SDK's retries."""
+        if not probing:
+            return client.chat.completions.create(**body)
+        import openai
+
+        try:
+            return client.with_options(max_retries=0).chat.completions.create(**body)
+        except openai.APIStatusError as exc:
+            if rejects_response_format(exc) or not (exc.status_code == 429 or exc.status_code >= 500):
+                raise
+        except openai.APIConnectionError:
+            pass
+        return client.chat.completions.create(**body)
+
+    def _degrade(
+        self, base_url: str | None, rejected: StructuredFormat, fallback: StructuredFormat, exc: Exception
+    ) -> None:
+        with self._lock:
+            if self._formats.get(base_url, StructuredFormat.JSON_SCHEMA) == rejected:
+                self._formats[base_url] = fallback
+        count("StructuredFormatFallbacks")
+        logger.warning(
+            "structured_format_rejected",
+            extra={
+                "base_url": base_url,
+                "rejected": rejected.value,
+                "fallback": fallback.value,
+                "status": getattr(exc, "status_code", None),
+            },
+        )
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
         return complete_concurrently(self.complete, requests, self._concurrency)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Annotated, Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, Generic, TypeVar
 
 from aws_lambda_powertools import Logger
 from pydantic import AfterValidator, BaseModel, ValidationError
@@ -68,7 +68,10 @@ def parse_model(text: str, model_cls: type[T]) -> T:
     try:
         return model_cls.model_validate(value)
     except ValidationError as exc:
-        raise ModelOutputError(f"{model_cls.__name__}: {exc.error_count()} validation errors") from exc
+        details = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}" for error in exc.errors()[:3]
+        )
+        raise ModelOutputError(f"{model_cls.__name__}: {exc.error_count()} validation errors ({details})") from exc
 
 
 def build_request(
@@ -148,3 +151,75 @@ def complete_structured(llm: LLM, request: LLMRequest, model_cls: type[T]) -> tu
     """Send `request` and parse the answer into `model_cls` (raises ModelOutputError on garbage)."""
     response = llm.complete(request)
     return parse_model(response.text, model_cls), response
+
+
+def with_schema_instruction(messages: list[dict[str, Any]], schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """`messages` with the JSON schema the answer must match appended to the last user message (for a
+    server that does not enforce `response_format` json_schema itself)."""
+    instruction = render_prompt("json_schema_instruction", schema=json.dumps(schema, separators=(",", ":")))
+    out = list(messages)
+    for index in range(len(out) - 1, -1, -1):
+        message = out[index]
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = [*content, {"type": "text", "text": instruction}]
+        else:
+            content = f"{content or ''}\n\n{instruction}"
+        out[index] = {**message, "content": content}
+        return out
+    return [*out, {"role": "user", "content": instruction}]
+
+
+@dataclass(frozen=True)
+class Validated(Generic[T]):
+    """A structured answer that validated, the model calls it took, and the replies that did not validate."""
+
+    value: T
+    responses: list[LLMResponse] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+class StructuredOutputError(ModelOutputError):
+    """No reply validated, the repair attempt included; carries the calls made (their tokens count)."""
+
+    def __init__(self, message: str, responses: list[LLMResponse], failures: list[str]) -> None:
+        super().__init__(message)
+        self.responses = responses
+        self.failures = failures
+
+
+def repair_request(request: LLMRequest, reply: str | None, error: str) -> LLMRequest:
+    """`request` followed by the reply that did not validate and a request to correct it (one repair)."""
+    messages = list(request.messages)
+    if reply:
+        messages.append({"role": "assistant", "content": reply})
+    schema = json.dumps(request.response_schema or {}, separators=(",", ":"))
+    messages.append({"role": "user", "content": render_prompt("structured_repair", error=error, schema=schema)})
+    return replace(request, messages=messages, metadata={**request.metadata, "repair": "1"})
+
+
+def complete_validated(llm: LLM, request: LLMRequest, model_cls: type[T]) -> Validated[T]:
+    """Send `request` and validate the answer into `model_cls`; a reply that does not validate (or is cut
+    off) gets one repair attempt: the model sees its reply and the error. Raises StructuredOutputError when
+    the repair fails too. The caller decides what stands in (never the raw text)."""
+    responses: list[LLMResponse] = []
+    failures: list[str] = []
+    current = request
+    for attempt in range(2):
+        reply: str | None = None
+        try:
+            response = llm.complete(current)
+            responses.append(response)
+            reply = response.text
+            return Validated(parse_model(reply, model_cls), responses, failures)
+        except ModelOutputError as exc:  # unparseable, invalid, cut off even with more room, refused
+            failures.append(str(exc))
+            logger.warning(
+                "structured_reply_invalid",
+                extra={"purpose": request.purpose, "attempt": attempt + 1, "error": str(exc)[:200]},
+            )
+            current = repair_request(request, reply, str(exc)[:300])
+    message = f"{request.purpose}: no valid reply after a repair: {failures[-1]}"
+    raise StructuredOutputError(message, responses, failures)

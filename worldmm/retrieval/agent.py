@@ -4,8 +4,9 @@ Loop (`AGENT_MODE=loop`, the default beside a capable model): each round the age
 question, the current time and every prior round with what it retrieved (sanitised, delimited memory
 text) and answers one JSON action. SEARCH dispatches to the episodic, semantic or visual retriever;
 ANSWER — or the round limit — hands all accumulated memories, numbered, to the response prompt, whose
-answer cites the numbers it rests on (checked against what was retrieved). An action unparseable
-twice switches to the plan.
+answer cites the numbers it rests on (checked against what was retrieved). A reply that does not
+validate gets one repair (`complete_validated`); an action still invalid takes spec 001's forced answer
+(after the plan's searches when nothing was retrieved yet), an answer still invalid is composed.
 
 Plan (`AGENT_MODE=plan`, the default beside the small local LLM): search episodic and semantic memory
 with the question itself and compose the answer from the memories without a model
@@ -17,17 +18,19 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from worldmm.config import AgentMode
-from worldmm.errors import MemoryUnavailableError, ModelOutputError
-from worldmm.llm.structured import NonPlaceholderStr, build_request, parse_model
+from worldmm.errors import MemoryUnavailableError
+from worldmm.llm.client import LLMCallError
+from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
 from worldmm.retrieval.compose import cite, compose_answer
 from worldmm.retrieval.models import (
     AgentAction,
@@ -105,7 +108,10 @@ class _Context:
             raise MemoryUnavailableError()
 
     def history_text(self) -> str:
-        return "\n\n".join(self.history) if self.history else "(no searches yet)"
+        if not self.history:
+            # Said plainly: a small model otherwise answers round 1 from nothing ("I don't remember that.").
+            return "(no searches yet: nothing about the wearer's life is known until you search)"
+        return "\n\n".join(self.history)
 
     def ordered(self) -> list[RetrievedMemory]:
         """The memories in time order (undated last), as the response prompt numbers them."""
@@ -121,10 +127,27 @@ def _quote(text: str) -> str:
     return sanitize_memory_text(text, 300).replace('"', "'")
 
 
+def _first_action_schema() -> dict[str, Any]:
+    """AgentAction's schema as round 1 sends it: a SEARCH with its memory type and query. Nothing is known
+    before a search, and a small model otherwise answers from nothing; a server that enforces the schema
+    then cannot, and the reply is still read as any action."""
+    schema = AgentAction.model_json_schema()
+    properties = schema["properties"]
+    properties["action"]["enum"] = ["SEARCH"]
+    properties["memory_type"] = {"$ref": "#/$defs/MemoryKind"}
+    properties["query"] = {"type": "string", "title": "Query"}
+    return schema
+
+
+FIRST_ACTION_SCHEMA = _first_action_schema()
+
+
 def _next_action(
     services: AgentPorts, question: str, now: datetime, round_no: int, context: _Context
-) -> tuple[AgentAction | None, list[LLMResponse], str | None]:
-    """The agent model's next action (one retry on unparseable output), its responses, and a note."""
+) -> tuple[AgentAction | None, list[LLMResponse], list[str]]:
+    """The agent model's next action (one repair of a reply that does not validate), its responses, and
+    the replies that did not validate. None: no valid action, the repair included, or the server refused
+    the request (a 4xx: the prompt is too long for it, ...)."""
     settings = services.settings
     request = build_request(
         AGENT_PURPOSE,
@@ -139,26 +162,33 @@ def _next_action(
         question=question,
         history=context.history_text(),
     )
-    responses: list[LLMResponse] = []
-    errors: list[str] = []
-    for _attempt in range(2):
-        try:
-            response = services.llm.complete(request)
-        except ModelOutputError as exc:  # cut off even with more room, refused, no choices
-            errors.append(str(exc))
-            logger.warning("unusable agent action in round %d: %s", round_no, exc)
-            continue
-        responses.append(response)
-        try:
-            return (
-                parse_model(response.text, AgentAction),
-                responses,
-                (f"retried after unparseable action: {errors[0]}" if errors else None),
-            )
-        except ModelOutputError as exc:
-            errors.append(str(exc))
-            logger.warning("unparseable agent action in round %d: %s", round_no, exc)
-    return None, responses, f"unparseable action twice, answering with what is known: {errors[-1]}"
+    if not context.searches:
+        request = replace(request, response_schema=FIRST_ACTION_SCHEMA)
+    try:
+        validated = complete_validated(services.llm, request, AgentAction)
+    except StructuredOutputError as exc:
+        logger.warning("no valid agent action in round %d: %s", round_no, exc)
+        return None, exc.responses, exc.failures
+    except LLMCallError as exc:
+        if not _refused(exc):
+            raise
+        logger.warning("agent action refused by the model server in round %d: %s", round_no, exc)
+        return None, [], [str(exc)[:200]]
+    return validated.value, validated.responses, validated.failures
+
+
+def _refused(exc: LLMCallError) -> bool:
+    """A request the model server answered but would not take (4xx other than 429): the model is up, so
+    the question is answered with what is known rather than failing."""
+    return exc.status is not None and 400 <= exc.status < 500 and exc.status != 429
+
+
+def _action_note(failures: list[str], valid: bool) -> str | None:
+    if not failures:
+        return None
+    if valid:
+        return f"repaired a reply that did not validate: {failures[0][:160]}"
+    return f"no valid action after a repair, answering with what is known: {failures[-1][:160]}"
 
 
 MEMORY_FRAME_AFTER = timedelta(days=7)
@@ -224,9 +254,10 @@ def answer_question(
     answered = False
     for round_no in range(1, settings.max_agent_rounds + 1):
         round_started = time.perf_counter()
-        action, responses, note = _next_action(services, question_text, now, round_no, context)
+        action, responses, failures = _next_action(services, question_text, now, round_no, context)
         tokens_in = sum(r.prompt_tokens for r in responses)
         tokens_out = sum(r.completion_tokens for r in responses)
+        note = _action_note(failures, action is not None)
         if action is None or action.action == "ANSWER":
             trace.rounds.append(
                 TraceRound(
@@ -235,17 +266,26 @@ def answer_question(
                     elapsed_ms=_ms(round_started),
                     prompt_tokens=tokens_in,
                     completion_tokens=tokens_out,
+                    parse_failures=len(failures),
                     note=note,
                 )
             )
             if action is None:
-                # A model that cannot write the action twice will not write the answer either: the fixed plan.
-                trace.mode = AgentMode.PLAN.value
-                trace.answer_note = "two unparseable actions: switched to the fixed plan"
-                return _answer_by_plan(
-                    services, retrievers, user_id, question_text, (now, asked_at), context, trace, started
-                )
+                # Spec 001's forced answer: the response step answers from what was retrieved so far. With
+                # nothing retrieved yet, the fixed plan's searches gather the memories it answers from.
+                if not context.searches:
+                    _plan_searches(services, retrievers, user_id, question_text, now, context, trace)
+                trace.answer_note = "no valid action after a repair: answered from the memories retrieved"
+                break
             answered = True
+            if context.searches and not context.memories and not context.failures:
+                # An answer resting on searches that found nothing: before "I don't remember", the question
+                # itself is searched as the fixed plan does (in the rounds left), so a refusal never stands
+                # on a small model's misdirected query alone.
+                _plan_searches(
+                    services, retrievers, user_id, question_text, now, context, trace,
+                    rounds_left=settings.max_agent_rounds - round_no,
+                )  # fmt: skip
             break
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
         grounded, drift_note = _grounded_query(action.query)
@@ -253,32 +293,16 @@ def answer_question(
         note = "; ".join(n for n in (note, drift_note) if n) or None
         result = _search(services, retrievers, user_id, action.memory_type, query, now)
         context.add(round_no, result)
-        trace.rounds.append(_search_round(round_no, query, result, round_started, tokens_in, tokens_out, note))
+        trace.rounds.append(
+            _search_round(round_no, query, result, round_started, tokens_in, tokens_out, note, len(failures))
+        )
     trace.forced_answer = not answered
     context.require_memory()
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
 
     numbered = context.ordered()
-    request = build_request(
-        RESPONSE_PURPOSE,
-        model=settings.agent_model,
-        max_tokens=settings.answer_max_tokens,
-        response_model=AnswerResult,
-        reasoning_effort=None,
-        now=_format_now(now),
-        question=question_text,
-        context=numbered_memories(numbered, settings.memory_text_max_chars),
-    )
-    try:
-        response: LLMResponse | None = services.llm.complete(request)
-    except ModelOutputError as exc:  # cut off even with more room: never shown, composed instead
-        logger.warning("unusable answer: %s", exc)
-        response = None
-    if response is not None:
-        trace.answer_prompt_tokens = response.prompt_tokens
-        trace.answer_completion_tokens = response.completion_tokens
-    structured = _answer_result(response.text) if response is not None else None
+    structured = _respond(services, trace, question_text, now, numbered)
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
         composed = compose_answer(services, question_text, numbered, asked_at)
@@ -295,6 +319,39 @@ def answer_question(
         trace.citations = cite(services, user_id, cited)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
+
+
+def _respond(
+    services: AgentPorts, trace: Trace, question: str, now: datetime, numbered: list[RetrievedMemory]
+) -> AnswerResult | None:
+    """The response model's structured answer over the numbered memories (one repair of a reply that does
+    not validate), or None when there is none: the caller composes the answer instead."""
+    settings = services.settings
+    request = build_request(
+        RESPONSE_PURPOSE,
+        model=settings.agent_model,
+        max_tokens=settings.answer_max_tokens,
+        response_model=AnswerResult,
+        reasoning_effort=None,
+        now=_format_now(now),
+        question=question,
+        context=numbered_memories(numbered, settings.memory_text_max_chars),
+    )
+    responses: list[LLMResponse] = []
+    result: AnswerResult | None = None
+    try:
+        validated = complete_validated(services.llm, request, AnswerResult)
+        responses, trace.answer_parse_failures, result = validated.responses, len(validated.failures), validated.value
+    except StructuredOutputError as exc:  # cut off even with more room, or invalid twice: never shown
+        logger.warning("unusable answer: %s", exc)
+        responses, trace.answer_parse_failures = exc.responses, len(exc.failures)
+    except LLMCallError as exc:
+        if not _refused(exc):
+            raise
+        logger.warning("answer refused by the model server: %s", exc)
+    trace.answer_prompt_tokens = sum(r.prompt_tokens for r in responses)
+    trace.answer_completion_tokens = sum(r.completion_tokens for r in responses)
+    return result
 
 
 PLAN_KINDS = (MemoryKind.EPISODIC, MemoryKind.SEMANTIC)
@@ -316,12 +373,7 @@ def _answer_by_plan(
     `times`: the moment time words are read at (searches), and when the question was asked (the answer's words).
     """
     now, asked_at = times
-    first = len(trace.rounds) + 1
-    for round_no, kind in enumerate(PLAN_KINDS, start=first):
-        round_started = time.perf_counter()
-        result = _search(services, retrievers, user_id, kind, question, now)
-        context.add(round_no, result)
-        trace.rounds.append(_search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
+    _plan_searches(services, retrievers, user_id, question, now, context, trace)
     context.require_memory()
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
@@ -334,6 +386,27 @@ def _answer_by_plan(
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)
 
 
+def _plan_searches(
+    services: AgentPorts,
+    retrievers: Mapping[MemoryKind, Retriever],
+    user_id: str,
+    question: str,
+    now: datetime,
+    context: _Context,
+    trace: Trace,
+    rounds_left: int | None = None,
+) -> None:
+    """The fixed plan's searches (episodic, semantic) with the question itself, as rounds of the trace
+    (the first `rounds_left` of them when given; a kind already searched with the question is skipped)."""
+    done = {(r.memory_type, r.query) for r in trace.rounds if r.action == "SEARCH"}
+    kinds = [kind for kind in PLAN_KINDS if (kind, question) not in done][:rounds_left]
+    for round_no, kind in enumerate(kinds, start=len(trace.rounds) + 1):
+        round_started = time.perf_counter()
+        result = _search(services, retrievers, user_id, kind, question, now)
+        context.add(round_no, result)
+        trace.rounds.append(_search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
+
+
 def _search_round(
     round_no: int,
     query: str,
@@ -342,6 +415,7 @@ def _search_round(
     tokens_in: int,
     tokens_out: int,
     note: str | None,
+    parse_failures: int = 0,
 ) -> TraceRound:
     return TraceRound(
         round=round_no,
@@ -352,6 +426,7 @@ def _search_round(
         elapsed_ms=_ms(started),
         prompt_tokens=tokens_in + result.prompt_tokens,
         completion_tokens=tokens_out + result.completion_tokens,
+        parse_failures=parse_failures,
         note="; ".join(n for n in (note, result.reason) if n) or None,
         error=result.error,
     )
@@ -362,15 +437,6 @@ class AnswerResult(BaseModel):
 
     answer: NonPlaceholderStr
     cited: list[int] = Field(default_factory=list, description="numbers of the memories the answer rests on")
-
-
-def _answer_result(text: str) -> AnswerResult | None:
-    """The structured answer, or None when the model's output is not one."""
-    try:
-        return parse_model(text, AnswerResult)
-    except ModelOutputError as exc:
-        logger.warning("unparseable structured answer: %s", exc)
-        return None
 
 
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)

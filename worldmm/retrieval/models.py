@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, computed_field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from worldmm.llm.structured import NonPlaceholderStr
 
@@ -50,7 +50,11 @@ class RetrievalResult(BaseModel):
 class AgentAction(BaseModel):
     """The agent's JSON action each round (spec 001 "Reasoning Agent Action Format")."""
 
-    action: str
+    # Read leniently (any case; ANSWER without the other fields); the schema asks for every field (null
+    # where unused) and names the actions, so a constrained decoder writes a SEARCH's type and query.
+    model_config = ConfigDict(json_schema_extra={"required": ["action", "memory_type", "query"]})
+
+    action: str = Field(json_schema_extra={"enum": ["SEARCH", "ANSWER"]})
     memory_type: MemoryKind | None = None
     query: NonPlaceholderStr | None = None
 
@@ -84,6 +88,7 @@ class TraceRound(BaseModel):
     elapsed_ms: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    parse_failures: int = Field(default=0, description="agent replies that did not validate (1: repaired)")
     note: str | None = None
     error: str | None = Field(default=None, description="set when this SEARCH failed (not 'nothing found')")
 
@@ -130,6 +135,7 @@ class Trace(BaseModel):
     forced_answer: bool = False
     answer_prompt_tokens: int = 0
     answer_completion_tokens: int = 0
+    answer_parse_failures: int = Field(default=0, description="answer replies that did not validate")
     answer_note: str | None = None
     total_ms: float = 0.0
 
