@@ -149,6 +149,14 @@ def test_pages_follow_the_signed_cursor_and_a_cursor_works_only_for_its_own_list
     # AND her cursor is refused for another filter, for Bob, and when edited
     assert list_memories(ALICE, scale=30, cursor=first_cursor)[0] == 400
     assert list_memories(BOB, limit=5, cursor=first_cursor) == (400, {"message": "invalid cursor"})
+    # AND a filtered listing's next page needs only its cursor (it carries the span and scale)
+    span = {"from": "2026-11-24T09:01:00Z", "to": "2026-11-24T09:05:00Z", "scale": 30, "limit": 3}
+    _, first = list_memories(ALICE, **span)
+    _, second = list_memories(ALICE, cursor=first["next_cursor"], limit=3)
+    _, same = list_memories(ALICE, **{**span, "cursor": first["next_cursor"]})
+    captions = [m["caption"] for m in first["memories"] + second["memories"]]
+    assert captions == [f"window {i}" for i in range(2, 8)] and same == second
+    assert list_memories(ALICE, cursor=first["next_cursor"], to="2026-11-24T10:00:00Z")[0] == 400
     body, _, mac = first_cursor.partition(".")
     assert list_memories(ALICE, limit=5, cursor=f"{body}.{mac[::-1]}")[0] == 400
 
@@ -157,6 +165,8 @@ def test_pages_follow_the_signed_cursor_and_a_cursor_works_only_for_its_own_list
     "query",
     [
         {"from": "yesterday"},
+        {"to": "0.5"},  # never an epoch number
+        {"from": "2026-11-24T09:00:00"},  # never a time without its offset
         {"scale": "45"},
         {"limit": "0"},
         {"cursor": "not-a-cursor"},

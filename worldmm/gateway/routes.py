@@ -160,10 +160,7 @@ ROUTES: tuple[ApiRoute, ...] = (
             ),
             ApiLink(
                 "NextPage", "MemoriesListFunction",
-                (
-                    ("from", "$request.query.from"), ("to", "$request.query.to"),
-                    ("scale", "$request.query.scale"), ("cursor", "$response.body#/next_cursor"),
-                ),
+(("cursor", "$response.body#/next_cursor"),),
                 "The next (later) page of the same listing",
             ),
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -22,12 +23,15 @@ MemoryStatus = Literal["pending", "complete", "failed"]
 WindowStatus = Literal["pending", "complete", "failed", "waiting_for_gpu"]
 CaptionSource = Literal["seen", "tidied", "heard"]
 
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
 _ANSWER = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
 class MemoriesQuery(BaseModel):
-    """Query string of GET /memories: a time span (`from` inclusive, `to` exclusive; ISO 8601, UTC when no
-    offset is given), one scale or every scale, and a page. Memories overlapping the span are listed."""
+    """Query string of GET /memories: a time span (`from` inclusive, `to` exclusive; RFC 3339 date-times with
+    their offset), one scale or every scale, and a page. Memories overlapping the span are listed. A cursor
+    carries its listing's span and scale: the next page needs only `cursor` (and `limit`)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -37,10 +41,18 @@ class MemoriesQuery(BaseModel):
     cursor: str | None = Field(default=None, max_length=4096, pattern=CURSOR_PATTERN)
     limit: int | None = Field(default=None, ge=1, le=MAX_JSON_INT)
 
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _rfc3339(cls, value: object) -> object:
+        """Only an RFC 3339 date-time with its offset: never epoch numbers or a time without a zone."""
+        if isinstance(value, str) and not _DATE_TIME.fullmatch(value):
+            raise ValueError("a time is an RFC 3339 date-time with an offset, e.g. 2026-11-24T09:00:00Z")
+        return value
+
     @field_validator("start", "end")
     @classmethod
     def _in_utc(cls, value: datetime | None) -> datetime | None:
-        """Aware and in UTC (no offset given: UTC); an instant UTC cannot hold is invalid."""
+        """In UTC; an instant UTC cannot hold is invalid."""
         if value is None:
             return None
         try:

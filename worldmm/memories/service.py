@@ -96,26 +96,41 @@ class MemoryService:
         return min(limit, self.settings.memory_page_max)
 
     @staticmethod
-    def _scope(user_id: str, query: MemoriesQuery) -> list[str]:
-        """The listing a cursor belongs to: the user and every filter, so it positions only that listing."""
-        start = iso_timestamp(_utc(query.start)) if query.start else ""
-        end = iso_timestamp(_utc(query.end)) if query.end else ""
-        return ["memories", user_id, start, end, str(query.scale or "")]
+    def _filters(query: MemoriesQuery) -> dict[str, str]:
+        return {
+            "f": query.start.isoformat() if query.start else "",
+            "u": query.end.isoformat() if query.end else "",
+            "s": str(query.scale or ""),
+        }
 
-    def _position(self, scope: list[str], cursor: str | None) -> tuple[datetime, int, uuid.UUID] | None:
-        if cursor is None:
-            return None
-        position = decode_cursor(self._cursor_secret, scope, cursor)
+    def _resume(
+        self, user_id: str, query: MemoriesQuery
+    ) -> tuple[MemoriesQuery, tuple[datetime, int, uuid.UUID] | None]:
+        """The listing to read and where to start it: a cursor carries its listing's filters, so a next page
+        needs only the cursor; a filter given beside it must be the same (else 400 "invalid cursor")."""
+        if query.cursor is None:
+            return query, None
+        position = decode_cursor(self._cursor_secret, ["memories", user_id], query.cursor)
+        given = self._filters(query)
+        if any(value and value != position.get(name) for name, value in given.items()):
+            raise BadRequest("invalid cursor")
         try:
+            listing = MemoriesQuery.model_validate(
+                {
+                    "from": position["f"] or None,
+                    "to": position["u"] or None,
+                    "scale": position["s"] or None,
+                    "limit": query.limit,
+                }
+            )
             moment = datetime.strptime(position["t"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-            return moment, int(position["d"]), uuid.UUID(position["i"])
-        except (KeyError, ValueError) as exc:
+            return listing, (moment, int(position["d"]), uuid.UUID(position["i"]))
+        except (KeyError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
             raise BadRequest("invalid cursor") from exc
 
     def list_memories(self, user_id: str, query: MemoriesQuery) -> MemoriesPage:
         """The memories overlapping [from, to), oldest first (then shortest), one page of them."""
-        scope = self._scope(user_id, query)
-        after = self._position(scope, query.cursor)
+        query, after = self._resume(user_id, query)
         size = self._page_size(query.limit)
         scales = [query.scale] if query.scale else list(SCALES)
         order = (Segment.start_time, Segment.duration_seconds, Segment.id)
@@ -134,7 +149,7 @@ class MemoryService:
         if more:
             last = rows[-1]
             position = {"t": iso_timestamp(last.start_time), "d": str(last.duration_seconds), "i": str(last.id)}
-            next_cursor = encode_cursor(self._cursor_secret, scope, position)
+            next_cursor = encode_cursor(self._cursor_secret, ["memories", user_id], position | self._filters(query))
         return MemoriesPage(memories=[Memory.model_validate(_memory_fields(r)) for r in rows], next_cursor=next_cursor)
 
     # --- one memory -----------------------------------------------------------------------------------------
