@@ -6,13 +6,15 @@ memory or session of another user reads exactly as a missing one: `Forbidden`.
 
 from __future__ import annotations
 
+import heapq
 import re
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from itertools import islice
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import Select, select, tuple_
 from sqlalchemy.orm import aliased
 
 from worldmm.chat.cursor import decode_cursor, encode_cursor
@@ -50,10 +52,6 @@ class PresignsDownloads(Protocol):
     """An object store that can hand out short-lived GET URLs (S3); the local directory store cannot."""
 
     def presign_get(self, key: str, expires_s: int) -> str: ...
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _memory_fields(row: Segment) -> dict[str, object]:
@@ -128,21 +126,36 @@ class MemoryService:
         except (KeyError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
             raise BadRequest("invalid cursor") from exc
 
+    @staticmethod
+    def _scale_page(
+        user_id: str, scale: int, query: MemoriesQuery, after: tuple[datetime, int, uuid.UUID] | None, limit: int
+    ) -> Select[tuple[Segment]]:
+        """One scale's memories overlapping the span after the cursor, in page order.
+
+        A memory lasts its `duration_seconds`, so one ending after `from` starts after `from - scale`: that
+        bound (and the cursor's start) lets the (user_id, duration_seconds, start_time) index range the scan.
+        """
+        stmt = select(Segment).where(Segment.user_id == user_id, Segment.duration_seconds == scale)
+        if query.start is not None:
+            stmt = stmt.where(
+                Segment.start_time > query.start - timedelta(seconds=scale), Segment.end_time > query.start
+            )
+        if query.end is not None:
+            stmt = stmt.where(Segment.start_time < query.end)
+        if after is not None:
+            order = (Segment.start_time, Segment.duration_seconds, Segment.id)
+            stmt = stmt.where(Segment.start_time >= after[0], tuple_(*order) > tuple_(*after))
+        return stmt.order_by(Segment.start_time, Segment.id).limit(limit)
+
     def list_memories(self, user_id: str, query: MemoriesQuery) -> MemoriesPage:
         """The memories overlapping [from, to), oldest first (then shortest), one page of them."""
         query, after = self._resume(user_id, query)
         size = self._page_size(query.limit)
         scales = [query.scale] if query.scale else list(SCALES)
-        order = (Segment.start_time, Segment.duration_seconds, Segment.id)
-        stmt = select(Segment).where(Segment.user_id == user_id, Segment.duration_seconds.in_(scales))
-        if query.start is not None:
-            stmt = stmt.where(Segment.end_time > _utc(query.start))
-        if query.end is not None:
-            stmt = stmt.where(Segment.start_time < _utc(query.end))
-        if after is not None:
-            stmt = stmt.where(tuple_(*order) > tuple_(*after))
         with self.db.unit_of_work(user_id) as session:
-            rows = list(session.scalars(stmt.order_by(*order).limit(size + 1)))
+            # One index range scan per scale (ix_segments_user_time), merged: a page is the first `size + 1`.
+            per_scale = [session.scalars(self._scale_page(user_id, scale, query, after, size + 1)) for scale in scales]
+            rows = list(islice(heapq.merge(*per_scale, key=_order), size + 1))
         more = len(rows) > size
         rows = rows[:size]
         next_cursor = None
@@ -276,6 +289,10 @@ class MemoryService:
                 memory_id=None,
             )
         return [by_index[i] for i in sorted(by_index)]
+
+
+def _order(row: Segment) -> tuple[datetime, int, uuid.UUID]:
+    return row.start_time, row.duration_seconds, row.id
 
 
 def _may_wait_for_gpu(row: Segment) -> bool:
