@@ -129,7 +129,7 @@ class MemoryService:
     @staticmethod
     def _scale_page(
         user_id: str, scale: int, query: MemoriesQuery, after: tuple[datetime, int, uuid.UUID] | None, limit: int
-    ) -> Select[tuple[Segment]]:
+    ) -> Select[Segment]:
         """One scale's memories overlapping the span after the cursor, in page order.
 
         A memory lasts its `duration_seconds`, so one ending after `from` starts after `from - scale`: that
