@@ -119,6 +119,8 @@ def test_timeline_lists_the_callers_memories_in_time_order_at_each_scale(timelin
     assert [m["caption"] for m in summaries["memories"]] == ["summary 0", "summary 1"]
     # AND a span lists what overlaps it, summaries included, ordered by start then length
     assert [m["caption"] for m in span["memories"]] == ["window 0", "summary 0", "window 1", "window 2"]
+    # AND a span from the first instant a time can name lists from the start (no bound overflows)
+    assert list_memories(ALICE, scale=180, **{"from": "0001-01-01T00:00:00Z"}) == (200, summaries)
     # AND Bob's listing holds only his own
     _, bobs = list_memories(BOB)
     assert [m["caption"] for m in bobs["memories"]] == ["bob 0", "bob 1", "bob 2"]

@@ -137,9 +137,9 @@ class MemoryService:
         """
         stmt = select(Segment).where(Segment.user_id == user_id, Segment.duration_seconds == scale)
         if query.start is not None:
-            stmt = stmt.where(
-                Segment.start_time > query.start - timedelta(seconds=scale), Segment.end_time > query.start
-            )
+            stmt = stmt.where(Segment.end_time > query.start)
+            if query.start > datetime.min.replace(tzinfo=UTC) + timedelta(seconds=scale):
+                stmt = stmt.where(Segment.start_time > query.start - timedelta(seconds=scale))
         if query.end is not None:
             stmt = stmt.where(Segment.start_time < query.end)
         if after is not None:
