@@ -274,6 +274,12 @@ class Settings(BaseSettings):
     chat_page_max: int = 50
     chat_title_chars: int = 64
     chat_preview_chars: int = 200
+    # --- memories API (timeline, one memory, a session's ingest status) ---------
+    memory_page_default: int = Field(default=100, description="GET /memories page size when no limit is given")
+    memory_page_max: int = Field(default=500, description="The largest GET /memories page (a larger limit is clamped)")
+    memory_media_url_expiry_s: int = Field(
+        default=300, description="Lifetime of the frame/audio GET URLs GET /memories/{id} gives (seconds)"
+    )
     # The key chat cursors are signed with. aws: CURSOR_SECRET (the template resolves it from Secrets
     # Manager); the built-in development key is refused there at start-up. local: that development key.
     cursor_secret: str | None = None

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from worldmm.ingest.storage import ObjectStore
     from worldmm.ingest.transcription import Transcriber
     from worldmm.llm.port import LLM
+    from worldmm.memories.service import MemoryService
     from worldmm.memory.embedding import TextEmbedder
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
@@ -149,6 +150,17 @@ class Services:
         return PostgresChatRepository(self.settings, self.db)
 
     @cached_property
+    def memories(self) -> MemoryService:
+        """The caller's memories as they can see them (timeline, one memory, a session's ingest status)."""
+        from worldmm.memories.service import MemoryService
+        from worldmm.pipeline.window import gpu_required
+
+        def gpu_waiting() -> bool:
+            return gpu_required(self.settings) and self.gpu_url() is None
+
+        return MemoryService(self.settings, self.db, self.store, self.sessions, gpu_waiting)
+
+    @cached_property
     def capture(self) -> CaptureService:
         from worldmm.capture.service import build_capture_service
 
@@ -227,6 +239,7 @@ _PORTS = {
     "invoker",
     "graph_cache",
     "chats",
+    "memories",
     "capture",
     "gpu_demand",
     "gpu_controller",

@@ -98,6 +98,10 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "CHAT_PAGE_DEFAULT",
     "CHAT_TITLE_CHARS",
     "CHAT_PREVIEW_CHARS",
+    # memories API (issue 25): page sizes and the media URLs' lifetime, the same on every profile
+    "MEMORY_PAGE_DEFAULT",
+    "MEMORY_PAGE_MAX",
+    "MEMORY_MEDIA_URL_EXPIRY_S",
 )
 
 DEFAULT_IS_RIGHT_ON_AWS: frozenset[str] = frozenset(UNSET_ON_AWS) | frozenset(SPEC_CONSTANTS)

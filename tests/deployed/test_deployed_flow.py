@@ -209,6 +209,19 @@ def test_whole_flow_runs_on_the_templates_own_environment(
     other = http_event("POST", "/chats/list", sub=f"other-{uuid.uuid4()}", body={})
     assert body(stack.invoke("ChatsListFunction", other))["conversations"] == []
 
+    # THEN the wearer's timeline lists both windows and the summary, oldest first (then shortest)
+    page = body(stack.invoke("MemoriesListFunction", http_event("GET", "/memories", sub=USER)))
+    assert [(m["duration_seconds"], m["window_index"]) for m in page["memories"]] == [(30, 0), (180, 0), (30, 1)]
+    # AND a window comes with a presigned GET URL per frame and for its audio
+    first = page["memories"][0]["id"]
+    window = body(stack.invoke("MemoryGetFunction", http_event("GET", f"/memories/{first}", sub=USER)))
+    assert len(window["media"]) == expected + 1 and "audio.wav" in {m["name"] for m in window["media"]}
+    # AND the session's ingest status counts both windows complete; another user gets 403 for it
+    status = body(stack.invoke("SessionStatusFunction", http_event("GET", f"/sessions/{session}", sub=USER)))
+    assert status["counts"] == {"pending": 0, "complete": 2, "failed": 0, "waiting_for_gpu": 0}, status
+    stranger = stack.invoke("SessionStatusFunction", http_event("GET", f"/sessions/{session}", sub="someone-else"))
+    assert stranger.result["statusCode"] == 403
+
     # WHEN an operator retriggers the session with force
     retriggered = stack.invoke("RetriggerIngestFunction", {"sessionId": session, "userId": USER, "force": True})
     assert retriggered.result["triggered"] == [0, 1], retriggered.result

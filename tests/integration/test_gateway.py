@@ -119,6 +119,13 @@ def test_serve_unknown_path_is_404_with_api_gateway_body(api: str, services: Ser
     assert response.status_code == 404 and response.json() == {"message": "Not Found"}
 
 
+def test_a_path_no_route_can_hold_is_the_same_json_404(api: str, services: Services) -> None:
+    # A newline in a path parameter matches no route at all (schemathesis found Starlette's text/plain 404).
+    token = issue_token(ALICE, services.settings)
+    response = httpx.get(f"{api}/memories/a%0Ab", headers=_auth(token), timeout=10)
+    assert response.status_code == 404 and response.json() == {"message": "Not Found"}
+
+
 def _template_routes() -> set[tuple[str, str, str]]:
     resources = load_template()["Resources"]
     found = set()

@@ -97,6 +97,18 @@ def test_search_memories_time_range_excludes_memories_outside_it(gateway: Runnin
     assert result["memories"] == []  # the window was recorded at 10:00 that day
 
 
+def test_timeline_lists_only_the_callers_memories_in_time_order(gateway: RunningGateway, memories: Services) -> None:
+    # WHEN Alice and Bob each ask for their windows
+    tools, alice = _call(gateway.url, issue_token(ALICE, memories.settings), "timeline", {"scale": 30})
+    _, bob = _call(gateway.url, issue_token(BOB, memories.settings), "timeline", {})
+    # THEN each sees their own window only, with its caption and session, and the data note
+    assert "timeline" in tools
+    [window] = alice["memories"]
+    assert "red mug" in window["caption"] and window["session_id"] == "sess-alice" and window["status"] == "complete"
+    assert all("red mug" not in m["caption"] for m in bob["memories"]) and alice["note"]
+    assert "sess-bob" in {m["session_id"] for m in bob["memories"]}
+
+
 def test_ask_answers_with_citations(gateway: RunningGateway, memories: Services) -> None:
     token = issue_token(ALICE, memories.settings)
     _, result = _call(gateway.url, token, "ask", {"question": "What did Kate hold?"})

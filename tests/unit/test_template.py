@@ -134,6 +134,9 @@ def test_template_routes_every_chat_and_capture_endpoint_to_its_handler() -> Non
         ("POST", "/sessions/{id}/audio"): "api.capture.audio.app.lambda_handler",
         ("POST", "/sessions/{id}/end"): "api.capture.end.app.lambda_handler",
         ("POST", "/mcp"): "worldmm.gateway.mcp_lambda.lambda_handler",
+        ("GET", "/memories"): "api.memories.list.app.lambda_handler",
+        ("GET", "/memories/{id}"): "api.memories.get.app.lambda_handler",
+        ("GET", "/sessions/{id}"): "api.sessions.status.app.lambda_handler",
     }
 
 

@@ -136,6 +136,11 @@ def _json(status: int, payload: dict[str, Any]) -> JSONResponse:
     return JSONResponse(payload, status_code=status)
 
 
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """A path no route can hold (one with a newline, say) is API Gateway's JSON 404, not Starlette's text."""
+    return _json(404, {"message": "Not Found"})
+
+
 def _s3_error(code: str, status: int) -> Response:
     return Response(f"<Error><Code>{code}</Code></Error>".encode(), status_code=status, media_type="application/xml")
 
@@ -271,6 +276,7 @@ def create_app(
             Route("/{path:path}", gateway.api, methods=methods),
         ],
         lifespan=lifespan,
+        exception_handlers={404: _not_found},
     )
     app.state.gateway = gateway
     return app

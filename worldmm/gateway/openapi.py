@@ -33,7 +33,7 @@ _EVERY_ROUTE = (401, 500)
 _STATUS_TEXT = {
     400: "Invalid request: the body, the query or a cursor (a 400 from validation names the fields in `errors`)",
     401: "Missing or invalid bearer token (the JWT authorizer's answer; the handler never ran)",
-    403: "No such session or chat for the caller: another user's and a missing one read the same",
+    403: "No such session, chat or memory for the caller: another user's and a missing one read the same",
     404: "No such route: a path parameter that is empty or holds '/' (API Gateway's own answer)",
     500: "Internal server error",
     503: "Memory cannot be reached right now: nothing was answered or saved; retry after `Retry-After` seconds",

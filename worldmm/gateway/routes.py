@@ -27,6 +27,8 @@ from worldmm.chat.models import (
     MessagesQuery,
     VerboseChatResponse,
 )
+from worldmm.memories.models import MEMORY_ID_PATTERN, MemoriesPage, MemoriesQuery, MemoryDetail, SessionStatus
+from worldmm.pipeline.events import SESSION_ID_PATTERN as INGEST_SESSION_ID_PATTERN
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ ROUTES: tuple[ApiRoute, ...] = (
             _session_link("UploadFrames", "CaptureFramesFunction", _FROM_STARTED, "Upload URLs for its frames"),
             _session_link("UploadAudio", "CaptureAudioFunction", _FROM_STARTED, "Upload URLs for its audio"),
             _session_link("EndSession", "CaptureEndFunction", _FROM_STARTED, "End it"),
+            _session_link("IngestStatus", "SessionStatusFunction", _FROM_STARTED, "Where its ingest stands"),
         ),
     ),
     ApiRoute(
@@ -145,5 +148,31 @@ ROUTES: tuple[ApiRoute, ...] = (
                 "The next (older) page of the same chat",
             ),
         ),
+    ),
+    ApiRoute(
+        "MemoriesListFunction", "GET", "/memories", "api.memories.list.app",
+        "The caller's memories overlapping a time span, oldest first", MemoriesPage, query=MemoriesQuery,
+        errors=(400,),
+        links=(
+            ApiLink(
+                "ReadMemory", "MemoryGetFunction", (("id", "$response.body#/memories/0/id"),),
+                "The first memory of this page, with its facts and media",
+            ),
+            ApiLink(
+                "NextPage", "MemoriesListFunction",
+(("cursor", "$response.body#/next_cursor"),),
+                "The next (later) page of the same listing",
+            ),
+        ),
+    ),
+    ApiRoute(
+        "MemoryGetFunction", "GET", "/memories/{id}", "api.memories.get.app",
+        "One of the caller's memories with its entities, facts and media URLs", MemoryDetail,
+        errors=(403, 404), path_patterns=(("id", MEMORY_ID_PATTERN),),
+    ),
+    ApiRoute(
+        "SessionStatusFunction", "GET", "/sessions/{id}", "api.sessions.status.app",
+        "A session's ingest status: its windows and how many are pending, complete, failed or waiting for GPU",
+        SessionStatus, errors=(403, 404), path_patterns=(("id", INGEST_SESSION_ID_PATTERN),),
     ),
 )

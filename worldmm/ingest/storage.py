@@ -79,6 +79,13 @@ class S3ObjectStore:
                 deleted += len(batch)
         return deleted
 
+    def presign_get(self, key: str, expires_s: int) -> str:
+        """A GET URL for `key` that works for `expires_s` seconds."""
+        url: str = self.client.generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_s
+        )
+        return url
+
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError
 

@@ -1,0 +1,1 @@
+"""The memories a wearer can see: the timeline, one memory, a session's ingest status."""
