@@ -27,7 +27,6 @@ from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 
 if TYPE_CHECKING:
     from worldmm.retrieval.ports import ComposePorts
-    from worldmm.retrieval.reader import ReadAnswer
 
 logger = Logger(service="worldmm", child=True)
 
@@ -424,7 +423,15 @@ def _source(memory: RetrievedMemory) -> str:
     return f"from your {kind} memory"
 
 
-Reader = Callable[[str, list[Candidate]], "ReadAnswer | None"]
+@dataclass(frozen=True)
+class ReadAnswer:
+    """A reader's checked short answer and the sentence that supports it."""
+
+    text: str
+    support: Candidate
+
+
+Reader = Callable[[str, list[Candidate]], ReadAnswer | None]
 """Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
 
 

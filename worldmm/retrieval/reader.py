@@ -14,17 +14,16 @@ the composer's quoted sentence; the reader never turns "nothing relevant" into a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.prompts import render_prompt
+from worldmm.retrieval.compose import Candidate, ReadAnswer, text_lexemes
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.compose import Candidate
     from worldmm.retrieval.ports import ReaderPorts
 
 logger = Logger(service="worldmm", child=True)
@@ -39,14 +38,6 @@ _PREAMBLE = re.compile(
 _NAMED = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d[\w.:]*)")
 """Names, places and numbers: capitalised words and anything with a digit."""
 _UNKNOWN = re.compile(r"\b(?:unknown|not sure|don't know|do not know|no line|cannot|can't|sorry)\b", re.I)
-
-
-@dataclass(frozen=True)
-class ReadAnswer:
-    """The reader's checked answer and the line that supports it."""
-
-    text: str
-    support: Candidate
 
 
 def _clean(reply: str) -> str:
@@ -77,8 +68,6 @@ def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) ->
     answer = _clean(reply.text)
     if not answer or _UNKNOWN.search(answer):
         return None
-    from worldmm.retrieval.compose import text_lexemes
-
     best = lines[0]
     sentences = [t for t in (best.text, best.previous if best.quote != best.text else None) if t]
     named = " ".join(_NAMED.findall(answer))
