@@ -50,9 +50,8 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
 
-    from worldmm.config import Settings
     from worldmm.db.local import start_local_database
-    from worldmm.demo import SAMPLE_SESSION, load_questions, run_demo
+    from worldmm.demo import SAMPLE_SESSION, load_questions, local_profile, run_demo
 
     home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
     home.chmod(0o755)  # the embedded server runs as its own user
@@ -60,17 +59,7 @@ def main() -> None:
     report: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     try:
         for reader in (True, False):
-            settings = Settings(
-                worldmm_profile="local",
-                worldmm_home=home,
-                database_url=local.app_url,
-                database_admin_url=local.admin_url,
-                llm_provider="local",
-                embedding_provider="local",
-                embedding_dim=384,
-                transcriber="local",
-                answer_reader=reader,
-            )
+            settings = local_profile(home, local, answer_reader=reader)
             variant = "reader" if reader else "composer"
             for name in args.files:
                 with contextlib.redirect_stdout(io.StringIO()):

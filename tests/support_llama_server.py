@@ -132,21 +132,12 @@ class SampleMemory:
 def sample_profile() -> Iterator[SampleMemory]:
     """The sample morning ingested as `make demo` does, into a fresh local profile (own embedded PostgreSQL)."""
     from worldmm.db.local import start_local_database
-    from worldmm.demo import run_demo
+    from worldmm.demo import local_profile, run_demo
 
     home = Path(tempfile.mkdtemp(prefix="worldmm-agent-"))
     home.chmod(0o755)  # the embedded server runs as its own user
     local = start_local_database(home / "pgdata")
-    settings = Settings(
-        worldmm_profile="local",
-        worldmm_home=home,
-        database_url=local.app_url,
-        database_admin_url=local.admin_url,
-        llm_provider="local",
-        embedding_provider="local",
-        embedding_dim=384,
-        transcriber="local",
-    )
+    settings = local_profile(home, local)
     try:
         run_demo(settings, questions=())
         yield SampleMemory(settings, get_services())

@@ -8,9 +8,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from worldmm.config import Settings
+
+if TYPE_CHECKING:
+    from worldmm.db.local import LocalDatabase
 from worldmm.services import Services, set_services
 
 SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
@@ -50,6 +53,21 @@ class SampleQuestion:
         return bool(self.facts) and all(
             any(option.casefold() in said for option in fact.split("|")) for fact in self.facts
         )
+
+
+def local_profile(home: Path, database: LocalDatabase, **overrides: Any) -> Settings:
+    """The local profile's settings with its real local models, on `home` and its embedded PostgreSQL."""
+    values: dict[str, Any] = {
+        "worldmm_profile": "local",
+        "worldmm_home": home,
+        "database_url": database.app_url,
+        "database_admin_url": database.admin_url,
+        "llm_provider": "local",
+        "embedding_provider": "local",
+        "embedding_dim": 384,
+        "transcriber": "local",
+    }
+    return Settings(**(values | overrides))
 
 
 def load_questions(sample: Path = SAMPLE_SESSION, name: str = QUESTIONS_FILE) -> list[SampleQuestion]:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from worldmm.config import Settings
 from worldmm.db.local import LocalDatabase, start_local_database
-from worldmm.demo import NO_MEMORY, SAMPLE_SESSION, load_questions, run_demo
+from worldmm.demo import NO_MEMORY, SAMPLE_SESSION, load_questions, local_profile, run_demo
 
 pytestmark = pytest.mark.e2e
 
@@ -45,16 +44,7 @@ def test_demo_answers_the_sample_questions_right_with_citations_in_seconds(
 ) -> None:
     # GIVEN a fresh local profile (its own embedded PostgreSQL, real local models, no network)
     home, local = local_home
-    settings = Settings(
-        worldmm_profile="local",
-        worldmm_home=home,
-        database_url=local.app_url,
-        database_admin_url=local.admin_url,
-        llm_provider="local",
-        embedding_provider="local",
-        embedding_dim=384,
-        transcriber="local",
-    )
+    settings = local_profile(home, local)
     assert len(QUESTIONS) >= 15 and sum(q.refusal for q in QUESTIONS) >= 1
     # WHEN the demo ingests the sample morning and asks every committed question through the chat handler
     answers = run_demo(settings)
