@@ -42,7 +42,6 @@ from worldmm.config import Profile
 from worldmm.crashpoints import crash_point
 from worldmm.db.ports import DatabasePorts
 from worldmm.errors import BadRequest
-from worldmm.graph.cache import USER_KEY_REST
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -346,6 +345,8 @@ def _erase_postgres(services: ForgetPorts, user_id: str, report: ForgetReport) -
 
 def user_graph_keys(client: Any, user_id: str) -> list[bytes]:
     """The user's graph cache keys (graphs, generations, snapshots), exactly: see `USER_KEY_REST`."""
+    from worldmm.graph.cache import USER_KEY_REST  # not at import: the capture functions' packages hold no SQL
+
     prefix = f"worldmm:graph:{user_id}:"
     pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
     keys: list[bytes] = []
