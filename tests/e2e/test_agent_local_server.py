@@ -17,7 +17,7 @@ from tests.support_llama_server import (
     SampleMemory,
     agent_settings,
     llama_server,
-    qwen_gguf_or_skip,
+    qwen_gguf,
     sample_profile,
 )
 from worldmm.demo import SAMPLE_SESSION, DemoAnswer, ask, load_questions
@@ -39,7 +39,7 @@ def sample_memory() -> Iterator[SampleMemory]:
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    gguf = qwen_gguf_or_skip()
+    gguf = qwen_gguf()
     with llama_server(gguf) as url:
         yield url
 
