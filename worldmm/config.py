@@ -244,6 +244,11 @@ class Settings(BaseSettings):
     ppr_tolerance: float = 1e-5  # retrieval only ranks: graph.ppr.TOP_K_TOLERANCE (same top-50 as an exact solve)
     ppr_max_iterations: int = 100
     episodic_final_k: int = 5
+    plan_episodic_k: int = Field(
+        15,
+        description="Episodic memories the fixed plan (beside the small local LLM) searches for; the composer "
+        "ranks their sentences, so it reads more than the agent's episodic_final_k",
+    )
     episodic_rerank: bool | None = None  # the LLM cross-scale rerank; None: only beside a capable LLM
     rerank_candidates: int = 15  # fused candidates shown to the LLM reranker
     entity_match_threshold: float = 0.6

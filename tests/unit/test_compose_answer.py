@@ -164,3 +164,22 @@ def test_a_bare_mention_opening_a_memory_is_quoted_with_what_follows() -> None:
     memories = _memories("Marco: Hey! Thanks for helping with my slides.")
     composed = compose_answer(_services(), "Who is Marco?", memories, NOW)
     assert '"Marco: Hey! Thanks for helping with my slides."' in composed.answer, composed.answer
+
+
+def test_a_question_asking_who_is_answered_by_a_sentence_that_names_someone() -> None:
+    memories = _memories(
+        "I heard: Did I leave a blue notebook on the window table?",
+        "I heard: I found my notebook in my bag. Hi, Emma. Yes, we found it and keep it behind the counter.",
+    )
+    composed = compose_answer(_services(), "Who found my notebook?", memories, NOW)
+    assert "Emma" in composed.answer, composed.answer
+    # AND with nobody named in any relevant sentence, nobody is made up: nothing is remembered
+    nameless = _memories("I heard: I found my notebook in my bag.", "I heard: Yes, we found it.")
+    assert compose_answer(_services(), "Who found my notebook?", nameless, NOW).answer == NO_MEMORY
+
+
+def test_a_sentence_heard_goes_before_a_semantic_fact_that_shares_as_many_words() -> None:
+    fact = RetrievedMemory(id="f", memory_type=MemoryKind.SEMANTIC, text="I walk like morning", score=1.0, source="t")
+    memories = _memories("I heard: I walk to the cafe like every morning, it is cold and sunny.")
+    composed = compose_answer(_services(), "What is the weather like on my morning walk?", [fact, *memories], NOW)
+    assert composed.memories == memories, composed.answer

@@ -31,7 +31,9 @@ class RecordingRetriever:
         self.error = error
         self.calls: list[tuple[str, str, datetime | None]] = []
 
-    def __call__(self, services: Services, user_id: str, query: str, *, now: datetime | None = None) -> Any:
+    def __call__(
+        self, services: Services, user_id: str, query: str, *, now: datetime | None = None, limit: int | None = None
+    ) -> Any:
         self.calls.append((user_id, query, now))
         if self.error is not None:
             raise self.error
@@ -457,7 +459,9 @@ def test_retrieval_agent_answer_after_searches_that_found_nothing_searches_the_q
     episodic = RecordingRetriever(MemoryKind.EPISODIC, ["I put my keys on the hall table."])
     nothing_first = [RetrievalResult(memory_type=MemoryKind.EPISODIC, query="keys yesterday morning", reason="none")]
 
-    def episodic_search(services: Services, user_id: str, query: str, *, now: datetime | None = None) -> Any:
+    def episodic_search(
+        services: Services, user_id: str, query: str, *, now: datetime | None = None, limit: int | None = None
+    ) -> Any:
         return nothing_first.pop() if nothing_first else episodic(services, user_id, query, now=now)
 
     retrievers = {**_retrievers(semantic=[]), MemoryKind.EPISODIC: episodic_search}

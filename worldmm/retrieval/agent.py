@@ -55,7 +55,7 @@ AGENT_PURPOSE = "reasoning_agent"
 RESPONSE_PURPOSE = "response"
 
 Retriever = Callable[..., RetrievalResult]
-"""`retriever(services, user_id, query, now=...) -> RetrievalResult`."""
+"""`retriever(services, user_id, query, now=..., [limit=...]) -> RetrievalResult` (the fixed plan limits episodic)."""
 
 
 def default_retrievers() -> dict[MemoryKind, Retriever]:
@@ -402,7 +402,8 @@ def _plan_searches(
     kinds = [kind for kind in PLAN_KINDS if (kind, question) not in done][:rounds_left]
     for round_no, kind in enumerate(kinds, start=len(trace.rounds) + 1):
         round_started = time.perf_counter()
-        result = _search(services, retrievers, user_id, kind, question, now)
+        limit = services.settings.plan_episodic_k if kind == MemoryKind.EPISODIC else None
+        result = _search(services, retrievers, user_id, kind, question, now, limit)
         context.add(round_no, result)
         trace.rounds.append(_search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
 
@@ -459,8 +460,10 @@ def _search(
     memory_type: MemoryKind,
     query: str,
     now: datetime,
+    limit: int | None = None,
 ) -> RetrievalResult:
-    """Dispatch one SEARCH. A failing retriever is a result that says it failed (`error`, in the trace),
+    """Dispatch one SEARCH (`limit`: how many memories, else the retriever's default). A failing retriever
+    is a result that says it failed (`error`, in the trace),
     never "nothing found"; a memory store that cannot be reached is MemoryUnavailableError (chat: 503)."""
     from worldmm.errors import GpuUnavailableError
     from worldmm.faults import memory_unreachable
@@ -469,7 +472,7 @@ def _search(
     if retriever is None:
         return RetrievalResult(memory_type=memory_type, query=query, reason=f"{memory_type.value} memory unavailable")
     try:
-        return retriever(services, user_id, query, now=now)
+        return retriever(services, user_id, query, now=now, **({"limit": limit} if limit else {}))
     except GpuUnavailableError:
         raise
     except Exception as exc:

@@ -192,6 +192,15 @@ def _pieces(memory_text: str) -> list[tuple[str, bool]]:
     return pieces
 
 
+# Capitalised words that are not someone's name: sentence openers, days, months.
+_NOT_NAMES = (
+    "I|A|An|The|It|Its|Is|Yes|No|Not|Okay|Ok|Good|Hi|Hey|Hello|So|Then|And|But|Or|We|You|He|She|They|My|Your|"
+    "Our|His|Her|Their|This|That|These|Those|Let|Now|Do|Does|Did|Can|Could|Will|Would|Sure|Thanks|Thank|Oh|"
+    "Wait|Right|Time|Great|Note|First|Second|Third|Only|Just|What|When|Where|Who|Why|How|Bye|See|There|Here|"
+    "Please|Well|Yeah|Also|Today|Tomorrow|Tonight|Morning|Afternoon|Evening|Monday|Tuesday|Wednesday|"
+    "Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|"
+    "November|December|Remember|Don|Are|Am|Was|Were|Have|Had|Has|In|On|At|To|For|Of|With|From|Some|Any|One|Two"
+)
 # What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
 _NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
@@ -217,6 +226,13 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b",
             re.I,
         ),
+    ),
+    (
+        re.compile(
+            r"^\s*(?:who|whom|whose)\b(?!(?:'s| is| was| are)\s+[A-Z])|\bname of\b|^\s*what(?:'s| is) \w+'s name\b",
+            re.I,
+        ),
+        re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+"),
     ),
     (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
 )
@@ -267,6 +283,8 @@ def _end(memory: RetrievedMemory) -> datetime:
     return memory.end_time or memory.start_time or datetime.min.replace(tzinfo=UTC)
 
 
+SEMANTIC_SHARE = 0.5
+"""A semantic fact counts half beside a sentence heard: it was derived from what was said, without its words."""
 DENSE_WEIGHT = 4.0
 """How much the embedder's judgement counts beside the shared words: a sentence at cosine 1 counts like
 several rare shared words ("That is $4.50." for "what did my coffee cost" shares none)."""
@@ -308,8 +326,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     "every morning" count half: they say that a habit is asked, not which). A sentence that leans on the
     one before ("That is $4.50.") or replies to a spoken question carries half of that one's words too.
     The embedder's cosine of question and sentence adds to that, so an answer in other words counts
-    ("What did my coffee cost?" / "That is $4.50."). Statements go before questions; when the question
-    asks for a time, an amount, a place or a reason, only sentences that give one answer it; ties go to
+    ("What did my coffee cost?" / "That is $4.50."). A semantic fact counts half: a sentence heard that
+    shares its words is the better evidence. Statements go before questions; when the question asks for
+    a time, an amount, a place, a reason or a person, only sentences that give one answer it; ties go to
     the 30-second window over a summary, then to the sentence that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
     for a kind of fact no relevant sentence gives, or when a word of the question is nowhere in the
@@ -337,7 +356,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         return own
 
     lexical_scores = [lexical(i) for i in range(len(pieces))]
-    scores = [lexical_scores[i] or DENSE_WEIGHT * dense[i] for i in range(len(pieces))]
+    scores = [
+        (lexical_scores[i] or DENSE_WEIGHT * dense[i]) * (SEMANTIC_SHARE if _is_fact(pieces[i]) else 1.0)
+        for i in range(len(pieces))
+    ]
     kept = [i for i in range(len(pieces)) if lexical_scores[i] > 0 or dense[i] >= DENSE_KEEP]
     if not kept:
         return []
@@ -364,6 +386,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
             seen.add(pieces[i].quote)
             ranked.append(pieces[i])
     return ranked
+
+
+def _is_fact(piece: Candidate) -> bool:
+    return piece.memory.memory_type == MemoryKind.SEMANTIC
 
 
 def _leans_back(piece: Candidate) -> bool:
