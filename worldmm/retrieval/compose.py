@@ -201,6 +201,10 @@ _NOT_NAMES = (
     "Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|"
     "November|December|Remember|Don|Are|Am|Was|Were|Have|Had|Has|In|On|At|To|For|Of|With|From|Some|Any|One|Two"
 )
+# "Who found my notebook?", "What is the barista's name?" (not "Who is Marco?": see _WHO_IS).
+_ASKS_WHO = re.compile(
+    r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+[A-Z])|(?i:\bname of\b)|^\s*(?i:what(?:'s| is) \w+'s name)\b"
+)
 # What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
 _NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
@@ -227,13 +231,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
-    (
-        re.compile(
-            r"^\s*(?:who|whom|whose)\b(?!(?:'s| is| was| are)\s+[A-Z])|\bname of\b|^\s*what(?:'s| is) \w+'s name\b",
-            re.I,
-        ),
-        re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+"),
-    ),
+    (_ASKS_WHO, re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")),
     (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
 )
 # A sentence that leans on the one before it ("That is $4.50.", "So I put my headphones on.") is quoted with it.
@@ -483,7 +481,8 @@ def compose_answer(
     ranked = rank_sentences(services, question, memories)
     if not ranked:
         return Composed(NO_MEMORY, [])
-    written = read(question, ranked) if read is not None else None
+    # A bare name cannot be checked against its sentence (which of the people named did it?): quoted only.
+    written = read(question, ranked) if read is not None and not _ASKS_WHO.search(question) else None
     if written is not None:
         return Composed(
             f"{written.text[0].upper()}{written.text[1:]}. ({_fact(written.support, now)}.)",

@@ -1,0 +1,61 @@
+"""The local reader: its short answer is shown only when the sentence it rests on states every word of it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import partial
+
+import pytest
+
+from tests.harness import make_settings
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.retrieval.compose import compose_answer
+from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.retrieval.reader import READ_PURPOSE, read_answer
+from worldmm.services import Services
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)
+MEMORIES = [
+    RetrievedMemory(
+        id=str(n),
+        memory_type=MemoryKind.EPISODIC,
+        text=text,
+        score=1.0,
+        source="test",
+        start_time=datetime(2025, 3, 11, 8, n, tzinfo=UTC),
+        end_time=datetime(2025, 3, 11, 8, n, 30, tzinfo=UTC),
+        duration_seconds=30,
+    )
+    for n, text in enumerate(
+        [
+            "I heard: Good morning, Katrina, I am making breakfast in the kitchen.",
+            "I heard: I order at the cafe: yes please, Emma, a large cappuccino. That is four dollars fifty.",
+        ]
+    )
+]
+
+
+def _answer(question: str, reply: str) -> tuple[str, ScriptedLLM]:
+    llm = ScriptedLLM().script(READ_PURPOSE, reply)
+    services = Services(make_settings(), llm=llm)
+    return compose_answer(services, question, MEMORIES, NOW, partial(read_answer, services)).answer, llm
+
+
+def test_a_short_answer_its_sentence_states_is_shown_with_that_sentence() -> None:
+    answer, _ = _answer("What do I order at the cafe?", "A large cappuccino.")
+    assert answer.startswith("A large cappuccino. (this morning at 8:01, heard:"), answer
+
+
+@pytest.mark.parametrize("reply", ["A small latte.", "Emma orders tea.", "unknown"])
+def test_an_answer_its_sentence_does_not_state_falls_back_to_the_quoted_sentence(reply: str) -> None:
+    answer, _ = _answer("What do I order at the cafe?", reply)
+    assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer
+
+
+def test_a_question_asking_who_is_never_answered_by_the_reader_with_a_bare_name() -> None:
+    # The sentence names Katrina, but nothing in words says she makes it: quoted, not "Katrina."
+    answer, llm = _answer("Who is making breakfast?", "Katrina.")
+    assert not llm.calls_for(READ_PURPOSE)
+    assert answer.startswith("This morning at 8:00, heard:"), answer
