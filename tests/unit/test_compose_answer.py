@@ -183,3 +183,14 @@ def test_a_sentence_heard_goes_before_a_semantic_fact_that_shares_as_many_words(
     memories = _memories("I heard: I walk to the cafe like every morning, it is cold and sunny.")
     composed = compose_answer(_services(), "What is the weather like on my morning walk?", [fact, *memories], NOW)
     assert composed.memories == memories, composed.answer
+
+
+def test_a_sentence_sharing_only_a_minor_word_of_the_question_does_not_answer_it() -> None:
+    memories = _memories(
+        "I heard: The budget number on slide three is from last year.",
+        "I heard: I am paying with my phone. Thank you, Emma.",
+        "I heard: Marco will fix slide three this evening.",
+    )
+    assert compose_answer(_services(), "What is Marco's phone number?", memories, NOW).answer == NO_MEMORY
+    composed = compose_answer(_services(), "What will Marco fix this evening?", memories, NOW)
+    assert "Marco will fix slide three" in composed.answer, composed.answer

@@ -283,6 +283,10 @@ def _end(memory: RetrievedMemory) -> datetime:
 
 SEMANTIC_SHARE = 0.5
 """A semantic fact counts half beside a sentence heard: it was derived from what was said, without its words."""
+COVERAGE = 0.5
+NEARBY = 2
+"""The share of the question's heard words (by rarity) an answering sentence and the `NEARBY` sentences
+either side of it must state, unless the sentence is close to the question in meaning."""
 DENSE_WEIGHT = 4.0
 """How much the embedder's judgement counts beside the shared words: a sentence at cosine 1 counts like
 several rare shared words ("That is $4.50." for "what did my coffee cost" shares none)."""
@@ -329,8 +333,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     a time, an amount, a place, a reason or a person, only sentences that give one answer it; ties go to
     the 30-second window over a summary, then to the sentence that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
-    for a kind of fact no relevant sentence gives, or when a word of the question is nowhere in the
-    memories and no sentence is close to it in meaning.
+    for a kind of fact no relevant sentence gives, when a word of the question is nowhere in the
+    memories and no sentence is close to it in meaning, or when every passage shares only a minor part of
+    the question ("number" of "Marco's phone number") and none is close to it in meaning.
     """
     pieces = _candidates(memories)
     if not pieces:
@@ -369,6 +374,15 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     unheard = core_lexemes - set().union(*matched)
     if unheard and cosines is not None and max(dense[i] for i in pool) < DENSE_ANSWERS:
         return []
+    # A passage sharing only a minor word of the question ("number" of "Marco's phone number") does not answer.
+    asked = weight(core_lexemes & set().union(*matched))
+    pool = [
+        i
+        for i in pool
+        if weight(_nearby(pieces, matched, i) & core_lexemes) >= COVERAGE * asked or dense[i] >= DENSE_ANSWERS
+    ]
+    if not pool:
+        return []
     if _NOW.search(question):
         best = max(scores[i] for i in pool)
         pool = [i for i in pool if scores[i] >= 0.6 * best]
@@ -384,6 +398,14 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
             seen.add(pieces[i].quote)
             ranked.append(pieces[i])
     return ranked
+
+
+def _nearby(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
+    """The question's words that sentence `i` and the sentences around it in its memory share (a name is
+    often said a sentence or two before what is said of it: "Sure, Marco. When is your presentation? ...")."""
+    memory = pieces[i].memory.id
+    around = range(max(0, i - NEARBY), min(len(pieces), i + NEARBY + 1))
+    return set().union(*(matched[j] for j in around if pieces[j].memory.id == memory))
 
 
 def _is_fact(piece: Candidate) -> bool:
