@@ -32,12 +32,17 @@ EVAL_DATA_SOURCES = {
 
 def _migrate(args: argparse.Namespace) -> int:
     from worldmm.db import migrate
+    from worldmm.errors import ConfigurationError
 
     settings = get_settings()
-    if args.down:
-        migrate.downgrade(settings, args.revision or "base")
-    else:
-        migrate.upgrade(settings, args.revision or "head")
+    try:
+        if args.down:
+            migrate.downgrade(settings, args.revision or "base")
+        else:
+            migrate.upgrade(settings, args.revision or "head")
+    except ConfigurationError as exc:
+        print(f"worldmm migrate: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps({"migrated": args.revision or ("base" if args.down else "head")}))
     return 0
 

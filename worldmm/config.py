@@ -88,7 +88,10 @@ class Settings(BaseSettings):
     worldmm_home: Path = Path.home() / ".worldmm"
     database_url: str | None = None
     database_admin_url: str | None = Field(
-        default=None, description="Owner role used by `worldmm migrate`; defaults to DATABASE_URL."
+        default=None,
+        description="The tables' owner role, used only by `worldmm migrate`. Required wherever DATABASE_URL or "
+        "DATABASE_SECRET_ARN is set (never the application role: a ConfigurationError says so); the local "
+        "profile's embedded PostgreSQL supplies its own.",
     )
     database_secret_arn: str | None = None
     database_secret_max_age_s: int = 300  # how long a container reuses the fetched secret
@@ -368,12 +371,6 @@ class Settings(BaseSettings):
                 f"the cursor_secret in MODEL_KEYS_SECRET must be at least {MIN_SECRET_CHARS} characters, not the "
                 "built-in development key"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _admin_defaults_to_app(self) -> Settings:
-        if self.database_admin_url is None:
-            self.database_admin_url = self.database_url
         return self
 
     def cursor_signing_secret(self) -> str:

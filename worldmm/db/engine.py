@@ -41,11 +41,20 @@ def resolve_database_url(settings: Settings) -> str:
 
 
 def resolve_admin_url(settings: Settings) -> str:
-    """The owner role's URL, used only to apply migrations."""
+    """The owner role's URL, used only to apply migrations: DATABASE_ADMIN_URL, or the local profile's embedded
+    server's. Never the application role's: where the database is given (DATABASE_URL, DATABASE_SECRET_ARN)
+    and DATABASE_ADMIN_URL is not, a ConfigurationError."""
     if settings.database_admin_url:
         return settings.database_admin_url
     if settings.database_url or settings.database_secret_arn:
-        return resolve_database_url(settings)
+        from worldmm.errors import ConfigurationError
+
+        given = "DATABASE_URL" if settings.database_url else "DATABASE_SECRET_ARN"
+        raise ConfigurationError(
+            f"DATABASE_ADMIN_URL is not set: `worldmm migrate` runs as the tables' owner role, and {given} names "
+            "the application role, which must neither own nor create them. Set DATABASE_ADMIN_URL to the owner's "
+            "URL (e.g. postgresql+psycopg://owner@host/worldmm)."
+        )
     from worldmm.db.local import ensure_local_database
 
     return ensure_local_database(settings).admin_url
