@@ -304,7 +304,23 @@ class Settings(BaseSettings):
     capture_expected_frames: int = 16
     capture_url_expiry_s: int = 900
     capture_close_after_s: int = 30
-    capture_max_window_index: int = 100_000
+    capture_max_window_index: int = Field(
+        default=2880,
+        description="The highest window index a session may ask upload URLs for: 24 h of 30 s windows (400 past it)",
+    )
+    capture_max_sessions_per_day: int = Field(
+        default=48, description="Capture sessions one user may start per UTC day (429 past it, until the next day)"
+    )
+    capture_max_windows_per_day: int = Field(
+        default=2880,
+        description="Windows one user may ask upload URLs for per UTC day, all sessions together (429 past it): "
+        "every window is a paid ingest. 2880 is 24 h of recording.",
+    )
+    capture_max_window_reruns: int = Field(
+        default=2,
+        description="How many times uploads landing after a window closed re-run its ingest; later ones are kept, "
+        "not ingested again (a window closed by time still gets its late frames this many times)",
+    )
     capture_open_shards: int = 8
 
     # --- evaluation (`worldmm eval`) -------------------------------------------

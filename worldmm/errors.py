@@ -44,6 +44,16 @@ class Forbidden(WorldMMError):
     status_code = 403
 
 
+class QuotaExceeded(WorldMMError):
+    """The caller used up a per-user allowance (sessions or windows a day); retry after `retry_after_s` (HTTP 429)."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = max(1, retry_after_s)
+
+
 class GpuUnavailableError(WorldMMError):
     """The GPU worker is absent, stopped or not answering; retry later (routes to the DLQ)."""
 

@@ -11,7 +11,8 @@ the user's — the catalog entries and the segments — goes only after the obje
    sessions the catalog says are the user's, and for sessions of the user's segments the catalog does not
    know (never for a session the catalog gives to someone else). Local: the catalog entry (the session's
    `metadata.json`) goes with the folder.
-3. The user's session catalog entries (aws: the sessions table rows whose `userId` is the user). From then
+3. The user's session catalog entries (aws: the sessions table rows whose `userId` is the user), then their
+   capture counters per day (aws: the same table's `quota#…` items; local: `capture-quota/{hash}/`). From then
    on an ingest, retrigger or DLQ event for those sessions is rejected (`unknown_session`) and an upload to
    them is ignored: a late window of the user is never re-created. Then the objects once more: anything that
    landed while steps 2-3 ran.
@@ -139,7 +140,7 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
     started = time.perf_counter()
     logger.info("forget started", extra={"step": "forget.started", "user_hash": report.user_hash})
     try:
-        catalog = _catalog_sessions(services, user_id)
+        catalog, quotas = _split_quotas(_catalog_sessions(services, user_id))
         segment_sessions = _segment_sessions(services, user_id)
         sessions = sorted(set(catalog) | _unclaimed(services, segment_sessions - set(catalog)))
         _erase_capture_windows(services, user_id, sessions, report)
@@ -148,6 +149,7 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
         _erase_catalog(services, user_id, catalog, report)
         crash_point("forget.catalog_erased")
         _erase_objects(services, sessions, report)  # uploads that landed while the catalog still named them
+        _erase_capture_quotas(services, user_id, quotas, report)
         _erase_postgres(services, user_id, report)
         crash_point("forget.postgres_erased")
         _erase_redis(services, user_id, report)
@@ -213,6 +215,41 @@ def _catalog_sessions(services: ForgetPorts, user_id: str) -> list[str]:
         if isinstance(doc, dict) and doc.get("userId", doc.get("user_id")) == user_id:
             owned.append(parts[1])
     return sorted(owned)
+
+
+def _split_quotas(items: list[str]) -> tuple[list[str], list[str]]:
+    """The user's sessions-table items: their sessions, and their capture counters (aws; none locally)."""
+    from worldmm.pipeline.sessions import QUOTA_ID_PREFIX
+
+    return (
+        [i for i in items if not i.startswith(QUOTA_ID_PREFIX)],
+        [i for i in items if i.startswith(QUOTA_ID_PREFIX)],
+    )
+
+
+def _erase_capture_quotas(services: ForgetPorts, user_id: str, quotas: list[str], report: ForgetReport) -> None:
+    """The user's per-day capture counters: aws, their sessions-table items (each only while it names the user);
+    local, their `capture-quota/` prefix in the object store."""
+    if services.settings.worldmm_profile != Profile.AWS:
+        from worldmm.pipeline.sessions import capture_quota_prefix
+
+        store: ErasableStore = services.store  # type: ignore[assignment]
+        report.add("objects.capture_quotas", store.delete_prefix(capture_quota_prefix(user_id)))
+        return
+    client = _dynamo()
+    for key in quotas:
+        try:
+            client.delete_item(
+                TableName=services.settings.sessions_table,
+                Key={"sessionId": {"S": key}},
+                ConditionExpression="userId = :u",
+                ExpressionAttributeValues={":u": {"S": user_id}},
+            )
+        except Exception as exc:
+            if not _conditional_failure(exc):
+                raise
+            continue
+        report.add("dynamodb.capture_quotas", 1)
 
 
 def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:

@@ -209,3 +209,30 @@ def test_capture_state_overdue_windows_are_the_open_ones_opened_by_the_cutoff(st
     state.record_open_upload("alice", "s1", 0, FRAME, 1, T0 + 200)  # a later upload does not move openedAt
     assert sorted(state.overdue_windows(T0 + 10)) == [("s1", 0), ("s2", 0)]
     assert sorted(state.overdue_windows(T0 - 1)) == []
+
+
+# --- per-user quotas (issue 27 item 7) ----------------------------------------------------------------------
+
+
+def test_capture_state_sessions_a_day_stop_at_the_limit(state: CaptureStatePort) -> None:
+    assert [state.reserve_session("alice", "2027-01-15", 3) for _ in range(5)] == [True, True, True, False, False]
+    assert state.reserve_session("alice", "2027-01-16", 3)  # a new day
+    assert state.reserve_session("bob", "2027-01-15", 3)  # another user's count is theirs
+
+
+def test_capture_state_a_window_counts_once_and_windows_stop_at_the_limit(state: CaptureStatePort) -> None:
+    state.create_session(_session("s1"))
+    state.create_session(_session("s2"))
+    assert state.reserve_window("alice", "s1", 0, "2027-01-15", 2)
+    assert state.reserve_window("alice", "s1", 0, "2027-01-15", 2)  # asked again: not counted again
+    assert state.reserve_window("alice", "s2", 0, "2027-01-15", 2)  # another session's window 0 counts
+    assert not state.reserve_window("alice", "s1", 1, "2027-01-15", 2)  # the day's third window
+    assert state.reserve_window("alice", "s1", 0, "2027-01-15", 2)  # a counted window is still served
+    assert state.reserve_window("alice", "s1", 1, "2027-01-16", 2)  # the next day
+    assert not state.reserve_session("alice", "2027-01-15", 0)
+
+
+def test_capture_state_reruns_of_a_window_stop_at_the_limit(state: CaptureStatePort) -> None:
+    state.create_session(_session("s1"))
+    assert [state.count_rerun("s1", 4, 2) for _ in range(4)] == [True, True, False, False]
+    assert state.count_rerun("s1", 5, 2)

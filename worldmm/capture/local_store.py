@@ -18,6 +18,7 @@ from worldmm.capture.models import CaptureSession, UploadKind, WindowState
 from worldmm.capture.s3_events import parse_key
 from worldmm.ingest.frames import list_window_indices, session_prefix, window_prefix
 from worldmm.ingest.storage import ObjectNotFound, ObjectStore
+from worldmm.pipeline.sessions import capture_quota_prefix
 
 
 class LocalCaptureStore:
@@ -28,9 +29,53 @@ class LocalCaptureStore:
         self._lock = threading.RLock()
         self._windows: dict[tuple[str, int], WindowState] = {}
         self._invoked: dict[tuple[str, int], tuple[int, float]] = {}
+        self._reruns: dict[tuple[str, int], int] = {}
 
     def _metadata_key(self, session_id: str) -> str:
         return f"{session_prefix(session_id)}metadata.json"
+
+    # --- per-user quotas ------------------------------------------------------
+    # A day's counters are `capture-quota/{sha256(userId)}/{day}.json` in the object store (forget-me erases
+    # the user's prefix); the windows a session counted are its metadata.json's `quotaWindows`.
+    def _counters(self, user_id: str, day: str) -> tuple[str, dict[str, int]]:
+        key = f"{capture_quota_prefix(user_id)}{day}.json"
+        try:
+            doc = json.loads(self._store.get(key))
+        except ObjectNotFound:
+            doc = {}
+        return key, {name: int(doc.get(name, 0)) for name in ("sessions", "windows")}
+
+    def _counted(self, user_id: str, day: str, counter: str, limit: int) -> bool:
+        key, counters = self._counters(user_id, day)
+        if counters[counter] >= limit:
+            return False
+        counters[counter] += 1
+        self._store.put(key, json.dumps(counters).encode())
+        return True
+
+    def reserve_session(self, user_id: str, day: str, limit: int) -> bool:
+        with self._lock:
+            return self._counted(user_id, day, "sessions", limit)
+
+    def reserve_window(self, user_id: str, session_id: str, window_index: int, day: str, limit: int) -> bool:
+        with self._lock:
+            doc = json.loads(self._store.get(self._metadata_key(session_id)))
+            windows = set(doc.get("quotaWindows", []))
+            if window_index in windows:
+                return True
+            if not self._counted(user_id, day, "windows", limit):
+                return False
+            doc["quotaWindows"] = sorted(windows | {window_index})
+            self._store.put(self._metadata_key(session_id), json.dumps(doc).encode())
+            return True
+
+    def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
+        with self._lock:
+            done = self._reruns.get((session_id, window_index), 0)
+            if done >= limit:
+                return False
+            self._reruns[(session_id, window_index)] = done + 1
+            return True
 
     # --- sessions -------------------------------------------------------------
     def create_session(self, session: CaptureSession) -> None:

@@ -115,7 +115,7 @@ class UploadedObject(BaseModel):
 class UploadOutcome(BaseModel):
     """What recording an upload did."""
 
-    status: str  # "buffered" | "closed" | "retriggered" | "duplicate" | "ignored"
+    status: str  # "buffered" | "closed" | "retriggered" | "kept" (no more re-runs) | "duplicate" | "ignored"
     sessionId: str | None = None
     windowIndex: int | None = None
     frameCount: int | None = None

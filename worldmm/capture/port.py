@@ -14,6 +14,19 @@ from worldmm.capture.models import CaptureSession, UploadKind, WindowState
 
 
 class CaptureStatePort(Protocol):
+    def reserve_session(self, user_id: str, day: str, limit: int) -> bool:
+        """Count one more session of `user_id` on `day`; False (nothing counted) when `limit` are counted."""
+        ...
+
+    def reserve_window(self, user_id: str, session_id: str, window_index: int, day: str, limit: int) -> bool:
+        """Count the window against `user_id`'s windows of `day` once (True again for a window already counted,
+        whatever its day); False (nothing counted) when `limit` are counted."""
+        ...
+
+    def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
+        """Count one more re-run of a closed window's ingest; False (nothing counted) when `limit` are counted."""
+        ...
+
     def create_session(self, session: CaptureSession) -> None: ...
 
     def get_session(self, session_id: str) -> CaptureSession | None: ...

@@ -43,7 +43,7 @@ from worldmm.capture.port import CaptureStatePort
 from worldmm.capture.store import CaptureStore
 from worldmm.config import Settings
 from worldmm.crashpoints import crash_point
-from worldmm.errors import BadRequest, Forbidden
+from worldmm.errors import BadRequest, Forbidden, QuotaExceeded
 from worldmm.ingest.frames import window_audio_key, window_prefix
 
 if TYPE_CHECKING:
@@ -59,6 +59,13 @@ def frame_key(session_id: str, window_index: int, frame_index: int) -> str:
 
 def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def _day_and_rest(ts: float) -> tuple[str, int]:
+    """The UTC day of `ts` (YYYY-MM-DD) and the seconds left in it (a quota's Retry-After)."""
+    moment = datetime.fromtimestamp(ts, UTC)
+    midnight = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+    return moment.strftime("%Y-%m-%d"), int(86_400 - (moment - midnight).total_seconds()) + 1
 
 
 class CaptureService:
@@ -84,6 +91,14 @@ class CaptureService:
         """Create a capture session owned by `user_id`; its `createdAt` anchors window timestamps."""
         from ulid import ULID
 
+        day, rest = _day_and_rest(self.clock())
+        limit = self.settings.capture_max_sessions_per_day
+        if not self.store.reserve_session(user_id, day, limit):
+            raise QuotaExceeded(
+                f"at most {limit} capture sessions a day: this account has started them all today (UTC); "
+                "continue in an open session or start one tomorrow",
+                retry_after_s=rest,
+            )
         session = CaptureSession(session_id=str(ULID()), user_id=user_id, created_at=_iso(self.clock()))
         self.store.create_session(session)
         logger.info("session_started", extra={"session_id": session.session_id})
@@ -115,9 +130,18 @@ class CaptureService:
         return EndSessionResult(sessionId=session_id, endedAt=ended_at, closedWindows=closed)
 
     # --- presigned uploads ----------------------------------------------------
-    def _check_window(self, window_index: int) -> None:
+    def _check_window(self, user_id: str, session_id: str, window_index: int) -> None:
+        """The index is in bounds, and the window is counted against the user's windows of the day (once)."""
         if window_index > self.settings.capture_max_window_index:
             raise BadRequest(f"windowIndex must be at most {self.settings.capture_max_window_index}")
+        day, rest = _day_and_rest(self.clock())
+        limit = self.settings.capture_max_windows_per_day
+        if not self.store.reserve_window(user_id, session_id, window_index, day, limit):
+            raise QuotaExceeded(
+                f"at most {limit} capture windows a day: this account has asked upload URLs for them all "
+                "today (UTC); windows already begun still take their uploads",
+                retry_after_s=rest,
+            )
 
     def _presign(self, key: str, content_type: str) -> str:
         url: str = self.s3.generate_presigned_url(
@@ -130,12 +154,12 @@ class CaptureService:
     def presign_frames(self, user_id: str, session_id: str, request: PresignFramesRequest) -> PresignResult:
         """PUT URLs for frames `start .. start+count-1` of one window of an owned session."""
         self.owned_session(user_id, session_id)
-        self._check_window(request.windowIndex)
         if request.contentType not in FRAME_CONTENT_TYPES:
             raise BadRequest(f"contentType must be one of {', '.join(FRAME_CONTENT_TYPES)}")
         expected = self.settings.capture_expected_frames
         if request.start + request.count > expected:
             raise BadRequest(f"a window holds at most {expected} frames (indices 0..{expected - 1})")
+        self._check_window(user_id, session_id, request.windowIndex)
         uploads = [
             PresignedUpload(
                 kind=UploadKind.FRAME,
@@ -156,9 +180,9 @@ class CaptureService:
     def presign_audio(self, user_id: str, session_id: str, request: PresignAudioRequest) -> PresignResult:
         """The PUT URL of one window's audio chunk (`audio.wav`) of an owned session."""
         self.owned_session(user_id, session_id)
-        self._check_window(request.windowIndex)
         if request.contentType not in AUDIO_CONTENT_TYPES:
             raise BadRequest(f"contentType must be one of {', '.join(AUDIO_CONTENT_TYPES)}")
+        self._check_window(user_id, session_id, request.windowIndex)
         key = window_audio_key(session_id, request.windowIndex)
         upload = PresignedUpload(
             kind=UploadKind.AUDIO,
@@ -205,6 +229,13 @@ class CaptureService:
         )
         if not is_new:
             return _outcome("duplicate", upload)
+        if not self.store.count_rerun(upload.session_id, upload.window_index, self.settings.capture_max_window_reruns):
+            # Each re-run is a paid ingest: a window re-runs a bounded number of times; the object is kept.
+            logger.warning(
+                "late_upload_kept_not_rerun",
+                extra={"session_id": upload.session_id, "window_index": upload.window_index},
+            )
+            return _outcome("kept", upload)
         self.invoker.invoke_async(
             self.settings.retrigger_function_name,
             {

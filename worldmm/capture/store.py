@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
+from worldmm.pipeline.sessions import capture_quota_id
 
 OPEN_WINDOWS_INDEX = "open_windows"
 
@@ -55,9 +56,18 @@ def capture_table_definitions(sessions_table: str, windows_table: str) -> list[d
     ]
 
 
-def _is_conditional_failure(exc: Exception) -> bool:
+def _error_code(exc: Exception) -> str | None:
     response = getattr(exc, "response", None) or {}
-    return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+    code = response.get("Error", {}).get("Code")
+    return str(code) if code else None
+
+
+def _is_conditional_failure(exc: Exception) -> bool:
+    return _error_code(exc) == "ConditionalCheckFailedException"
+
+
+QUOTA_KEEP_S = 2 * 86_400
+"""A day's counters expire (the table's TTL attribute `expiresAt`) this long after the day began."""
 
 
 class CaptureStore:
@@ -110,6 +120,79 @@ class CaptureStore:
             closed_at=_num("closedAt"),
             close_reason=data.get("closeReason"),
         )
+
+    # --- per-user quotas ------------------------------------------------------
+    def _count(self, user_id: str, day: str, counter: str, limit: int) -> dict[str, Any]:
+        """The conditional increment of one of the user's counters of `day` (a sessions-table item)."""
+        from datetime import UTC, datetime
+
+        expires = int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()) + QUOTA_KEEP_S
+        return {
+            "TableName": self.sessions_table,
+            "Key": {"sessionId": {"S": capture_quota_id(user_id, day)}},
+            "UpdateExpression": "SET userId = :u, expiresAt = :x ADD #n :one",
+            "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
+            "ExpressionAttributeNames": {"#n": counter},
+            "ExpressionAttributeValues": self._values({":u": user_id, ":x": expires, ":one": 1, ":limit": limit}),
+        }
+
+    def reserve_session(self, user_id: str, day: str, limit: int) -> bool:
+        """Count one more session of the user's `day`; False when `limit` are counted."""
+        if limit <= 0:
+            return False
+        try:
+            self.client.update_item(**self._count(user_id, day, "sessions", limit))
+        except Exception as exc:
+            if _is_conditional_failure(exc):
+                return False
+            raise
+        return True
+
+    def reserve_window(self, user_id: str, session_id: str, window_index: int, day: str, limit: int) -> bool:
+        """Count a window once: the session's row remembers it (`quotaWindows`) in the same transaction as the
+        day's counter goes up, so a window asked for again never counts twice."""
+        remember = {
+            "TableName": self.sessions_table,
+            "Key": {"sessionId": {"S": session_id}},
+            "UpdateExpression": "ADD quotaWindows :w",
+            "ConditionExpression": "attribute_exists(sessionId) AND NOT contains(quotaWindows, :i)",
+            "ExpressionAttributeValues": {":w": {"NS": [str(window_index)]}, ":i": {"N": str(window_index)}},
+        }
+        if limit <= 0:
+            return False
+        try:
+            self.client.transact_write_items(
+                TransactItems=[{"Update": remember}, {"Update": self._count(user_id, day, "windows", limit)}]
+            )
+            return True
+        except Exception as exc:
+            if _error_code(exc) != "TransactionCanceledException":
+                raise
+        # Cancelled: either the window was counted already (allowed) or the day's counter is at its limit.
+        row = self.client.get_item(
+            TableName=self.sessions_table,
+            Key={"sessionId": {"S": session_id}},
+            ProjectionExpression="quotaWindows",
+            ConsistentRead=True,
+        ).get("Item", {})
+        counted = self._item(row).get("quotaWindows", set())
+        return Decimal(window_index) in counted
+
+    def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
+        """Count one more re-run of a closed window (`reruns`); False when `limit` are counted."""
+        try:
+            self.client.update_item(
+                TableName=self.windows_table,
+                Key=self._window_key(session_id, window_index),
+                UpdateExpression="ADD reruns :one",
+                ConditionExpression="attribute_not_exists(reruns) OR reruns < :limit",
+                ExpressionAttributeValues=self._values({":one": 1, ":limit": limit}),
+            )
+        except Exception as exc:
+            if _is_conditional_failure(exc):
+                return False
+            raise
+        return True
 
     # --- sessions -------------------------------------------------------------
     def create_session(self, session: CaptureSession) -> None:

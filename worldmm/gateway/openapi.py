@@ -35,6 +35,8 @@ _STATUS_TEXT = {
     401: "Missing or invalid bearer token (the JWT authorizer's answer; the handler never ran)",
     403: "No such session, chat or memory for the caller: another user's and a missing one read the same",
     404: "No such route: a path parameter that is empty or holds '/' (API Gateway's own answer)",
+    429: "A per-user allowance of the day (UTC) is used up: capture sessions or windows a day; the message says "
+    "which; retry after `Retry-After` seconds (the next day)",
     500: "Internal server error",
     503: "Memory cannot be reached right now: nothing was answered or saved; retry after `Retry-After` seconds",
 }
@@ -74,7 +76,7 @@ def _responses(route: ApiRoute, refs: dict[str, str]) -> dict[str, Any]:
     responses = {str(route.status): ok}
     for status in sorted({*route.errors, *_EVERY_ROUTE}):
         responses[str(status)] = _response(_STATUS_TEXT[status], _ERROR)
-        if status == 503:
+        if status in (429, 503):
             responses[str(status)]["headers"] = _RETRY_AFTER
     return responses
 

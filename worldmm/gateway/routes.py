@@ -88,7 +88,7 @@ _READ_CHAT = ApiLink(
 ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "CaptureStartFunction", "POST", "/sessions", "api.capture.start.app",
-        "Start a capture session", StartSessionResult, status=201,
+        "Start a capture session", StartSessionResult, status=201, errors=(429,),
         links=(
             _session_link("UploadFrames", "CaptureFramesFunction", _FROM_STARTED, "Upload URLs for its frames"),
             _session_link("UploadAudio", "CaptureAudioFunction", _FROM_STARTED, "Upload URLs for its audio"),
@@ -99,7 +99,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "api.capture.frames.app",
         "Upload URLs for a window's frames", PresignResult, body=PresignFramesRequest,
-        errors=(400, 403, 404), path_patterns=_SESSION,
+        errors=(400, 403, 404, 429), path_patterns=_SESSION,
         links=(
             _session_link("UploadAudio", "CaptureAudioFunction", _FROM_PATH, "The same session's audio"),
             _session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),
@@ -108,7 +108,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "api.capture.audio.app",
         "The upload URL for a window's audio chunk", PresignResult, body=PresignAudioRequest,
-        errors=(400, 403, 404), path_patterns=_SESSION,
+        errors=(400, 403, 404, 429), path_patterns=_SESSION,
         links=(_session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),),
     ),
     ApiRoute(

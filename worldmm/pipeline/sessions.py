@@ -25,6 +25,24 @@ from worldmm.pipeline.steplog import log_step
 logger = Logger(service="worldmm", child=True)
 
 
+QUOTA_ID_PREFIX = "quota#"
+"""aws: the sessions table also holds each user's capture counters of one UTC day, under the key
+`quota#{day}#{userId}` with the user's `userId` (so forget-me's scan of the user's items finds them)."""
+
+
+def capture_quota_id(user_id: str, day: str) -> str:
+    """The sessions-table key of `user_id`'s capture counters on `day` (YYYY-MM-DD, UTC)."""
+    return f"{QUOTA_ID_PREFIX}{day}#{user_id}"
+
+
+def capture_quota_prefix(user_id: str) -> str:
+    """local: the object-store prefix of `user_id`'s capture counters (`{prefix}{day}.json`), named by a hash
+    of the id (an id may hold characters a path may not)."""
+    import hashlib
+
+    return f"capture-quota/{hashlib.sha256(user_id.encode()).hexdigest()}/"
+
+
 class SessionPorts(Protocol):
     """The port session lookups use: the deployment's session catalog (chosen by the composition root)."""
 
