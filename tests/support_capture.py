@@ -153,3 +153,20 @@ def lambda_context() -> LambdaContext:
     context._invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
     context._aws_request_id = "req-1"
     return context
+
+
+def post_upload(upload: Any, body: bytes, *, content_type: str | None = None, **field_changes: str | None) -> int:
+    """A presigned upload as the phone sends it (the API's `uploads[i]`, as a dict, a pydantic model or a generated
+    client's model): a multipart POST to its `url` with its `fields` in order, then the object as `file`.
+    `field_changes` replace fields (None drops one), as a tampering client would."""
+    import requests
+
+    if hasattr(upload, "to_dict"):
+        upload = upload.to_dict()
+    elif hasattr(upload, "model_dump"):
+        upload = upload.model_dump()
+    fields = {**upload["fields"], **field_changes}
+    fields = {name: value for name, value in fields.items() if value is not None}
+    kind = content_type or fields.get("Content-Type") or "application/octet-stream"
+    response = requests.post(upload["url"], data=fields, files={"file": ("upload", body, kind)}, timeout=30)
+    return int(response.status_code)

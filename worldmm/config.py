@@ -308,6 +308,15 @@ class Settings(BaseSettings):
         default=2880,
         description="The highest window index a session may ask upload URLs for: 24 h of 30 s windows (400 past it)",
     )
+    capture_max_frame_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        description="The largest frame an upload URL takes (bytes): the bucket refuses a longer body "
+        "(presigned POST, content-length-range), and so does the local gateway",
+    )
+    capture_max_audio_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        description="The largest audio chunk an upload URL takes (bytes; 30 s of 48 kHz stereo 16-bit WAV is 5.8 MB)",
+    )
     capture_max_sessions_per_day: int = Field(
         default=48, description="Capture sessions one user may start per UTC day (429 past it, until the next day)"
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import urllib.request
 import uuid
 import wave
 from typing import Any
@@ -21,7 +20,7 @@ from tests.deployed.emulators import USER, ScriptedModels, backdate_session
 from tests.deployed.settings_contract import DEFAULT_IS_RIGHT_ON_AWS, UNSET_ON_AWS, settings_missing_from_template
 from tests.deployed.stack import EMULATOR_ENDPOINTS, DeployedStack, LambdaInvokeRecorder, Run
 from tests.support_adapters import FakeModelServer
-from tests.support_capture import http_event
+from tests.support_capture import http_event, post_upload
 from worldmm.db.local import LocalDatabase
 
 pytestmark = pytest.mark.integration
@@ -51,9 +50,9 @@ def body(run: Run, status: int = 200) -> Any:
 
 
 def put(upload: dict[str, Any], data: bytes) -> None:
-    request = urllib.request.Request(upload["url"], data=data, method="PUT", headers=upload["headers"])
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
+    """The phone's upload: the presigned POST's fields, then the object (the bucket bounds its length)."""
+    assert upload["method"] == "POST" and 0 < len(data) <= upload["maxBytes"]
+    assert post_upload(upload, data) == 204
 
 
 def sqs_event(stack: DeployedStack, queue: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.harness import make_settings
-from tests.support_capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, s3_notification
+from tests.support_capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, post_upload, s3_notification
 from worldmm.capture.models import (
     CloseReason,
     PresignAudioRequest,
@@ -59,10 +59,11 @@ def test_presign_frames_returns_put_urls_under_the_window_prefix(rig: CaptureRig
     sid = rig.service.start_session("alice").sessionId
     # WHEN frame URLs for window 3 are asked
     result = rig.service.presign_frames("alice", sid, PresignFramesRequest(windowIndex=3, count=EXPECTED))
-    # THEN each is a signed PUT for sessions/{sid}/window_3/frame_NNNN.jpg with its content type
+    # THEN each is a signed POST for sessions/{sid}/window_3/frame_NNNN.jpg with its content type
     assert [u.key for u in result.uploads] == [f"sessions/{sid}/window_3/frame_{i:04d}.jpg" for i in range(4)]
-    assert all(u.method == "PUT" and u.headers == {"Content-Type": "image/jpeg"} for u in result.uploads)
-    assert all(rig.settings.frames_bucket in u.url and "X-Amz-Signature" in u.url for u in result.uploads)
+    assert all(u.method == "POST" and u.fields["Content-Type"] == "image/jpeg" for u in result.uploads)
+    assert all(u.fields["key"] == u.key and "x-amz-signature" in u.fields for u in result.uploads)
+    assert all(rig.settings.frames_bucket in u.url for u in result.uploads)
 
 
 def test_presign_audio_returns_the_window_audio_key(rig: CaptureRig) -> None:
@@ -283,18 +284,15 @@ def test_failed_ingest_invoke_reopens_the_window_for_the_next_close(rig: Capture
 
 def test_presigned_put_lands_in_the_bucket_and_its_notification_closes_the_window(rig: CaptureRig) -> None:
     # GIVEN a session and presigned URLs for a whole window
-    import requests
-
     from worldmm.capture.s3_events import record_notification
 
     rig.settings.capture_expected_frames = 2
     sid = rig.service.start_session("alice").sessionId
     frames = rig.service.presign_frames("alice", sid, PresignFramesRequest(windowIndex=0, count=2))
     sound = rig.service.presign_audio("alice", sid, PresignAudioRequest(windowIndex=0))
-    # WHEN the glasses PUT each object and the bucket reports them
+    # WHEN the glasses POST each object and the bucket reports them
     for upload in [*frames.uploads, *sound.uploads]:
-        response = requests.put(upload.url, data=b"bytes", headers=upload.headers, timeout=5)
-        assert response.status_code == 200
+        assert post_upload(upload, b"bytes") == 204
     keys = [u.key for u in [*frames.uploads, *sound.uploads]]
     assert rig.s3.list_objects_v2(Bucket=rig.settings.frames_bucket)["KeyCount"] == 3
     outcomes = record_notification(s3_notification(rig.settings.frames_bucket, *keys), rig.service)

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support_capture import post_upload
 from tests.support_gateway import RunningGateway, running_gateway
 from tests.support_ingest import make_ingest_services, script_window_models
 from worldmm.config import AgentMode, Settings
@@ -75,9 +76,9 @@ def generate_client(document_url: str, workdir: Path) -> ModuleType:
         sys.path.remove(str(workdir))
 
 
-def _put_all(uploads: list[Any], body: bytes) -> list[int]:
-    """The presigned PUTs, as the phone makes them straight to the bucket (no API call, no token)."""
-    return [httpx.put(u.url, content=body, headers=u.headers.to_dict(), timeout=30).status_code for u in uploads]
+def _post_all(uploads: list[Any], body: bytes) -> list[int]:
+    """The presigned POSTs, as the phone makes them straight to the bucket (no API call, no token)."""
+    return [post_upload(u, body) for u in uploads]
 
 
 def test_generated_client_runs_the_phone_flow(gateway: RunningGateway, local: Services, tmp_path: Path) -> None:
@@ -103,8 +104,8 @@ def test_generated_client_runs_the_phone_flow(gateway: RunningGateway, local: Se
             )
             audio = api.capture_audio.sync(sid, client=client, body=models.PresignAudioRequest(window_index=window))
             assert isinstance(frames, models.PresignResult) and isinstance(audio, models.PresignResult)
-            assert _put_all(frames.uploads, b"\xff\xd8frame" + bytes([window])) == [200] * FRAMES
-            assert _put_all(audio.uploads, b"RIFF-wav") == [200]
+            assert _post_all(frames.uploads, b"\xff\xd8frame" + bytes([window])) == [204] * FRAMES
+            assert _post_all(audio.uploads, b"RIFF-wav") == [204]
         gateway.gateway.notifications.drain(timeout=120)
         # AND ends it
         ended = api.capture_end.sync(sid, client=client)

@@ -22,10 +22,17 @@ from tests.support_capture import (
     http_event,
     lambda_context,
     make_rig,
+    post_upload,
 )
 from tests.support_gateway import running_gateway
 from tests.support_ingest import make_ingest_services
-from worldmm.capture.models import CloseReason, UploadedObject, UploadKind
+from worldmm.capture.models import (
+    CloseReason,
+    PresignAudioRequest,
+    PresignFramesRequest,
+    UploadedObject,
+    UploadKind,
+)
 from worldmm.chat.dynamo_repository import dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
@@ -50,7 +57,7 @@ def deployed(aws: None, db: Database) -> Iterator[Services]:
     settings = make_settings(
         worldmm_profile=Profile.AWS, database_url=db.url, capture_expected_frames=2, **LIMITS
     )
-    s3, dynamodb = create_capture_resources(settings)
+    _, dynamodb = create_capture_resources(settings)
     for definition in dynamo_table_definitions(settings):
         dynamodb.create_table(**definition)
     services = Services(settings, db=db, invoker=InProcessInvoker())
@@ -139,9 +146,12 @@ def test_security_late_uploads_rerun_a_window_a_bounded_number_of_times(aws: Non
 # --- the local profile: `worldmm serve` -----------------------------------------------------------------------
 
 
+BOUNDS = {"capture_max_frame_bytes": 1000, "capture_max_audio_bytes": 3000}
+
+
 @pytest.fixture
 def local(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path: Path) -> Iterator[Services]:
-    local_settings = settings.model_copy(update={"capture_expected_frames": 2, **LIMITS})
+    local_settings = settings.model_copy(update={"capture_expected_frames": 2, **LIMITS, **BOUNDS})
     services = make_ingest_services(local_settings, db, scripted_llm, tmp_path / "objects", invoker=InProcessInvoker())
     yield services
     set_services(None)
@@ -161,3 +171,43 @@ def test_security_local_gateway_answers_429_and_forget_erases_its_counters(local
         forget_user(local, "alice")
         assert local.store.list("capture-quota/") == []
         assert c.post("/sessions").status_code == 201  # a full allowance again
+
+
+# --- length-bounded uploads ------------------------------------------------------------------------------------
+
+
+def test_security_s3_upload_posts_sign_a_length_range_and_the_content_type(aws: None) -> None:
+    import base64
+
+    rig = make_rig(make_settings(capture_max_frame_bytes=5000, capture_max_audio_bytes=9000))
+    sid = rig.service.start_session("alice").sessionId
+    frame = rig.service.presign_frames("alice", sid, PresignFramesRequest(windowIndex=0, count=1)).uploads[0]
+    sound = rig.service.presign_audio("alice", sid, PresignAudioRequest(windowIndex=0)).uploads[0]
+    for upload, limit, kind in ((frame, 5000, "image/jpeg"), (sound, 9000, "audio/wav")):
+        policy = json.loads(base64.b64decode(upload.fields["policy"]))
+        assert ["content-length-range", 1, limit] in policy["conditions"]
+        assert {"Content-Type": kind} in policy["conditions"] and {"key": upload.key} in policy["conditions"]
+        assert upload.method == "POST" and upload.maxBytes == limit and upload.headers == {}
+    assert post_upload(frame, b"\xff\xd8jpeg") == 204  # the bucket (moto) takes the form as S3 does
+    stored = rig.s3.get_object(Bucket=rig.settings.frames_bucket, Key=frame.key)
+    assert stored["Body"].read() == b"\xff\xd8jpeg"
+
+
+def test_security_local_gateway_bounds_every_upload(local: Services) -> None:
+    services = local
+    headers = {"Authorization": f"Bearer {issue_token('alice', local.settings)}"}
+    with running_gateway(services) as gateway, httpx.Client(base_url=gateway.url, headers=headers, timeout=30) as c:
+        sid = c.post("/sessions").json()["sessionId"]
+        [frame] = c.post(f"/sessions/{sid}/frames", json={"windowIndex": 0, "count": 1}).json()["uploads"]
+        [sound] = c.post(f"/sessions/{sid}/audio", json={"windowIndex": 0}).json()["uploads"]
+        assert (frame["maxBytes"], sound["maxBytes"]) == (1000, 3000)
+        assert post_upload(frame, b"x" * 1001) == 400  # EntityTooLarge
+        assert post_upload(frame, b"") == 400  # EntityTooSmall
+        assert not services.store.exists(frame["key"])
+        assert post_upload(frame, b"x" * 1000) == 204
+        assert post_upload(sound, b"x" * 3001) == 400 and post_upload(sound, b"x" * 3000) == 204
+        # a PUT URL signed by this gateway is bounded by its key's kind as well
+        signer = gateway.app.state.gateway.signer
+        put_url = signer.generate_presigned_url("put_object", {"Key": frame["key"], "ContentType": "image/jpeg"}, 60)
+        too_long = httpx.put(put_url, content=b"x" * 1001, headers={"Content-Type": "image/jpeg"}, timeout=10)
+        assert too_long.status_code == 400 and b"EntityTooLarge" in too_long.content

@@ -69,14 +69,21 @@ class PresignAudioRequest(BaseModel):
 
 
 class PresignedUpload(BaseModel):
+    """One upload, as a browser-style S3 POST: a multipart/form-data POST to `url` with every entry of `fields`
+    as a form field, then the object as the last part, named `file`. The bucket (or the local gateway) refuses
+    a body longer than `maxBytes` or of another content type. `headers` stays for older clients and is empty
+    (the form carries the content type)."""
+
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)  # always written
 
     kind: UploadKind
     index: int | None = None
     key: str
     url: str
-    method: str = "PUT"
-    headers: dict[str, str]
+    method: str = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    fields: dict[str, str] = Field(default_factory=dict, description="Form fields to send, in order, before `file`")
+    maxBytes: int = Field(description="The largest object this upload takes (bytes)")
 
 
 class PresignResult(BaseModel):

@@ -1,9 +1,9 @@
 """The capture side of the pipeline: sessions, presigned uploads, and closing 30-second windows.
 
-Flow: `POST /sessions` writes the sessions row (`createdAt`). The glasses ask for presigned PUT URLs
-under `sessions/{sessionId}/window_{n}/` and upload straight to S3. Uploads are *recorded from the
-bucket's ObjectCreated notifications* (S3 → SQS → `worldmm.capture.s3_events`), not from a client's
-"uploaded" call: the bucket only reports objects that really exist, a client crash after the PUT loses
+Flow: `POST /sessions` writes the sessions row (`createdAt`). The glasses ask for presigned POSTs (bounded
+length and content type) under `sessions/{sessionId}/window_{n}/` and upload straight to S3. Uploads are
+*recorded from the bucket's ObjectCreated notifications* (S3 → SQS → `worldmm.capture.s3_events`), not from
+a client's "uploaded" call: the bucket only reports objects that really exist, a client crash after the upload loses
 nothing, and SQS redelivers on failure. A window closes when its expected frames and the audio chunk
 are in, when `capture_close_after_s` passed since its first upload (the scheduled sweeper), or when the
 session ends. Closing is one DynamoDB conditional write, so IngestWindowFunction is invoked exactly
@@ -143,16 +143,24 @@ class CaptureService:
                 retry_after_s=rest,
             )
 
-    def _presign(self, key: str, content_type: str) -> str:
-        url: str = self.s3.generate_presigned_url(
-            "put_object",
-            Params={"Bucket": self.settings.frames_bucket, "Key": key, "ContentType": content_type},
+    def _presign(self, kind: UploadKind, key: str, content_type: str, index: int | None = None) -> PresignedUpload:
+        """A presigned POST for `key`: the bucket takes only this content type and 1..max bytes (a presigned
+        PUT signs no length, so it would take up to 5 GB)."""
+        max_bytes = (
+            self.settings.capture_max_frame_bytes if kind is UploadKind.FRAME else self.settings.capture_max_audio_bytes
+        )
+        post = self.s3.generate_presigned_post(
+            Bucket=self.settings.frames_bucket,
+            Key=key,
+            Fields={"Content-Type": content_type},
+            Conditions=[{"Content-Type": content_type}, ["content-length-range", 1, max_bytes]],
             ExpiresIn=self.settings.capture_url_expiry_s,
         )
-        return url
+        fields = {str(name): str(value) for name, value in post["fields"].items()}
+        return PresignedUpload(kind=kind, index=index, key=key, url=str(post["url"]), fields=fields, maxBytes=max_bytes)
 
     def presign_frames(self, user_id: str, session_id: str, request: PresignFramesRequest) -> PresignResult:
-        """PUT URLs for frames `start .. start+count-1` of one window of an owned session."""
+        """Upload POSTs for frames `start .. start+count-1` of one window of an owned session."""
         self.owned_session(user_id, session_id)
         if request.contentType not in FRAME_CONTENT_TYPES:
             raise BadRequest(f"contentType must be one of {', '.join(FRAME_CONTENT_TYPES)}")
@@ -161,13 +169,7 @@ class CaptureService:
             raise BadRequest(f"a window holds at most {expected} frames (indices 0..{expected - 1})")
         self._check_window(user_id, session_id, request.windowIndex)
         uploads = [
-            PresignedUpload(
-                kind=UploadKind.FRAME,
-                index=i,
-                key=(key := frame_key(session_id, request.windowIndex, i)),
-                url=self._presign(key, request.contentType),
-                headers={"Content-Type": request.contentType},
-            )
+            self._presign(UploadKind.FRAME, frame_key(session_id, request.windowIndex, i), request.contentType, i)
             for i in range(request.start, request.start + request.count)
         ]
         return PresignResult(
@@ -178,18 +180,12 @@ class CaptureService:
         )
 
     def presign_audio(self, user_id: str, session_id: str, request: PresignAudioRequest) -> PresignResult:
-        """The PUT URL of one window's audio chunk (`audio.wav`) of an owned session."""
+        """The upload POST of one window's audio chunk (`audio.wav`) of an owned session."""
         self.owned_session(user_id, session_id)
         if request.contentType not in AUDIO_CONTENT_TYPES:
             raise BadRequest(f"contentType must be one of {', '.join(AUDIO_CONTENT_TYPES)}")
         self._check_window(user_id, session_id, request.windowIndex)
-        key = window_audio_key(session_id, request.windowIndex)
-        upload = PresignedUpload(
-            kind=UploadKind.AUDIO,
-            key=key,
-            url=self._presign(key, request.contentType),
-            headers={"Content-Type": request.contentType},
-        )
+        upload = self._presign(UploadKind.AUDIO, window_audio_key(session_id, request.windowIndex), request.contentType)
         return PresignResult(
             sessionId=session_id,
             windowIndex=request.windowIndex,

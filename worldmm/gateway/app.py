@@ -2,7 +2,7 @@
 
 Every route of `worldmm.gateway.routes` (the ones template.yaml declares) is matched as API Gateway matches
 it, its Bearer token verified as the JWT authorizer would, and the request handed to the same
-`lambda_handler` as the v2 event it receives in production. `PUT /uploads/{key}` takes the presigned uploads
+`lambda_handler` as the v2 event it receives in production. `POST /uploads/` takes the presigned uploads
 (`worldmm.capture.local_uploads`), stores the object and records it as the bucket's ObjectCreated
 notification would (S3 → SQS → `worldmm.capture.s3_events`), on a background worker. `/openapi.json` serves
 the API's document and `/mcp` the MCP endpoint over the same memory.
@@ -24,12 +24,14 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from worldmm.capture.local_store import LocalCaptureStore
 from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
+from worldmm.capture.models import UploadKind
 from worldmm.capture.s3_events import parse_key, record_notification
 from worldmm.capture.service import CaptureService
 from worldmm.config import Settings
@@ -203,6 +205,19 @@ class Gateway:
         kept = {k: v for k, v in headers.items() if k.lower() not in {"content-length", "connection"}}
         return Response(body, status_code=status, headers=kept)
 
+    def _kind_limit(self, key: str) -> int:
+        """The longest object a key of this kind takes (a frame's or an audio chunk's bound; else the gateway's)."""
+        upload = parse_key(key)
+        if upload is None:
+            return MAX_UPLOAD_BYTES
+        settings = self.services.settings
+        return settings.capture_max_frame_bytes if upload.kind is UploadKind.FRAME else settings.capture_max_audio_bytes
+
+    async def _land(self, key: str, body: bytes) -> None:
+        await run_in_threadpool(self.services.store.put, key, body)
+        if parse_key(key) is not None:
+            self.notifications.submit(key)
+
     async def upload(self, request: Request) -> Response:
         """A presigned PUT: check the signature, store the object, queue its ObjectCreated record."""
         key = request.path_params["key"]
@@ -211,13 +226,41 @@ class Gateway:
         if not self.signer.check(key, query.get("expires"), content_type, query.get("signature")):
             return _s3_error("AccessDenied", 403)
         try:
+            body = await read_body(request, min(MAX_UPLOAD_BYTES, self._kind_limit(key)))
+        except BodyTooLarge:
+            return _s3_error("EntityTooLarge", 400)
+        await self._land(key, body)
+        return Response(b"", status_code=200)
+
+    async def upload_form(self, request: Request) -> Response:
+        """A presigned POST, as S3 takes one: multipart form fields, then `file`; the signed fields must hold,
+        and the file be 1 byte to the signed `max-bytes` long (S3's EntityTooSmall/EntityTooLarge otherwise)."""
+        try:
             body = await read_body(request, MAX_UPLOAD_BYTES)
         except BodyTooLarge:
             return _s3_error("EntityTooLarge", 400)
-        await run_in_threadpool(self.services.store.put, key, body)
-        if parse_key(key) is not None:
-            self.notifications.submit(key)
-        return Response(b"", status_code=200)
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        try:
+            form = await Request(request.scope, receive).form(max_files=1, max_fields=16)
+        except Exception:  # a body that is no multipart form (Starlette raises its own parse errors)
+            return _s3_error("MalformedPOSTRequest", 400)
+        fields = {name: value for name, value in form.multi_items() if isinstance(value, str)}
+        upload = form.get("file")
+        max_bytes = self.signer.check_post(fields)
+        if max_bytes is None:
+            return _s3_error("AccessDenied", 403)
+        if not isinstance(upload, UploadFile):
+            return _s3_error("InvalidArgument", 400)
+        data = await upload.read()
+        if len(data) > max_bytes:
+            return _s3_error("EntityTooLarge", 400)
+        if not data:
+            return _s3_error("EntityTooSmall", 400)
+        await self._land(fields["key"], data)
+        return Response(b"", status_code=204)
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_document(self.services.settings))
@@ -271,6 +314,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/openapi.json", gateway.openapi, methods=["GET"]),
+            Route(UPLOADS_PATH, gateway.upload_form, methods=["POST"]),
             Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),
             Route(MCP_PATH, mcp_app),
             Route("/{path:path}", gateway.api, methods=methods),

@@ -162,10 +162,10 @@ def claim_segment(
             return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
         if row.claim_token is not None and live and not (owner and owner_gone(row.claim_owner)):
             return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
-        delete_segment_derivatives(session, row.id)
+        delete_segment_derivatives(session, user_id, row.id)
         session.execute(
             update(Segment)
-            .where(Segment.id == row.id)
+            .where(Segment.user_id == user_id, Segment.id == row.id)
             .values(
                 processing_status=ProcessingStatus.PENDING,
                 claim_token=token,
@@ -199,7 +199,7 @@ def release_claim(
     if error is not None:
         values.update(processing_status=ProcessingStatus.FAILED, error=error[:MAX_ERROR_CHARS])
     with services.db.unit_of_work(user_id) as session:
-        stmt = update(Segment).where(Segment.id == segment_id)
+        stmt = update(Segment).where(Segment.user_id == user_id, Segment.id == segment_id)
         if claim_token is not None:
             stmt = stmt.where(Segment.claim_token == claim_token)
         session.execute(stmt.values(**values))
@@ -212,10 +212,10 @@ def complete_without_enrichment(
 ) -> None:
     """Mark a window complete with only its transcript (spec 000 audio-only: enriched=false)."""
     with services.db.unit_of_work(user_id) as session:
-        _check_claim(session, segment_id, claim_token)
+        _check_claim(session, user_id, segment_id, claim_token)
         session.execute(
             update(Segment)
-            .where(Segment.id == segment_id)
+            .where(Segment.user_id == user_id, Segment.id == segment_id)
             .values(
                 processing_status=ProcessingStatus.COMPLETE,
                 transcript=transcript or None,
@@ -230,11 +230,11 @@ def complete_without_enrichment(
         )
 
 
-def _check_claim(session: Any, segment_id: uuid.UUID, claim_token: uuid.UUID | None) -> None:
+def _check_claim(session: Any, user_id: str, segment_id: uuid.UUID, claim_token: uuid.UUID | None) -> None:
     if claim_token is None:
         return
     holder = session.execute(
-        select(Segment.claim_token).where(Segment.id == segment_id).with_for_update()
+        select(Segment.claim_token).where(Segment.user_id == user_id, Segment.id == segment_id).with_for_update()
     ).scalar_one_or_none()
     if holder != claim_token:
         raise ClaimLostError(f"segment {segment_id} was claimed by another invocation")
@@ -268,7 +268,9 @@ def extract_and_store_episodic(
     extraction = extract_episodic(services, user_id, text, usage)
     with services.db.unit_of_work(user_id) as session:
         stored = insert_triples(session, user_id, segment_id, extraction.triples)
-        scale = session.scalar(select(Segment.duration_seconds).where(Segment.id == segment_id))
+        scale = session.scalar(
+            select(Segment.duration_seconds).where(Segment.user_id == user_id, Segment.id == segment_id)
+        )
         usage.flush(session, user_id, segment_id)
     if stored and scale is not None:
         invalidate_episodic_graph(services, user_id, scale)
@@ -335,7 +337,7 @@ def enrich_segment(
 
         with services.db.unit_of_work(user_id) as session:
             # Completing first locks the row and proves the claim is still ours (else nothing is kept).
-            complete = update(_SEGMENTS).where(_SEGMENTS.c.id == segment_id)
+            complete = update(_SEGMENTS).where(_SEGMENTS.c.user_id == user_id, _SEGMENTS.c.id == segment_id)
             if claim_token is not None:
                 complete = complete.where(_SEGMENTS.c.claim_token == claim_token)
             completed = session.execute(
@@ -357,7 +359,7 @@ def enrich_segment(
             if completed is None:
                 raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
             if claim_token is None:  # unclaimed callers replace what an earlier run stored
-                delete_segment_derivatives(session, segment_id)
+                delete_segment_derivatives(session, user_id, segment_id)
             start_time, scale = completed
             # (a claimed row starts clean: claim_segment removed any earlier derivatives on takeover)
             stored = insert_triples(session, user_id, segment_id, extraction.triples)

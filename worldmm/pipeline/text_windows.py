@@ -222,7 +222,7 @@ def _write_chunk(
     stored = 0
     with services.db.unit_of_work(user_id) as session:
         ids = _upsert_segments(session, user_id, batch, vectors)
-        delete_derivatives_of(session, list(ids.values()))  # a retried window starts clean
+        delete_derivatives_of(session, user_id, list(ids.values()))  # a retried window starts clean
         for window, triples in zip(batch, prepared, strict=True):
             segment_id = ids.get((window.session_id, window.window_index))
             if segment_id is not None:

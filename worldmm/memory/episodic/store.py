@@ -111,17 +111,21 @@ def insert_triples(
     return len(result.all())
 
 
-def delete_segment_derivatives(session: Session, segment_id: uuid.UUID) -> None:
+def delete_segment_derivatives(session: Session, user_id: str, segment_id: uuid.UUID) -> None:
     """Remove a segment's episodic triples and visual embedding (a retried window starts clean)."""
-    delete_derivatives_of(session, [segment_id])
+    delete_derivatives_of(session, user_id, [segment_id])
 
 
-def delete_derivatives_of(session: Session, segment_ids: Sequence[uuid.UUID]) -> None:
-    """`delete_segment_derivatives` for many segments in two statements."""
+def delete_derivatives_of(session: Session, user_id: str, segment_ids: Sequence[uuid.UUID]) -> None:
+    """`delete_segment_derivatives` for many segments of `user_id` in two statements."""
     if not segment_ids:
         return
     ids = list(segment_ids)
     session.execute(
-        delete(Triple).where(Triple.segment_id.in_(ids), Triple.memory_type == MemoryType.EPISODIC)
+        delete(Triple).where(
+            Triple.user_id == user_id, Triple.segment_id.in_(ids), Triple.memory_type == MemoryType.EPISODIC
+        )
     )
-    session.execute(delete(VisualEmbedding).where(VisualEmbedding.segment_id.in_(ids)))
+    session.execute(
+        delete(VisualEmbedding).where(VisualEmbedding.user_id == user_id, VisualEmbedding.segment_id.in_(ids))
+    )

@@ -269,7 +269,9 @@ def consolidate_triples(
     if not triples:
         return report
     with services.db.unit_of_work(user_id) as session:
-        valid_at = session.scalar(select(Segment.start_time).where(Segment.id == segment_id))
+        valid_at = session.scalar(
+            select(Segment.start_time).where(Segment.user_id == user_id, Segment.id == segment_id)
+        )
     embeddings = services.embedder.embed([t.text for t in triples])
     try:
         for new, embedding in zip(triples, embeddings, strict=True):
