@@ -225,6 +225,12 @@ class Settings(BaseSettings):
     ingest_concurrency: int = 8
     ingest_requires_gpu: bool | None = None  # None: required iff the aws profile
     ingest_claim_lease_s: int = 900  # a claim older than this (a crashed invocation) may be taken over
+    ingest_max_attempts: int = Field(
+        default=4,
+        description="Claims of one window before it is left failed ('attempts exhausted'): a window that keeps "
+        "failing or timing out is not re-run (paid model work) by the reaper or the DLQ forever; a forced "
+        "retrigger starts its count over",
+    )
     ingest_max_input_chars: int = 12000  # text longer than this is truncated before NER/triple prompts
     reaper_max_windows: int = 500
 

@@ -100,6 +100,7 @@ class Segment(Base):
     claim_token: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))  # migration 0002
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     claim_owner: Mapped[str | None] = mapped_column(String(256))  # local profile: the holding process (0010)
+    ingest_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")  # claims so far (0012)
     caption_embedding: Mapped[Any] = mapped_column(BinaryVector(), nullable=True)
     search_tsv: Mapped[Any] = mapped_column(
         TSVECTOR,

@@ -67,6 +67,7 @@ class ClaimStatus(StrEnum):
     CLAIMED = "claimed"  # this invocation owns the row until it completes or releases it
     COMPLETE = "complete"  # already enriched; nothing to do
     BUSY = "busy"  # another invocation holds a live claim
+    EXHAUSTED = "exhausted"  # claimed INGEST_MAX_ATTEMPTS times already: left failed, not run again
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ def claim_segment(
                 claim_token=token,
                 claimed_at=func.now(),
                 claim_owner=owner,
+                ingest_attempts=1,
                 **columns,
             )
             .on_conflict_do_nothing(constraint="uq_segment_window")
@@ -162,6 +164,24 @@ def claim_segment(
             return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
         if row.claim_token is not None and live and not (owner and owner_gone(row.claim_owner)):
             return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
+        if row.ingest_attempts >= services.settings.ingest_max_attempts:
+            # Left failed with its last cause (or this one); touched, so the reaper's oldest-first scan moves on.
+            session.execute(
+                update(Segment)
+                .where(Segment.user_id == user_id, Segment.id == row.id)
+                .values(
+                    processing_status=ProcessingStatus.FAILED,
+                    error=func.coalesce(Segment.error, f"attempts exhausted: claimed {row.ingest_attempts} times"),
+                    claim_token=None,
+                    claimed_at=None,
+                    claim_owner=None,
+                    updated_at=func.now(),
+                )
+            )
+            log_step(
+                logger, "attempts_exhausted", level="warning", segment_id=str(row.id), attempts=row.ingest_attempts
+            )
+            return ClaimResult(ClaimStatus.EXHAUSTED, row.id, row.start_time, row.end_time)
         delete_segment_derivatives(session, user_id, row.id)
         session.execute(
             update(Segment)
@@ -171,6 +191,7 @@ def claim_segment(
                 claim_token=token,
                 claimed_at=func.now(),
                 claim_owner=owner,
+                ingest_attempts=Segment.ingest_attempts + 1,
                 error=None,
                 updated_at=func.now(),
                 **columns,

@@ -195,6 +195,8 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
     if claim.status == ClaimStatus.BUSY:
         log_step(logger, "window_in_progress", segment_id=str(claim.segment_id))
         return IngestWindowSkipped(reason="in_progress")
+    if claim.status == ClaimStatus.EXHAUSTED:
+        return IngestWindowSkipped(reason="attempts_exhausted")
     segment_id, token = claim.segment_id, claim.claim_token
 
     try:
