@@ -52,3 +52,32 @@ def test_security_every_function_logs_into_a_group_that_expires() -> None:
     assert functions and all("LoggingConfig" not in props for props in functions.values())  # none opts out
     others = [r for r in _resources().values() if r["Type"] == "AWS::Logs::LogGroup"]
     assert all(r["Properties"].get("RetentionInDays") for r in others)
+
+
+def _statements(function: str) -> list[dict[str, Any]]:
+    found = []
+    for policy in _resources()[function]["Properties"].get("Policies", []):
+        if isinstance(policy, dict):
+            found.extend(policy.get("Statement", []))
+    return found
+
+
+def _allows(function: str, action: str, table: str) -> list[dict[str, Any]]:
+    return [
+        s
+        for s in _statements(function)
+        if action in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        and s["Resource"] == {"Fn::GetAtt": [table, "Arn"]}
+    ]
+
+
+def test_security_capture_functions_may_count_quotas_and_the_counters_expire() -> None:
+    """Issue 27 item 7: the quota writes the capture functions make are allowed (the start function only on
+    `quota#` items), and a day's counters carry the sessions table's TTL attribute."""
+    [start] = _allows("CaptureStartFunction", "dynamodb:UpdateItem", "SessionsTable")
+    assert start["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["quota#*"]
+    for function in ("CaptureFramesFunction", "CaptureAudioFunction"):
+        assert _allows(function, "dynamodb:UpdateItem", "SessionsTable"), function
+    assert _allows("CaptureUploadsFunction", "dynamodb:UpdateItem", "CaptureWindowsTable")  # re-run counter
+    ttl = _resources()["SessionsTable"]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": "expiresAt", "Enabled": True}
