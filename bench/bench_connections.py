@@ -125,6 +125,7 @@ def run_level(
     session: str,
     frames: int,
     extra_env: dict[str, str],
+    snapstart: bool = False,
 ) -> dict[str, Any]:
     """`containers` processes at once (even: ingest, odd: chat); their peak and idle server connections."""
     from tests.support_capture import http_event
@@ -147,7 +148,7 @@ def run_level(
             module, handler = stack.functions()[function]["Handler"].rsplit(".", 1)
             log = open(Path(tmp, f"log-{i}.txt"), "wb")  # noqa: SIM115  (closed below, after the process)
             proc = subprocess.Popen(
-                [sys.executable, str(CONTAINER), module, handler, str(events_path)],
+                [sys.executable, str(CONTAINER), module, handler, str(events_path), *(["--snapstart"] * snapstart)],
                 env=stack.lambda_env(function, extra_env),
                 cwd=tmp,
                 stdin=subprocess.PIPE,
@@ -168,7 +169,12 @@ def run_level(
         for proc in procs:
             proc.wait(timeout=60)
         _wait_drained(sampler)
-    errors = [f"{f}: {o}" for f, outs in zip(functions, outcomes, strict=True) for o in outs if o not in ("ok", "200")]
+    errors = [
+        f"{f}: {o}"
+        for f, report in zip(functions, outcomes, strict=True)
+        for o in report["outcomes"]
+        if o not in ("ok", "200")
+    ]
     return {
         "containers": containers,
         "ingest": functions.count("IngestWindowFunction"),
@@ -177,7 +183,30 @@ def run_level(
         "idle_connections": idle,
         "seconds": round(busy_s, 2),
         "errors": errors,
+        "init": _init_timings(functions, outcomes),
     }
+
+
+def _init_timings(functions: list[str], reports: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per function, medians: import (init, what a SnapStart snapshot holds), first request (after a
+    restore: lazy imports, secrets, connections), a warm request (chat's second question)."""
+    from statistics import median
+
+    timings: dict[str, dict[str, float]] = {}
+    for function in sorted(set(functions)):
+        mine = [r for f, r in zip(functions, reports, strict=True) if f == function and "import_s" in r]
+        if not mine:
+            continue
+        row = {
+            "import_s": median(r["import_s"] for r in mine),
+            "first_request_s": median(r["invoke_s"][0] for r in mine),
+            "modules_at_init": median(r["modules_at_init"] for r in mine),
+            "modules_imported_by_first_request": median(r["modules_imported_by_first_request"] for r in mine),
+        }
+        if all(len(r["invoke_s"]) > 1 for r in mine):
+            row["warm_request_s"] = median(r["invoke_s"][1] for r in mine)
+        timings[function] = row
+    return timings
 
 
 def _wait_drained(sampler: ConnectionSampler, timeout_s: float = 30.0) -> None:
@@ -187,17 +216,17 @@ def _wait_drained(sampler: ConnectionSampler, timeout_s: float = 30.0) -> None:
         time.sleep(0.05)
 
 
-def _wait_idle(log: Path, proc: subprocess.Popen[bytes], timeout_s: float = 300.0) -> list[str]:
-    """The outcomes line a container prints once its requests are done (it then idles, pool held)."""
+def _wait_idle(log: Path, proc: subprocess.Popen[bytes], timeout_s: float = 300.0) -> dict[str, Any]:
+    """The report line a container prints once its requests are done (it then idles, pool held)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for line in reversed(log.read_text(errors="replace").splitlines()):
             if line.startswith('{"outcomes"'):
-                return list(json.loads(line)["outcomes"])
+                return dict(json.loads(line))
         if proc.poll() is not None:
-            return [f"exited {proc.returncode}: {log.read_text(errors='replace')[-1500:]}"]
+            return {"outcomes": [f"exited {proc.returncode}: {log.read_text(errors='replace')[-1500:]}"]}
         time.sleep(0.05)
-    return ["timed out"]
+    return {"outcomes": ["timed out"]}
 
 
 def pool_bound(stack: Any, extra_env: dict[str, str]) -> tuple[int, int]:
@@ -240,13 +269,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--pools", nargs="*", choices=sorted(POOLS), default=["template", "former"])
     parser.add_argument("--frames", type=int, default=16, help="frames uploaded per window")
     parser.add_argument("--executions", type=int, default=2000, help="concurrent executions to model")
+    parser.add_argument("--snapstart", type=int, default=1, help="also time init without/with the SnapStart hooks")
     args = parser.parse_args(argv)
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         os.environ[name] = "testing"  # emulators only: never a real account
     os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
     from tests.deployed.emulators import emulated_stack
 
-    windows_needed = sum((n + 1) // 2 for n in args.levels) * len(args.pools)
+    windows_needed = sum((n + 1) // 2 for n in args.levels) * len(args.pools) + 2 * args.snapstart
     report: dict[str, Any] = {
         "bench": "connections",
         "machine": f"{platform.machine()} {os.cpu_count()} cpu, load {os.getloadavg()[0]:.2f}",
@@ -269,6 +299,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     levels.append(level)
                     print(json.dumps({"pool": name, **level}), file=sys.stderr, flush=True)
                 report["pools"][name] = {"pool_size": pool_size, "max_overflow": max_overflow, "levels": levels}
+            if args.snapstart:
+                # Init before vs after the snapshot: the same 2 containers without and with the hooks.
+                report["snapstart"] = {
+                    mode: run_level(stack, sampler, 2, windows, user, session, args.frames, {}, mode == "hooks")["init"]
+                    for mode in ("plain", "hooks")
+                }
         finally:
             sampler.stop()
     template = report["pools"].get("template") or next(iter(report["pools"].values()))
