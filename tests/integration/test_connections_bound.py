@@ -75,3 +75,24 @@ def test_concurrent_containers_stay_under_the_pool_bound_and_max_connections() -
     assert level["idle_connections"] <= 4
     # AND 2,000 executions without a proxy need executions x pool connections at most
     assert report["model"]["without_proxy"]["worst_case"] == 2000 * 2
+
+
+def _prepared_statements_after_repeats(database_url: str, **settings: object) -> int:
+    database = get_database(make_settings(database_url=database_url, **settings))
+    with database.engine.connect() as conn:
+        for _ in range(8):  # psycopg prepares a statement on its 5th use
+            conn.execute(text("SELECT count(*) FROM worldmm_segments")).scalar_one()
+        count = int(conn.execute(text("SELECT count(*) FROM pg_prepared_statements")).scalar_one())
+    close_all_connections()
+    return count
+
+
+def test_behind_the_rds_proxy_no_server_side_prepared_statements_pin_a_connection(
+    pg: LocalDatabase, fresh_pools: None
+) -> None:
+    # GIVEN a query repeated on one connection: without a proxy psycopg prepares it on the server
+    assert _prepared_statements_after_repeats(pg.app_url) >= 1
+    # WHEN DATABASE_PROXY_HOST names an RDS Proxy (a prepared statement would pin the session to one
+    # server connection)
+    # THEN nothing is prepared on the server
+    assert _prepared_statements_after_repeats(pg.app_url, database_proxy_host="db.proxy-x.rds.amazonaws.com") == 0

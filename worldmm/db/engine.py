@@ -16,8 +16,18 @@ USER_SETTING = "app.user_id"
 
 
 @lru_cache(maxsize=8)
-def _engine_for(url: str, pool_size: int = 10, max_overflow: int = 20) -> Engine:
-    engine = create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=max_overflow, future=True)
+def _engine_for(url: str, pool_size: int = 10, max_overflow: int = 20, prepare: bool = True) -> Engine:
+    # Behind RDS Proxy, server-side prepared statements (psycopg prepares a query after 5 uses) would pin
+    # every client connection to one server connection and undo the proxy's multiplexing.
+    connect_args = {} if prepare else {"prepare_threshold": None}
+    engine = create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        connect_args=connect_args,
+        future=True,
+    )
     # Every connection can bind vectors, whichever module was imported first (see vector_type).
     event.listen(engine, "connect", lambda dbapi_connection, _record: register_vector_dumper(dbapi_connection))
     return engine
@@ -54,9 +64,9 @@ def resolve_admin_url(settings: Settings) -> str:
 class Database:
     """The application's handle on PostgreSQL: hands out units of work scoped to one user."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20, prepare: bool = True) -> None:
         self.url = url
-        self.engine = _engine_for(url, pool_size, max_overflow)
+        self.engine = _engine_for(url, pool_size, max_overflow, prepare)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager
@@ -113,7 +123,12 @@ def get_database(settings: Settings) -> Database:
     is known to be held by row-level security (`check_application_role`)."""
     url = resolve_database_url(settings)
     if url not in _databases:
-        database = Database(url, pool_size=settings.database_pool_size, max_overflow=settings.database_max_overflow)
+        database = Database(
+            url,
+            pool_size=settings.database_pool_size,
+            max_overflow=settings.database_max_overflow,
+            prepare=not settings.database_proxy_host,
+        )
         check_application_role(database)
         _databases[url] = database
     return _databases[url]
