@@ -73,6 +73,17 @@ class ConnectionSampler(threading.Thread):
         with self._engine.connect() as conn:
             return int(conn.execute(text("SHOW max_connections")).scalar_one())
 
+    def io(self) -> dict[str, int]:
+        """WAL position and the database's page reads (from disk or OS cache) and buffer hits so far."""
+        from sqlalchemy import text
+
+        with self._engine.connect() as conn:
+            wal = conn.execute(text("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")).scalar_one()
+            read, hit = conn.execute(
+                text("SELECT blks_read, blks_hit FROM pg_stat_database WHERE datname = current_database()")
+            ).one()
+        return {"wal_bytes": int(wal), "pages_read": int(read), "pages_hit": int(hit)}
+
     def reset(self) -> None:
         self.peak = 0
 
@@ -134,6 +145,7 @@ def run_level(
     procs: list[subprocess.Popen[bytes]] = []
     functions: list[str] = []
     sampler.reset()
+    io_before = sampler.io()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="worldmm-conn-") as tmp:
         for i in range(containers):
@@ -160,6 +172,7 @@ def run_level(
             functions.append(function)
         outcomes = [_wait_idle(Path(tmp, f"log-{i}.txt"), proc) for i, proc in enumerate(procs)]
         busy_s = time.monotonic() - started
+        io = {k: v - io_before[k] for k, v in sampler.io().items()}
         time.sleep(0.1)
         idle = sampler.count()
         peak = max(sampler.peak, idle)
@@ -183,6 +196,7 @@ def run_level(
         "idle_connections": idle,
         "seconds": round(busy_s, 2),
         "errors": errors,
+        "io": io,  # chat writes nothing to PostgreSQL (its messages go to DynamoDB): the WAL is ingest's
         "init": _init_timings(functions, outcomes),
     }
 
