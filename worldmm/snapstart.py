@@ -81,7 +81,7 @@ def register_runtime_hooks() -> bool:
     if _registered:
         return True
     try:
-        from snapshot_restore_py import (  # type: ignore[import-not-found]
+        from snapshot_restore_py import (
             register_after_restore,
             register_before_snapshot,
         )
