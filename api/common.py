@@ -21,10 +21,12 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from pydantic import BaseModel, ValidationError
 
 from worldmm.errors import ErrorBody, FieldError, WorldMMError
+from worldmm.snapstart import register_runtime_hooks
 
 M = TypeVar("M", bound=BaseModel)
 
 logger = Logger(service="worldmm-api", child=True)
+register_runtime_hooks()  # SnapStart: no connection in the snapshot, fresh randomness after a restore
 
 # Fixed bodies: a 403 must read the same whether the chat is someone else's or does not exist.
 _FIXED_MESSAGES = {401: "Unauthorized", 403: "Forbidden", 500: "Internal server error"}

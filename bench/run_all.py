@@ -9,7 +9,8 @@ PPR at the ranking tolerance ≥ 50× the per-query igraph rebuild + prpack at 1
 warm p95 ≤ 100 ms, a fresh interpreter (imports + graph snapshots + first query) ≤ 500 ms; per-user vector
 search plans (global HNSW + iterative scan, exact user rows, partitioned HNSW): p95 and recall@10; a simulated
 week against the GPU controller: GPU hours billed <= 1.3 x hours worn + 15 min per session (always-on: 168 h);
-one wearer-hour through the deployed functions, priced with bench/prices.json (issue 28, docs/cost.md).
+one wearer-hour through the deployed functions, priced with bench/prices.json; server connections of N
+concurrent containers; graph-cache hit rate against Redis memory under LRU (issue 28, docs/cost.md).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ BENCHES = {
     "gpu_schedule": ["-m", "bench.bench_gpu_schedule"],
     "answers": ["-m", "bench.bench_answers"],
     "cost": ["-m", "bench.bench_cost", "--redis"],
+    "connections": ["-m", "bench.bench_connections"],
+    "redis_lru": ["-m", "bench.bench_redis_lru"],
 }
 ROOT = Path(__file__).resolve().parent.parent
 

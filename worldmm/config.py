@@ -100,6 +100,18 @@ class Settings(BaseSettings):
         description="RDS Proxy endpoint: when set, connections go through it (with DATABASE_SECRET_ARN's "
         "credentials) instead of to the secret's host, so server connections stay bounded at any concurrency.",
     )
+    database_pool_size: int = Field(
+        default=10,
+        ge=1,
+        description="Connections a process keeps open to PostgreSQL (SQLAlchemy pool_size). A Lambda container "
+        "serves one request at a time: template.yaml sets 1, so idle containers hold one connection each.",
+    )
+    database_max_overflow: int = Field(
+        default=20,
+        ge=0,
+        description="Connections a process may open beyond DATABASE_POOL_SIZE under load, closed when returned. "
+        "A process never holds more than pool size + overflow (template.yaml: 1 + 1; docs/cost.md).",
+    )
     model_keys_secret: str | None = Field(
         default=None,
         description="Secrets Manager secret (name or ARN) holding the model keys and tokens as JSON "

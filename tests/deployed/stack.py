@@ -343,12 +343,12 @@ class DeployedStack:
         props = self.functions()[function]
         return int(props.get("Timeout", self.template["Globals"]["Function"]["Timeout"]))
 
-    def invoke(self, function: str, event: Any, *, extra_env: dict[str, str] | None = None) -> Run:
-        """Run the function's handler in a fresh interpreter (a cold start) with the template's env."""
+    def lambda_env(self, function: str, extra_env: dict[str, str] | None = None) -> dict[str, str]:
+        """The whole environment the python3.12 runtime gives the function's process (its own variables,
+        the emulators' endpoints, the template's environment, then `extra_env`)."""
         props = self.functions()[function]
         code_dir = ROOT / props["CodeUri"]
-        module, handler = props["Handler"].rsplit(".", 1)
-        env = {
+        return {
             # The Lambda runtime's own variables.
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "LANG": "C.UTF-8",
@@ -371,6 +371,12 @@ class DeployedStack:
             **self.environment(function),
             **(extra_env or {}),
         }
+
+    def invoke(self, function: str, event: Any, *, extra_env: dict[str, str] | None = None) -> Run:
+        """Run the function's handler in a fresh interpreter (a cold start) with the template's env."""
+        props = self.functions()[function]
+        module, handler = props["Handler"].rsplit(".", 1)
+        env = self.lambda_env(function, extra_env)
         with tempfile.TemporaryDirectory(prefix="worldmm-lambda-") as tmp:
             event_path, result_path = Path(tmp, "event.json"), Path(tmp, "result.json")
             event_path.write_text(json.dumps(event))

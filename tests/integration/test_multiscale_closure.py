@@ -15,7 +15,7 @@ from tests.support_memory import (
     set_window_caption,
     summaries,
 )
-from worldmm.db.models import MemoryHistory, MemoryType, ProcessingStatus, Segment, Triple
+from worldmm.db.models import LLMUsage, MemoryHistory, MemoryType, ProcessingStatus, Segment, Triple
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.pipeline.multiscale import on_session_end, on_window_complete
 from worldmm.services import Services
@@ -60,6 +60,10 @@ def test_multiscale_3min_summary_produced_when_sixth_window_completes(
     triples = segment_triples(services, USER, summary.id)
     assert triples and all(t.memory_type == MemoryType.EPISODIC for t in triples)
     assert len(llm.calls_for("merge_captions")) == 1
+    # AND the merge call's usage row is written with the summary (issue 28: it was missing)
+    with services.db.unit_of_work(USER) as session:
+        rows = session.scalars(select(LLMUsage).where(LLMUsage.purpose == "merge_captions")).all()
+        assert [r.segment_id for r in rows] == [summary.id]
 
 
 def test_multiscale_pending_or_failed_child_blocks_the_summary(services: Services, llm: ScriptedLLM) -> None:

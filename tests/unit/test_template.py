@@ -338,6 +338,46 @@ def test_template_functions_reach_the_database_through_the_proxy_endpoint_when_o
     }
 
 
+def test_template_caps_each_containers_database_pool() -> None:
+    # One request at a time per container: one pooled connection, one more at most (bench.bench_connections).
+    variables = template()["Globals"]["Function"]["Environment"]["Variables"]
+    assert (variables["DATABASE_POOL_SIZE"], variables["DATABASE_MAX_OVERFLOW"]) == ("1", "1")
+    settings = Settings(database_pool_size=variables["DATABASE_POOL_SIZE"], database_max_overflow="1")
+    assert settings.database_pool_size + settings.database_max_overflow == 2
+
+
+def http_api_functions() -> dict[str, dict[str, Any]]:
+    return {
+        name: props
+        for name, props in functions().items()
+        if any(e["Type"] == "HttpApi" for e in (props.get("Events") or {}).values())
+    }
+
+
+def test_template_api_functions_snapstart_published_versions_behind_an_alias() -> None:
+    api = http_api_functions()
+    assert len(api) >= 12
+    for name, props in api.items():
+        assert props.get("AutoPublishAlias") == "live", name
+        assert props.get("SnapStart") == {"ApplyOn": "PublishedVersions"}, name
+        # What SnapStart cannot be combined with (Lambda's documented limits).
+        assert "ProvisionedConcurrencyConfig" not in props, name
+        assert "FileSystemConfigs" not in props, name
+        assert int((props.get("EphemeralStorage") or {}).get("Size", 512)) <= 512, name
+        runtime = props.get("Runtime", template()["Globals"]["Function"]["Runtime"])
+        assert int(runtime.removeprefix("python3.")) >= 12, name  # SnapStart for Python: 3.12 and later
+
+
+def test_template_api_function_handlers_register_the_snapstart_hooks() -> None:
+    # Lambda runs only the hooks registered by modules the handler imports: every API handler's module
+    # must import worldmm.snapstart's registration (api.common or the MCP handler).
+    for name, props in http_api_functions().items():
+        module = props["Handler"].rsplit(".", 1)[0]
+        source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
+        assert "from api.common import" in source or "register_runtime_hooks()" in source, name
+    assert "register_runtime_hooks()" in (ROOT / "api" / "common.py").read_text()
+
+
 def test_template_every_function_runs_python312_with_powertools_settings() -> None:
     glob = template()["Globals"]["Function"]
     assert glob["Runtime"] == "python3.12"

@@ -16,8 +16,18 @@ USER_SETTING = "app.user_id"
 
 
 @lru_cache(maxsize=8)
-def _engine_for(url: str) -> Engine:
-    engine = create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, future=True)
+def _engine_for(url: str, pool_size: int = 10, max_overflow: int = 20, prepare: bool = True) -> Engine:
+    # Behind RDS Proxy, server-side prepared statements (psycopg prepares a query after 5 uses) would pin
+    # every client connection to one server connection and undo the proxy's multiplexing.
+    connect_args = {} if prepare else {"prepare_threshold": None}
+    engine = create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        connect_args=connect_args,
+        future=True,
+    )
     # Every connection can bind vectors, whichever module was imported first (see vector_type).
     event.listen(engine, "connect", lambda dbapi_connection, _record: register_vector_dumper(dbapi_connection))
     return engine
@@ -63,9 +73,9 @@ def resolve_admin_url(settings: Settings) -> str:
 class Database:
     """The application's handle on PostgreSQL: hands out units of work scoped to one user."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20, prepare: bool = True) -> None:
         self.url = url
-        self.engine = _engine_for(url)
+        self.engine = _engine_for(url, pool_size, max_overflow, prepare)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager
@@ -122,7 +132,21 @@ def get_database(settings: Settings) -> Database:
     is known to be held by row-level security (`check_application_role`)."""
     url = resolve_database_url(settings)
     if url not in _databases:
-        database = Database(url)
+        database = Database(
+            url,
+            pool_size=settings.database_pool_size,
+            max_overflow=settings.database_max_overflow,
+            prepare=not settings.database_proxy_host,
+        )
         check_application_role(database)
         _databases[url] = database
     return _databases[url]
+
+
+def close_all_connections() -> None:
+    """Close every pooled connection of this process and forget its engines: the next unit of work connects
+    afresh (a SnapStart snapshot must hold no connection, and a restored copy must not reuse one)."""
+    for database in _databases.values():
+        database.engine.dispose()
+    _databases.clear()
+    _engine_for.cache_clear()

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session
 from worldmm.crashpoints import crash_point
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, Triple
 from worldmm.errors import ModelOutputError
+from worldmm.llm.usage import UsageLog
 from worldmm.memory.episodic.multiscale import (
     PARTIAL_MIN_CHILDREN,
     SUMMARY_SCALES,
@@ -125,7 +126,8 @@ def produce_summary(
     produced, segment_id = False, claim.segment_id
     while claim is not None:
         try:
-            summary, model = services.summarizer.summarize(key.duration_seconds, claim.children)
+            usage = UsageLog()
+            summary, model = services.summarizer.summarize(key.duration_seconds, claim.children, usage)
             embedding = services.embedder.embed([summary])[0]
         except ModelOutputError as exc:
             _mark_failed(services, user_id, session_id, claim, str(exc))
@@ -137,7 +139,7 @@ def produce_summary(
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
             raise
         crash_point("summary.merged")
-        if not _write_caption(services, user_id, session_id, claim, summary, embedding):
+        if not _write_caption(services, user_id, session_id, claim, summary, embedding, usage):
             return SummaryOutcome(key, claim.segment_id, produced=produced)
         crash_point("summary.caption_written")
         logger.info(
@@ -331,14 +333,23 @@ def _owned(session: Session, user_id: str, session_id: str, claim: _Claim) -> Se
 
 
 def _write_caption(
-    services: MultiscalePorts, user_id: str, session_id: str, claim: _Claim, summary: str, embedding: list[float]
+    services: MultiscalePorts,
+    user_id: str,
+    session_id: str,
+    claim: _Claim,
+    summary: str,
+    embedding: list[float],
+    usage: UsageLog,
 ) -> bool:
-    """Store the merged caption and drop the previous production's episodic triples."""
+    """Store the merged caption and the merge call's usage row, and drop the previous production's episodic
+    triples. A superseded production's call is still billed: its usage row is written without a segment."""
     with services.db.unit_of_work(user_id) as session:
         row = _owned(session, user_id, session_id, claim)
         if row is None:
+            usage.flush(session, user_id, None)
             logger.info("summary_superseded", extra={"segment_id": str(claim.segment_id)})
             return False
+        usage.flush(session, user_id, row.id)
         row.caption = summary
         row.caption_embedding = embedding
         row.updated_at = datetime.now(UTC)

@@ -21,13 +21,17 @@ from worldmm.memory.episodic.multiscale import HOUR, TEN_MIN, ChildCaption, merg
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLM
+    from worldmm.llm.usage import UsageLog
+
+MERGE_PURPOSE = "merge_captions"
 
 
 class Summarizer(Protocol):
     """Children of one summary slot → the summary text."""
 
-    def summarize(self, scale: int, children: Sequence[ChildCaption]) -> tuple[str, str]:
-        """The summary of `children` at `scale` (seconds) and the id of the model that wrote it."""
+    def summarize(self, scale: int, children: Sequence[ChildCaption], usage: UsageLog | None = None) -> tuple[str, str]:
+        """The summary of `children` at `scale` (seconds) and the id of the model that wrote it; a model call
+        is added to `usage` (the caller writes it with the summary)."""
         ...
 
 
@@ -38,8 +42,10 @@ class LLMSummarizer:
         self.llm = llm
         self.settings = settings
 
-    def summarize(self, scale: int, children: Sequence[ChildCaption]) -> tuple[str, str]:
+    def summarize(self, scale: int, children: Sequence[ChildCaption], usage: UsageLog | None = None) -> tuple[str, str]:
         summary, response = merge_captions(self.llm, self.settings, scale, children)
+        if usage is not None:
+            usage.add(MERGE_PURPOSE, response)
         return summary, response.model
 
 
@@ -183,7 +189,7 @@ class ExtractiveSummarizer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def summarize(self, scale: int, children: Sequence[ChildCaption]) -> tuple[str, str]:
+    def summarize(self, scale: int, children: Sequence[ChildCaption], usage: UsageLog | None = None) -> tuple[str, str]:
         if not children:
             raise ValueError("nothing to merge")
         budget = int(self.settings.summary_max_chars * SCALE_BUDGET.get(scale, 1.0))
