@@ -84,6 +84,12 @@ GENERATION_TABLES = ("worldmm_graph_generations", "worldmm_segment_generations")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+class Tally(Protocol):
+    """Where an eraser counts what it deleted (`ForgetReport`, or a span erase's report)."""
+
+    def add(self, store: str, count: int) -> None: ...
+
+
 class ErasableStore(Protocol):
     """An object store that can erase a prefix (both adapters of the ObjectStore port can)."""
 
@@ -294,7 +300,10 @@ def _erase_catalog(services: ForgetPorts, user_id: str, sessions: list[str], rep
         report.add("dynamodb.sessions", 1)
 
 
-def _erase_capture_windows(services: ForgetPorts, user_id: str, sessions: list[str], report: ForgetReport) -> None:
+def _erase_capture_windows(
+    services: ForgetPorts, user_id: str, sessions: list[str], report: Tally, only: dict[str, set[int]] | None = None
+) -> None:
+    """The capture-window buffer rows of `sessions` (aws); with `only`, just those windows of each session."""
     if services.settings.worldmm_profile != Profile.AWS or not sessions:
         return
     client = _dynamo()
@@ -308,6 +317,8 @@ def _erase_capture_windows(services: ForgetPorts, user_id: str, sessions: list[s
             ConsistentRead=True,
         ):
             for item in page.get("Items", []):
+                if only is not None and int(item["windowIndex"]["N"]) not in only.get(sid, set()):
+                    continue
                 try:
                     client.delete_item(
                         TableName=table,
@@ -395,7 +406,7 @@ def user_graph_keys(client: Any, user_id: str) -> list[bytes]:
     return keys
 
 
-def _erase_redis(services: ForgetPorts, user_id: str, report: ForgetReport) -> None:
+def _erase_redis(services: ForgetPorts, user_id: str, report: Tally) -> None:
     if not services.settings.redis_url:
         return
     import redis

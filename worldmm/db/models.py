@@ -261,6 +261,24 @@ class ChatMessage(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class ForgottenSpan(Base):
+    """A span (or a session) the user erased: its audit record without content, and the tombstone that keeps
+    a window landing later from bringing it back (migration 0011)."""
+
+    __tablename__ = "worldmm_forgotten_spans"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str | None] = mapped_column(String(128))
+    span_start: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    span_end: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    requested_by: Mapped[str] = mapped_column(String(128))
+    requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    complete: Mapped[bool] = mapped_column(Boolean, default=False)
+    deleted: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+
+
 MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_segments",
     "worldmm_entities",
@@ -272,4 +290,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_chat_messages",
     "worldmm_graph_generations",
     "worldmm_segment_generations",
+    "worldmm_forgotten_spans",
 )

@@ -27,7 +27,15 @@ from worldmm.chat.models import (
     MessagesQuery,
     VerboseChatResponse,
 )
-from worldmm.memories.models import MEMORY_ID_PATTERN, MemoriesPage, MemoriesQuery, MemoryDetail, SessionStatus
+from worldmm.memories.models import (
+    MEMORY_ID_PATTERN,
+    ForgetSpanQuery,
+    ForgetSpanResult,
+    MemoriesPage,
+    MemoriesQuery,
+    MemoryDetail,
+    SessionStatus,
+)
 from worldmm.pipeline.events import SESSION_ID_PATTERN as INGEST_SESSION_ID_PATTERN
 
 
@@ -174,5 +182,15 @@ ROUTES: tuple[ApiRoute, ...] = (
         "SessionStatusFunction", "GET", "/sessions/{id}", "api.sessions.status.app",
         "A session's ingest status: its windows and how many are pending, complete, failed or waiting for GPU",
         SessionStatus, errors=(403, 404), path_patterns=(("id", INGEST_SESSION_ID_PATTERN),),
+    ),
+    ApiRoute(
+        "MemoriesForgetFunction", "DELETE", "/memories", "api.memories.forget.app",
+        "Erase everything the caller recorded in [from, to) from every store; later windows of it stay out",
+        ForgetSpanResult, query=ForgetSpanQuery, errors=(400,),
+    ),
+    ApiRoute(
+        "SessionForgetFunction", "DELETE", "/sessions/{id}", "api.sessions.forget.app",
+        "Erase one of the caller's capture sessions from every store; later windows of it stay out",
+        ForgetSpanResult, errors=(403, 404), path_patterns=(("id", INGEST_SESSION_ID_PATTERN),),
     ),
 )

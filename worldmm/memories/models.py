@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from worldmm.chat.models import CURSOR_PATTERN
 from worldmm.pipeline.events import SESSION_ID_PATTERN
@@ -28,6 +28,23 @@ _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+
 _ANSWER = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
+def _rfc3339_text(value: object) -> object:
+    """Only an RFC 3339 date-time with its offset: never epoch numbers or a time without a zone."""
+    if isinstance(value, str) and not _DATE_TIME.fullmatch(value):
+        raise ValueError("a time is an RFC 3339 date-time with an offset, e.g. 2026-11-24T09:00:00Z")
+    return value
+
+
+def _in_utc_time(value: datetime | None) -> datetime | None:
+    """In UTC; an instant UTC cannot hold is invalid."""
+    if value is None:
+        return None
+    try:
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError("the time is out of range") from exc
+
+
 class MemoriesQuery(BaseModel):
     """Query string of GET /memories: a time span (`from` inclusive, `to` exclusive; RFC 3339 date-times with
     their offset), one scale or every scale, and a page. Memories overlapping the span are listed. A cursor
@@ -41,24 +58,8 @@ class MemoriesQuery(BaseModel):
     cursor: str | None = Field(default=None, max_length=4096, pattern=CURSOR_PATTERN)
     limit: int | None = Field(default=None, ge=1, le=MAX_JSON_INT)
 
-    @field_validator("start", "end", mode="before")
-    @classmethod
-    def _rfc3339(cls, value: object) -> object:
-        """Only an RFC 3339 date-time with its offset: never epoch numbers or a time without a zone."""
-        if isinstance(value, str) and not _DATE_TIME.fullmatch(value):
-            raise ValueError("a time is an RFC 3339 date-time with an offset, e.g. 2026-11-24T09:00:00Z")
-        return value
-
-    @field_validator("start", "end")
-    @classmethod
-    def _in_utc(cls, value: datetime | None) -> datetime | None:
-        """In UTC; an instant UTC cannot hold is invalid."""
-        if value is None:
-            return None
-        try:
-            return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
-        except OverflowError as exc:
-            raise ValueError("the time is out of range") from exc
+    _rfc3339 = field_validator("start", "end", mode="before")(_rfc3339_text)
+    _in_utc = field_validator("start", "end")(_in_utc_time)
 
     @field_validator("scale", mode="before")
     @classmethod
@@ -165,3 +166,37 @@ class SessionStatus(BaseModel):
     ended: bool
     counts: SessionCounts
     windows: list[SessionWindow]
+
+
+class ForgetSpanQuery(BaseModel):
+    """Query string of DELETE /memories: the span [from, to) to erase (RFC 3339 date-times with their offset,
+    `from` before `to`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    start: datetime = Field(alias="from", examples=["2026-11-24T09:00:00Z"])
+    end: datetime = Field(alias="to", examples=["2026-11-24T10:00:00Z"])
+
+    _rfc3339 = field_validator("start", "end", mode="before")(_rfc3339_text)
+    _in_utc = field_validator("start", "end")(_in_utc_time)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ForgetSpanQuery:
+        if not self.start < self.end:
+            raise ValueError("from must be before to")
+        return self
+
+
+class ForgetSpanResult(BaseModel):
+    """What a span (or session) erase deleted: items per store, no content. Another call finds nothing more."""
+
+    model_config = _ANSWER
+
+    start: str | None = Field(default=None, description="The span's `from` (absent for a session)")
+    end: str | None = Field(default=None, description="The span's `to` (absent for a session)")
+    session_id: str | None = None
+    deleted: dict[str, int] = Field(
+        description="Items erased per store: objects, postgres.windows, postgres.summaries, "
+        "postgres.summaries_invalidated, postgres.triples, postgres.entities, postgres.visual_embeddings, "
+        "postgres.memory_history, postgres.semantic_restored, redis.keys, dynamodb.capture_windows"
+    )

@@ -19,6 +19,7 @@ from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, VisualEmbedding
+from worldmm.db.tombstones import is_forgotten, lock_claiming
 from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.captioner import caption_window
 from worldmm.llm.usage import UsageLog
@@ -68,6 +69,7 @@ class ClaimStatus(StrEnum):
     COMPLETE = "complete"  # already enriched; nothing to do
     BUSY = "busy"  # another invocation holds a live claim
     EXHAUSTED = "exhausted"  # claimed INGEST_MAX_ATTEMPTS times already: left failed, not run again
+    FORGOTTEN = "forgotten"  # the user erased this window's span or session: nothing may be written
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,8 @@ def claim_segment(
 ) -> ClaimResult:
     """Write the `pending` row (or take over a pending/failed one, clearing its triples and embedding).
 
-    A complete row is left alone (COMPLETE); a row claimed by a live invocation is left to it (BUSY).
+    A complete row is left alone (COMPLETE); a row claimed by a live invocation is left to it (BUSY); a
+    window in a span or session the user erased is never written (FORGOTTEN: see worldmm.db.tombstones).
     A claim lives for the lease; on the local profile it also records its process (`claim_owner`) and
     is taken over at once when that process is gone. `columns` are further Segment columns to set
     (transcript, frame_count, s3_frames_key, ...).
@@ -124,6 +127,10 @@ def claim_segment(
     lease = timedelta(seconds=services.settings.ingest_claim_lease_s)
     owner = owner_for(services.settings)
     with services.db.unit_of_work(user_id) as session:
+        lock_claiming(session, user_id)
+        if is_forgotten(session, user_id, session_id, start_time, end_time):
+            log_step(logger, "window_forgotten", session_id=session_id, window_index=window_index)
+            return ClaimResult(ClaimStatus.FORGOTTEN, uuid.UUID(int=0), start_time, end_time)
         new_id = session.execute(
             insert(_SEGMENTS)
             .values(

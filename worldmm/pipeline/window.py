@@ -192,6 +192,11 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
         # A run killed between completing the window and closing its summaries is resumed here.
         _window_complete(services, user_id, session_id, index)
         return IngestWindowAlreadyProcessed(segment_id=str(claim.segment_id))
+    if claim.status == ClaimStatus.FORGOTTEN:
+        # The user erased this span (or session) already: what landed since goes too, nothing is written.
+        erased = services.store.delete_prefix(window_prefix(session_id, index))  # type: ignore[attr-defined]
+        log_step(logger, "forgotten_window_erased", session_id=session_id, window_index=index, objects=erased)
+        return IngestWindowSkipped(reason="forgotten")
     if claim.status == ClaimStatus.BUSY:
         log_step(logger, "window_in_progress", segment_id=str(claim.segment_id))
         return IngestWindowSkipped(reason="in_progress")
