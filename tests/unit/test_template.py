@@ -137,6 +137,8 @@ def test_template_routes_every_chat_and_capture_endpoint_to_its_handler() -> Non
         ("GET", "/memories"): "api.memories.list.app.lambda_handler",
         ("GET", "/memories/{id}"): "api.memories.get.app.lambda_handler",
         ("GET", "/sessions/{id}"): "api.sessions.status.app.lambda_handler",
+        ("DELETE", "/memories"): "api.memories.forget.app.lambda_handler",
+        ("DELETE", "/sessions/{id}"): "api.sessions.forget.app.lambda_handler",
     }
 
 
