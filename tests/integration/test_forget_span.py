@@ -62,7 +62,7 @@ _MARKER = re.compile(r"zq\d\d")
 
 
 def marker(session_id: str, index: int) -> str:
-    return f"zq{index:02d}" if session_id == SA else f"zx{index:02d}"
+    return {SA: "zq", SA2: "zy"}.get(session_id, "zx") + f"{index:02d}"
 
 
 class MarkerTranscriber:
@@ -444,7 +444,7 @@ def test_forget_session_erases_the_whole_session_idempotently(world: World) -> N
     after = snapshot(world)
     assert [v for v in after["s3"] if v.startswith(f"sessions/{SA2}/")] == []
     assert [i for i in after["dynamodb"][world.services.settings.capture_windows_table] if SA2 in i] == []
-    assert postgres_mentions(world.admin_url, "zx0[0-2]|" + SA2).keys() <= {"worldmm_forgotten_spans"}
+    assert postgres_mentions(world.admin_url, "zy0[0-2]|" + SA2).keys() <= {"worldmm_forgotten_spans"}
     assert [v for v in after["s3"] if v.startswith(f"sessions/{SA}/")] == [
         v for v in before["s3"] if v.startswith(f"sessions/{SA}/")
     ]

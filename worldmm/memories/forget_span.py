@@ -40,6 +40,7 @@ from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.forget import ErasableStore, ForgetPorts, _erase_capture_windows, _erase_redis
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
+from worldmm.memory.entities import delete_unreferenced_entities
 from worldmm.pipeline.events import SESSION_ID_PATTERN
 from worldmm.pipeline.sessions import window_span
 
@@ -96,7 +97,8 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
     found = _find(services, user_id, target)
     _erase_objects(services, user_id, target, found, report)
     _erase_postgres(services, user_id, target, found, report)
-    _erase_redis(services, user_id, report)
+    if found.windows or found.summaries:  # the graph and lexical caches were built from them
+        _erase_redis(services, user_id, report)
     sessions = sorted({sid for _, sid, _ in found.windows} | ({target.session_id} if target.session_id else set()))
     only = None if target.session_id else _indices_by_session(found)
     _erase_capture_windows(services, user_id, sessions, report, only)
@@ -181,10 +183,19 @@ def _find(services: ForgetPorts, user_id: str, target: SpanTarget) -> _Windows:
             ),
             params,
         ).all()
+        # A summary is made from the windows under it: it is touched when a window of the target lies under it
+        # (a summary re-made after an earlier erase of the same span is not), or for a session, always.
+        under = (
+            ""
+            if target.session_id is not None
+            else "AND EXISTS (SELECT 1 FROM worldmm_segments w WHERE w.user_id = :u AND w.duration_seconds = 30 "
+            f"AND w.session_id = s.session_id AND w.start_time >= s.start_time AND w.start_time < s.end_time "
+            f"AND {_target_sql(target, 'w')})"
+        )
         summaries = session.execute(
             text(
                 "SELECT s.id FROM worldmm_segments s "
-                f"WHERE s.user_id = :u AND s.duration_seconds IN (180, 600, 3600) AND {where}"
+                f"WHERE s.user_id = :u AND s.duration_seconds IN (180, 600, 3600) AND {where} {under}"
             ),
             params,
         ).scalars()
@@ -285,7 +296,7 @@ def _erase_postgres(
             why=FORGOTTEN_SUMMARY,
         )
         candidates = {e for pair in entities for e in pair if e is not None}
-        _erase_orphan_entities(session, user_id, candidates, report)
+        report.add("postgres.entities", delete_unreferenced_entities(session, user_id, candidates))
 
 
 def _runner(session: Session, report: SpanReport, params: dict[str, Any]) -> Any:
@@ -294,27 +305,6 @@ def _runner(session: Session, report: SpanReport, params: dict[str, Any]) -> Any
         report.add(store, int(getattr(result, "rowcount", 0) or 0))
 
     return run
-
-
-def _erase_orphan_entities(session: Session, user_id: str, candidates: set[uuid.UUID], report: SpanReport) -> None:
-    """Entities among `candidates` (and the canonicals of aliases that go) that no triple and no alias names."""
-    while candidates:
-        gone = (
-            session.execute(
-                text(
-                    "DELETE FROM worldmm_entities e WHERE e.user_id = :u AND e.id = ANY(:c) "
-                    "AND NOT EXISTS (SELECT 1 FROM worldmm_triples t WHERE t.subject_entity_id = e.id) "
-                    "AND NOT EXISTS (SELECT 1 FROM worldmm_triples t WHERE t.object_entity_id = e.id) "
-                    "AND NOT EXISTS (SELECT 1 FROM worldmm_entities a WHERE a.canonical_entity_id = e.id) "
-                    "RETURNING e.canonical_entity_id"
-                ),
-                {"u": user_id, "c": list(candidates)},
-            )
-            .scalars()
-            .all()
-        )
-        report.add("postgres.entities", len(gone))
-        candidates = {c for c in gone if c is not None}
 
 
 def _finish_tombstone(services: ForgetPorts, user_id: str, audit_id: int, report: SpanReport) -> None:

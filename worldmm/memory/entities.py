@@ -255,3 +255,27 @@ def resolve_entities(
         if form and form.lower() in resolved:
             out[raw] = resolved[form.lower()]
     return out
+
+
+def delete_unreferenced_entities(session: Session, user_id: str, candidates: set[uuid.UUID]) -> int:
+    """Delete those of `candidates` (and then the canonicals of aliases that went) that no triple and no alias
+    names any more: what a forgotten span, or a window whose claim was lost, leaves behind. The count."""
+    deleted = 0
+    while candidates:
+        gone = (
+            session.execute(
+                text(
+                    "DELETE FROM worldmm_entities e WHERE e.user_id = :u AND e.id = ANY(:c) "
+                    "AND NOT EXISTS (SELECT 1 FROM worldmm_triples t WHERE t.subject_entity_id = e.id) "
+                    "AND NOT EXISTS (SELECT 1 FROM worldmm_triples t WHERE t.object_entity_id = e.id) "
+                    "AND NOT EXISTS (SELECT 1 FROM worldmm_entities a WHERE a.canonical_entity_id = e.id) "
+                    "RETURNING e.canonical_entity_id"
+                ),
+                {"u": user_id, "c": list(candidates)},
+            )
+            .scalars()
+            .all()
+        )
+        deleted += len(gone)
+        candidates = {c for c in gone if c is not None}
+    return deleted

@@ -23,7 +23,7 @@ from worldmm.db.tombstones import is_forgotten, lock_claiming
 from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.captioner import caption_window
 from worldmm.llm.usage import UsageLog
-from worldmm.memory.entities import resolve_entities
+from worldmm.memory.entities import delete_unreferenced_entities, resolve_entities
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.memory.episodic.store import (
     PreparedTriple,
@@ -350,6 +350,7 @@ def enrich_segment(
     """
     settings = services.settings
     usage = UsageLog()
+    extraction: EpisodicExtraction | None = None
     try:
         window_caption = caption_window(services.llm, settings, material.frames, material.transcript)
         caption = window_caption.text
@@ -403,10 +404,16 @@ def enrich_segment(
                     )
                 )
             usage.flush(session, user_id, segment_id)
-    except Exception:
+    except Exception as exc:
         if usage.entries:  # the calls were paid for even though the window failed
             with services.db.unit_of_work(user_id) as session:
-                usage.flush(session, user_id, segment_id)
+                # the segment may be gone (its span was forgotten meanwhile): the cost stays, unattributed
+                exists = session.scalar(select(_SEGMENTS.c.id).where(_SEGMENTS.c.id == segment_id))
+                usage.flush(session, user_id, segment_id if exists is not None else None)
+        if isinstance(exc, ClaimLostError) and extraction is not None and extraction.entity_ids:
+            # the entities resolved for the lost window are kept only where something else names them
+            with services.db.unit_of_work(user_id) as session:
+                delete_unreferenced_entities(session, user_id, set(extraction.entity_ids.values()))
         raise
     if visual is not None:
         log_step(logger, "embedding_stored", segment_id=str(segment_id))
