@@ -503,3 +503,20 @@ def test_mcp_forget_span_erases_only_with_the_code_shown_to_the_human_for_that_s
     assert done.accepted and done.deleted["postgres.windows"] == len(SPAN)
     assert not mcp_forget_span(world.services, ALICE, FROM, TO, None, code, codes).accepted
     assert postgres_mentions(world.admin_url, "|".join(marker(SA, i) for i in SPAN)) == {}
+
+
+def test_forget_span_reaching_into_the_future_forgets_only_what_was_recorded(world: World) -> None:
+    # GIVEN a session started a minute ago (window 1 is being recorded now, window 4 is still to come)
+    now = datetime.now(UTC)
+    sid = "SPANALICE0000000000003"
+    world.capture.create_session(
+        CaptureSession(session_id=sid, user_id=ALICE, created_at=(now - timedelta(seconds=60)).isoformat())
+    )
+    # WHEN Alice erases the last hour and the next one
+    status, _ = delete_span(ALICE, now - timedelta(hours=1), now + timedelta(hours=1))
+    # THEN the window recorded now is refused when it lands, and one recorded after the erase is remembered
+    assert status == 200
+    _upload(world, ALICE, sid, 1)
+    _upload(world, ALICE, sid, 4)
+    assert _ingest(world, ALICE, sid, 1).model_dump() == {"status": "skipped", "reason": "forgotten"}
+    assert _ingest(world, ALICE, sid, 4).status == "ok"

@@ -92,6 +92,10 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
     started = time.perf_counter()
     if target.session_id is not None:
         check_session_owner(services, user_id, target.session_id)
+    else:
+        target = _recorded_part(target, datetime.now(UTC))
+        if target is None:
+            return SpanReport()  # all of it is still to come: nothing was recorded in it
     report = SpanReport()
     audit_id = _write_tombstone(services, user_id, target, requested_by)
     found = _find(services, user_id, target)
@@ -112,6 +116,14 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
         },
     )
     return report
+
+
+def _recorded_part(target: SpanTarget, now: datetime) -> SpanTarget | None:
+    """The part of a span up to now: only what was recorded can be forgotten, and a tombstone reaching into
+    the future would silently drop memories not made yet (a window being recorded now starts before now)."""
+    assert target.start is not None and target.end is not None
+    end = min(target.end, now)
+    return SpanTarget(target.start, end) if target.start < end else None
 
 
 def check_session_owner(services: ForgetPorts, user_id: str, session_id: str) -> None:
@@ -169,7 +181,9 @@ def _target_sql(target: SpanTarget, alias: str = "s") -> str:
 def _params(user_id: str, target: SpanTarget) -> dict[str, Any]:
     params: dict[str, Any] = {"u": user_id, "sid": target.session_id, "start": target.start, "end": target.end}
     if target.start is not None:
-        params["earliest"] = target.start - timedelta(seconds=_LONGEST_SUMMARY_S)
+        floor = datetime.min.replace(tzinfo=UTC)
+        longest = timedelta(seconds=_LONGEST_SUMMARY_S)
+        params["earliest"] = target.start - longest if target.start > floor + longest else floor
     return params
 
 
