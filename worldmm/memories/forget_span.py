@@ -93,9 +93,10 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
     if target.session_id is not None:
         check_session_owner(services, user_id, target.session_id)
     else:
-        target = _recorded_part(target, datetime.now(UTC))
-        if target is None:
+        recorded = _recorded_part(target, datetime.now(UTC))
+        if recorded is None:
             return SpanReport()  # all of it is still to come: nothing was recorded in it
+        target = recorded
     report = SpanReport()
     audit_id = _write_tombstone(services, user_id, target, requested_by)
     found = _find(services, user_id, target)
