@@ -57,7 +57,7 @@ SELECT gen_random_uuid(), %(user)s::varchar, 'shared ' || k, 'shared ' || k FROM
 """
 _OWN = """
 INSERT INTO worldmm_entities (id, user_id, surface_form, canonical_name)
-SELECT gen_random_uuid(), %(user)s::varchar, 'seen ' || s.id, 'seen ' || s.id
+SELECT md5('own' || s.id::text)::uuid, %(user)s::varchar, 'seen ' || s.id, 'seen ' || s.id
 FROM worldmm_segments s WHERE s.user_id = %(user)s::varchar AND s.duration_seconds = 30
 """
 _EPISODIC = """
@@ -72,8 +72,8 @@ FROM worldmm_segments s JOIN pool p ON p.k = s.window_index %% {n}
 WHERE s.user_id = %(user)s::varchar AND s.duration_seconds = 30
 UNION ALL
 SELECT gen_random_uuid(), s.id, s.user_id, 'episodic'::worldmm_memory_type, (SELECT id FROM me), 'sees',
-       e.id, s.start_time
-FROM worldmm_segments s JOIN worldmm_entities e ON e.user_id = s.user_id AND e.surface_form = 'seen ' || s.id
+       md5('own' || s.id::text)::uuid, s.start_time
+FROM worldmm_segments s
 WHERE s.user_id = %(user)s::varchar AND s.duration_seconds = 30
 """
 _SEMANTIC = """
@@ -114,6 +114,7 @@ def _fill(
             p = {"user": user, "t0": T0}
             for scale in (30, 180, 600, 3600):
                 conn.execute(_SEGMENTS.format(scale=scale), p | {"n": days * 86400 // scale})
+            conn.execute("ANALYZE worldmm_segments")
             conn.execute(_SHARED.format(n=SHARED_ENTITIES), p)
             conn.execute(_OWN, p)
             conn.execute(_EPISODIC.format(n=SHARED_ENTITIES), p)
