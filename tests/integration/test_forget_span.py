@@ -520,3 +520,31 @@ def test_forget_span_reaching_into_the_future_forgets_only_what_was_recorded(wor
     _upload(world, ALICE, sid, 4)
     assert _ingest(world, ALICE, sid, 1).model_dump() == {"status": "skipped", "reason": "forgotten"}
     assert _ingest(world, ALICE, sid, 4).status == "ok"
+
+
+def test_forget_session_local_profile_keeps_only_the_catalog_entry(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    from tests.support_ingest import SESSION, USER, make_ingest_services, put_window, script_window_models
+
+    # GIVEN the local profile: the session's folder holds its metadata.json and two ingested windows
+    services = make_ingest_services(settings, db, script_window_models(ScriptedLLM()), tmp_path / "objects")
+    set_services(services)
+    try:
+        for index in range(2):
+            put_window(services.store, SESSION, index, frames=3)
+            event = IngestWindowEvent(sessionId=SESSION, userId=USER, windowIndex=index, frameCount=3)
+            assert ingest_window(services, event).status == "ok"
+        # WHEN the user deletes the session, twice, and another user tries
+        status, body = delete_session(USER, SESSION)
+        again = delete_session(USER, SESSION)
+        stranger = delete_session(BOB, SESSION)
+    finally:
+        set_services(None)
+    # THEN only the catalog entry is left, no row of the session remains, and the second call finds nothing
+    assert status == 200 and body["deleted"]["objects"] == 2 * 4 and body["deleted"]["postgres.windows"] == 2
+    assert services.store.list(f"sessions/{SESSION}/") == [f"sessions/{SESSION}/metadata.json"]
+    assert again == (200, {"start": None, "end": None, "session_id": SESSION, "deleted": {}})
+    assert stranger == (403, {"message": "Forbidden"})
+    with services.db.unit_of_work(USER) as session:
+        assert session.scalars(select(Segment.id).where(Segment.user_id == USER)).all() == []
