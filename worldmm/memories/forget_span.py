@@ -100,13 +100,12 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
     report = SpanReport()
     audit_id = _write_tombstone(services, user_id, target, requested_by)
     found = _find(services, user_id, target)
-    _erase_objects(services, user_id, target, found, report)
+    windows = _erase_objects(services, user_id, target, found, report)
     _erase_postgres(services, user_id, target, found, report)
     if found.windows or found.summaries:  # the graph and lexical caches were built from them
         _erase_redis(services, user_id, report)
-    sessions = sorted({sid for _, sid, _ in found.windows} | ({target.session_id} if target.session_id else set()))
-    only = None if target.session_id else _indices_by_session(found)
-    _erase_capture_windows(services, user_id, sessions, report, only)
+    sessions = sorted(set(windows) | ({target.session_id} if target.session_id else set()))
+    _erase_capture_windows(services, user_id, sessions, report, None if target.session_id else windows)
     _finish_tombstone(services, user_id, audit_id, report)
     logger.info(
         "span forgotten",
@@ -239,7 +238,8 @@ def _span_indices(services: ForgetPorts, user_id: str, session_id: str, target: 
 
 def _erase_objects(
     services: ForgetPorts, user_id: str, target: SpanTarget, found: _Windows, report: SpanReport
-) -> None:
+) -> dict[str, set[int]]:
+    """Erase the target's objects; the windows of the span per session (ingested or only uploaded)."""
     store: ErasableStore = services.store  # type: ignore[assignment]
     if target.session_id is not None:
         # Everything of the session but its catalog entry (locally the session's metadata.json, which holds
@@ -252,7 +252,7 @@ def _erase_objects(
             services.store.put(catalog, entry)
             erased -= 1
         report.add("objects", erased)
-        return
+        return {}
     by_session = _indices_by_session(found)
     for sid in by_session:
         by_session[sid] |= _span_indices(services, user_id, sid, target)
@@ -260,6 +260,7 @@ def _erase_objects(
     for prefix in sorted(prefixes):
         if re.fullmatch(SESSION_ID_PATTERN, prefix.split("/")[1]):
             report.add("objects", store.delete_prefix(prefix))
+    return by_session
 
 
 def _erase_postgres(
