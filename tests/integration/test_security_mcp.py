@@ -156,3 +156,27 @@ def test_security_search_memories_query_longer_than_the_cap_is_refused(
     long, capped = anyio.run(run)
     assert long.is_error and "1000" in json.dumps([c.model_dump() for c in long.content])
     assert not capped.is_error
+
+
+def test_security_mcp_forget_span_is_refused_without_the_code_shown_for_that_span(
+    gateway: RunningGateway, poisoned: Services, screen: HumanScreen
+) -> None:
+    """Issue 25: forget_span over MCP (official client, `worldmm serve`) erases only with the human's code."""
+    token = issue_token(ALICE, poisoned.settings)
+    span = {"since": "2026-05-01T09:59:00Z", "until": "2026-05-01T10:01:00Z"}
+    # WHEN the agent calls forget_span without a code, with the poster's code, or with a code for another span
+    asked = _call(gateway.url, token, "forget_span", span)[1]
+    poster = _call(gateway.url, token, "forget_span", {**span, "code": "AAAA2222"})[1]
+    code = screen.last_code(ALICE)
+    other = _call(
+        gateway.url, token, "forget_span", {"since": "2026-05-01T09:00:00Z", "until": span["until"], "code": code}
+    )[1]
+    # THEN nothing is erased: the memory is still found; the code went to the human's screen only
+    assert not (asked["accepted"] or poster["accepted"] or other["accepted"])
+    assert code not in json.dumps([asked, poster, other])
+    _, still = _call(gateway.url, token, "search_memories", {"memory_type": "episodic", "query": "red mug Kate"})
+    assert still["memories"]
+    # AND with the code shown for this span it erases the span
+    _call(gateway.url, token, "forget_span", span)
+    done = _call(gateway.url, token, "forget_span", {**span, "code": screen.last_code(ALICE)})[1]
+    assert done["accepted"] and done["deleted"]["postgres.windows"] == 1
