@@ -548,3 +548,35 @@ def test_forget_session_local_profile_keeps_only_the_catalog_entry(
     assert stranger == (403, {"message": "Forbidden"})
     with services.db.unit_of_work(USER) as session:
         assert session.scalars(select(Segment.id).where(Segment.user_id == USER)).all() == []
+
+
+def test_forget_span_a_fact_only_the_span_had_invalidated_is_valid_again(world: World) -> None:
+    # GIVEN a semantic fact of window 2 that window 8 (in the span) had invalidated
+    with world.services.db.unit_of_work(ALICE) as session:
+        by_index = dict(
+            session.execute(
+                select(Segment.window_index, Segment.id).where(
+                    Segment.user_id == ALICE, Segment.session_id == SA, Segment.duration_seconds == 30
+                )
+            ).all()
+        )
+        me = session.execute(
+            text("SELECT id FROM worldmm_entities WHERE user_id = :u AND surface_form = 'I'"), {"u": ALICE}
+        ).scalar_one()
+        fact = session.execute(
+            text(
+                "INSERT INTO worldmm_triples (id, segment_id, user_id, memory_type, subject_entity_id, predicate, "
+                "object_literal, invalidated_at, invalidated_by_segment_id) VALUES (gen_random_uuid(), :seg, :u, "
+                "'semantic', :me, 'lives in', 'Lisbon', now(), :by) RETURNING id"
+            ),
+            {"seg": by_index[2], "u": ALICE, "me": me, "by": by_index[8]},
+        ).scalar_one()
+    # WHEN the span is erased
+    status, body = delete_span(ALICE)
+    # THEN the fact is valid again (the evidence against it is gone)
+    assert status == 200 and body["deleted"]["postgres.semantic_restored"] == 1
+    with world.services.db.unit_of_work(ALICE) as session:
+        row = session.execute(
+            text("SELECT invalidated_at, invalidated_by_segment_id FROM worldmm_triples WHERE id = :id"), {"id": fact}
+        ).one()
+    assert tuple(row) == (None, None)
