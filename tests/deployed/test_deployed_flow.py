@@ -228,6 +228,18 @@ def test_whole_flow_runs_on_the_templates_own_environment(
     # THEN the windows are ingested again
     assert [r.result["status"] for r in reruns] == ["ok", "ok"]
 
+    # WHEN another user, then the wearer, deletes the session (issue 25: span forget on its template environment)
+    stranger = stack.invoke("SessionForgetFunction", http_event("DELETE", f"/sessions/{session}", sub="someone-else"))
+    assert stranger.result["statusCode"] == 403
+    erased = body(stack.invoke("SessionForgetFunction", http_event("DELETE", f"/sessions/{session}", sub=USER)))
+    # THEN its windows and summary are gone from the timeline
+    assert erased["deleted"]["postgres.windows"] == 2, erased
+    assert body(stack.invoke("MemoriesListFunction", http_event("GET", "/memories", sub=USER)))["memories"] == []
+    span = http_event("DELETE", "/memories", sub=USER)
+    span["queryStringParameters"] = {"from": "2020-01-01T00:00:00Z", "to": "2020-01-01T01:00:00Z"}
+    span["rawQueryString"] = "from=2020-01-01T00:00:00Z&to=2020-01-01T01:00:00Z"
+    assert body(stack.invoke("MemoriesForgetFunction", span))["deleted"] == {}
+
     # AND every invocation published its metrics in the template's namespace
     assert all(emf_metrics(run) for run in stack.runs), [r.function for r in stack.runs if not emf_metrics(r)]
     published = set().union(*(emf_metrics(run) for run in stack.runs))
