@@ -263,7 +263,7 @@ class ChatMessage(Base):
 
 class ForgottenSpan(Base):
     """A span (or a session) the user erased: its audit record without content, and the tombstone that keeps
-    a window landing later from bringing it back (migration 0011)."""
+    a window landing later from bringing it back (migration 0013)."""
 
     __tablename__ = "worldmm_forgotten_spans"
 

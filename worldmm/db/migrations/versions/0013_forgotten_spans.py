@@ -9,16 +9,16 @@ Indexes for the foreign keys a span erase walks back along (without them every d
 entity costs a scan of the referencing table): triples by subject, object and invalidating segment, entity
 aliases by canonical, history by segment and triple, usage by segment.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0013
+Revises: 0012
 """
 
 from __future__ import annotations
 
 from alembic import context, op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
