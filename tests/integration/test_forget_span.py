@@ -580,3 +580,28 @@ def test_forget_span_a_fact_only_the_span_had_invalidated_is_valid_again(world: 
             text("SELECT invalidated_at, invalidated_by_segment_id FROM worldmm_triples WHERE id = :id"), {"id": fact}
         ).one()
     assert tuple(row) == (None, None)
+
+
+def test_forget_span_the_reaper_re_summarises_an_emptied_summary_from_what_remains(world: World) -> None:
+    from worldmm.pipeline.reaper import reap
+    from worldmm.services import local_handlers
+
+    # GIVEN the span is erased, leaving the 10 min summary over it emptied and failed, and some time passes
+    assert delete_span(ALICE)[0] == 200
+    with world.services.db.unit_of_work(ALICE) as session:
+        session.execute(
+            text(
+                "UPDATE worldmm_segments SET updated_at = now() - interval '2 hours' "
+                "WHERE user_id = :u AND duration_seconds = 600"
+            ),
+            {"u": ALICE},
+        )
+    name = world.services.settings.ingest_function_name
+    world.services.invoker.register(name, local_handlers(world.services)[name])  # type: ignore[attr-defined]
+    # WHEN the reaper runs
+    reap(world.services, older_than_s=3600)
+    # THEN the summary is made again from the windows left, and nothing of the span comes back
+    with world.services.db.unit_of_work(ALICE) as session:
+        ten = session.scalars(select(Segment).where(Segment.user_id == ALICE, Segment.duration_seconds == 600)).one()
+    assert ten.processing_status == ProcessingStatus.COMPLETE and ten.caption
+    assert postgres_mentions(world.admin_url, "|".join(marker(SA, i) for i in SPAN)) == {}
