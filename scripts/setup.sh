@@ -7,6 +7,8 @@ PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3.12 || command -v 
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
+# The local page's browser test (tests/integration/test_page_browser.py) drives Debian's Chromium.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

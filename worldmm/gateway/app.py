@@ -5,7 +5,8 @@ it, its Bearer token verified as the JWT authorizer would, and the request hande
 `lambda_handler` as the v2 event it receives in production. `POST /uploads/` takes the presigned uploads
 (`worldmm.capture.local_uploads`), stores the object and records it as the bucket's ObjectCreated
 notification would (S3 → SQS → `worldmm.capture.s3_events`), on a background worker. `/openapi.json` serves
-the API's document and `/mcp` the MCP endpoint over the same memory.
+the API's document, `/mcp` the MCP endpoint over the same memory, and `/` the local page
+(`worldmm.gateway.page`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_
 from worldmm.gateway.keys import gateway_keys
 from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.gateway.openapi import openapi_document
+from worldmm.gateway.page import page_routes
 from worldmm.gateway.routes import ROUTES, ApiRoute
 
 if TYPE_CHECKING:
@@ -315,6 +317,7 @@ def create_app(
         routes=[
             Route("/openapi.json", gateway.openapi, methods=["GET"]),
             Route(UPLOADS_PATH, gateway.upload_form, methods=["POST"]),
+            *page_routes(),
             Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),
             Route(MCP_PATH, mcp_app),
             Route("/{path:path}", gateway.api, methods=methods),
