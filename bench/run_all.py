@@ -36,6 +36,7 @@ BENCHES = {
     "cost": ["-m", "bench.bench_cost", "--redis"],
     "connections": ["-m", "bench.bench_connections"],
     "redis_lru": ["-m", "bench.bench_redis_lru"],
+    "page": ["-m", "bench.bench_page"],
 }
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -118,7 +118,7 @@ def test_sign_in_timeline_search_ask_and_follow_a_citation(gateway: RunningGatew
         page.click("#sign-in-form button[type=submit]")
         # THEN her day is shown at the four scales, oldest first, and none of Bob's
         page.wait_for_selector(_lane(3600))
-        page.wait_for_function("window.__worldmmTimelineDone !== undefined")
+        page.wait_for_selector("body[data-timeline=done]", state="attached")
         windows = page.locator(_lane(30) + " .caption").all_text_contents()
         assert windows == ["Kate holds a red mug in the kitchen.", HOSTILE]
         summaries = {180: "Kate and a red mug", 600: "Morning in the kitchen", 3600: "A morning at home"}

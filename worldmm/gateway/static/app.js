@@ -163,12 +163,14 @@ async function loadDay() {
   $("timeline-status").textContent = "Loading…";
   window.__worldmmFirstContent = undefined;
   window.__worldmmTimelineDone = undefined;
+  document.body.dataset.timeline = "loading";
   try {
     const counts = await Promise.all(SCALES.map((scale) => loadLane(run, scale, from, to)));
     if (run !== generation) return;
     const total = counts.reduce((a, b) => a + b, 0);
     $("timeline-status").textContent = total ? `${counts[3]} windows, ${total - counts[3]} summaries` : "Nothing remembered on this day.";
     window.__worldmmTimelineDone = performance.now();
+    document.body.dataset.timeline = "done";
   } catch (error) {
     if (run === generation) $("timeline-status").textContent = `Could not load the day: ${error.message}`;
   }
