@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from worldmm.ingest.storage import ObjectStore
     from worldmm.ingest.transcription import Transcriber
     from worldmm.llm.port import LLM
+    from worldmm.memories.corrections import EntityCorrections
     from worldmm.memories.service import MemoryService
     from worldmm.memory.embedding import TextEmbedder
     from worldmm.memory.episodic.extractor import Extractor
@@ -161,6 +162,21 @@ class Services:
         return MemoryService(self.settings, self.db, self.store, self.sessions, gpu_waiting)
 
     @cached_property
+    def corrections(self) -> EntityCorrections:
+        """Renames and merges of the caller's entities; a merge drops their cached graphs."""
+        from worldmm.db.models import MemoryType
+        from worldmm.memories.corrections import EntityCorrections
+
+        def invalidate(user_id: str) -> None:
+            try:
+                for memory_type in (MemoryType.EPISODIC, MemoryType.SEMANTIC):
+                    self.graph_cache.invalidate(user_id, memory_type)
+            except Exception as exc:  # the generations bumped with the merge retire them where this failed
+                _logger.warning("graph_invalidation_failed", extra={"user_id": user_id, "error": str(exc)})
+
+        return EntityCorrections(self.db, invalidate)
+
+    @cached_property
     def capture(self) -> CaptureService:
         from worldmm.capture.service import build_capture_service
 
@@ -240,6 +256,7 @@ _PORTS = {
     "graph_cache",
     "chats",
     "memories",
+    "corrections",
     "capture",
     "gpu_demand",
     "gpu_controller",

@@ -139,6 +139,7 @@ def test_template_routes_every_chat_and_capture_endpoint_to_its_handler() -> Non
         ("GET", "/sessions/{id}"): "api.sessions.status.app.lambda_handler",
         ("DELETE", "/memories"): "api.memories.forget.app.lambda_handler",
         ("DELETE", "/sessions/{id}"): "api.sessions.forget.app.lambda_handler",
+        ("PATCH", "/entities/{id}"): "api.entities.correct.app.lambda_handler",
     }
 
 

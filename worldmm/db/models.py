@@ -213,6 +213,22 @@ class MemoryHistory(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
+class EntityCorrection(Base):
+    """One rename or merge a user made of an entity (append-only; migration 0011_entity_corrections)."""
+
+    __tablename__ = "worldmm_entity_corrections"
+    __table_args__ = (Index("ix_entity_corrections_user_time", "user_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)
+    user_id: Mapped[str] = mapped_column(String(128))
+    entity_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    target_entity_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True))
+    action: Mapped[str] = mapped_column(String(16))
+    old_name: Mapped[str] = mapped_column(String(512))
+    new_name: Mapped[str] = mapped_column(String(512))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
 class LLMUsage(Base):
     """Tokens spent by one model call, for cost accounting."""
 
@@ -291,4 +307,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_graph_generations",
     "worldmm_segment_generations",
     "worldmm_forgotten_spans",
+    "worldmm_entity_corrections",
 )

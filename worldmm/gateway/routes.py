@@ -31,6 +31,8 @@ from worldmm.memories.models import (
     MEMORY_ID_PATTERN,
     ForgetSpanQuery,
     ForgetSpanResult,
+    EntityCorrected,
+    EntityCorrectionRequest,
     MemoriesPage,
     MemoriesQuery,
     MemoryDetail,
@@ -177,6 +179,12 @@ ROUTES: tuple[ApiRoute, ...] = (
         "MemoryGetFunction", "GET", "/memories/{id}", "api.memories.get.app",
         "One of the caller's memories with its entities, facts and media URLs", MemoryDetail,
         errors=(403, 404), path_patterns=(("id", MEMORY_ID_PATTERN),),
+    ),
+    ApiRoute(
+        "EntityCorrectFunction", "PATCH", "/entities/{id}", "api.entities.correct.app",
+        "Rename one of the caller's entities, or merge it into the one that already has that name",
+        EntityCorrected, body=EntityCorrectionRequest, errors=(400, 403, 404),
+        path_patterns=(("id", MEMORY_ID_PATTERN),),
     ),
     ApiRoute(
         "SessionStatusFunction", "GET", "/sessions/{id}", "api.sessions.status.app",

@@ -200,3 +200,28 @@ class ForgetSpanResult(BaseModel):
         "postgres.summaries_invalidated, postgres.triples, postgres.entities, postgres.visual_embeddings, "
         "postgres.memory_history, postgres.semantic_restored, redis.keys, dynamodb.capture_windows"
     )
+
+
+ENTITY_NAME_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+"""An entity's name holds something besides whitespace and no control characters."""
+
+
+class EntityCorrectionRequest(BaseModel):
+    """Body of PATCH /entities/{id}: what the entity is really called. A name another of the caller's entities
+    already has merges the two; any other name renames it."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    name: str = Field(min_length=1, max_length=200, pattern=ENTITY_NAME_PATTERN, examples=["Marco"])
+
+
+class EntityCorrected(BaseModel):
+    """The entity after a correction: the canonical entity it now is, its name, and every form that names it."""
+
+    model_config = _ANSWER
+
+    entity_id: str = Field(description="The entity the request named (an alias row or a canonical entity)")
+    canonical_id: str = Field(description="The canonical entity it is now: itself, or the one it was merged into")
+    name: str
+    action: Literal["rename", "merge"]
+    aliases: list[str] = Field(description="Every surface form that names the canonical entity, oldest first")
