@@ -153,6 +153,14 @@ def test_sign_in_timeline_search_ask_and_follow_a_citation(gateway: RunningGatew
         assert "Kate" in page.locator("#memory-body .entities").inner_text()
         assert "Kate — holds — red mug" in page.locator("#memory-body .triples").inner_text()
         assert page.url.split("#memory/")[1] == _window_id(memories, "Kate holds a red mug in the kitchen.")
+        # WHEN she corrects the name the recogniser gave Kate
+        kate = page.locator("#memory-body .entity", has_text="Kate")
+        kate.locator("button.inline").click()
+        kate.locator(".rename input").fill("Katie")
+        kate.locator(".rename button[type=submit]").click()
+        # THEN the memory is shown again with the corrected name, in its entities and its facts
+        page.wait_for_selector("#memory-note:has-text('Renamed to Katie')")
+        assert "Katie — holds — red mug" in page.locator("#memory-body .triples").inner_text()
         # AND the browser asked nothing of any other address, and no script failed
         assert outside == [] and errors == []
         context.close()

@@ -222,7 +222,7 @@ async function showMemory(id) {
   }
   if (memory.entities.length) {
     const names = el("ul", "entities");
-    for (const entity of memory.entities) names.append(el("li", null, entity.name));
+    for (const entity of memory.entities) names.append(entityItem(entity, memory.id));
     parts.push(el("h3", null, "Who and what"), names);
   }
   if (memory.triples.length) {
@@ -253,7 +253,47 @@ async function showMemory(id) {
   $("forget-to").value = localInput(new Date(memory.end_time));
 }
 
+// A misnamed entity ("Marko" for "Marco"): PATCH /entities/{id} renames it, or merges it into the entity that
+// already has that name; questions use the correction from then on.
+function entityItem(entity, memoryId) {
+  const item = el("li", "entity");
+  item.append(el("span", "name", entity.name));
+  const edit = el("button", "inline", "Rename");
+  edit.type = "button";
+  const form = el("form", "rename");
+  form.hidden = true;
+  const input = el("input");
+  input.value = entity.name;
+  input.maxLength = 200;
+  input.required = true;
+  input.setAttribute("aria-label", `The right name of ${entity.name}`);
+  const save = el("button", null, "Save");
+  save.type = "submit";
+  form.append(input, save);
+  edit.addEventListener("click", () => {
+    form.hidden = false;
+    edit.hidden = true;
+    input.focus();
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const note = $("memory-note");
+    try {
+      const done = await api("PATCH", "/entities/" + encodeURIComponent(entity.id), { name: input.value });
+      await showMemory(memoryId);
+      note.textContent = done.action === "merge"
+        ? `Merged into ${done.name} (also known as ${done.aliases.join(", ")}).`
+        : `Renamed to ${done.name}.`;
+    } catch (error) {
+      note.textContent = `Not corrected: ${error.message}`;
+    }
+  });
+  item.append(edit, form);
+  return item;
+}
+
 function route() {
+  $("memory-note").textContent = "";
   const match = /^#memory\/(.+)$/.exec(location.hash);
   if (match && token()) showMemory(decodeURIComponent(match[1]));
   else $("memory").hidden = true;
