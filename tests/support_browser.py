@@ -20,6 +20,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-dev-shm-usage",  # containers (CI) often have a small /dev/shm
 ]
 
 

@@ -215,6 +215,13 @@ def test_whole_flow_runs_on_the_templates_own_environment(
     first = page["memories"][0]["id"]
     window = body(stack.invoke("MemoryGetFunction", http_event("GET", f"/memories/{first}", sub=USER)))
     assert len(window["media"]) == expected + 1 and "audio.wav" in {m["name"] for m in window["media"]}
+    # AND the wearer corrects the name of an entity it names (merging is the same call); another user gets 403
+    entity = window["entities"][0]
+    correction = http_event("PATCH", f"/entities/{entity['id']}", sub=USER, body={"name": "Alicia"})
+    corrected = body(stack.invoke("EntityCorrectFunction", correction))
+    assert (corrected["action"], corrected["name"]) == ("rename", "Alicia"), corrected
+    stolen = http_event("PATCH", f"/entities/{entity['id']}", sub="someone-else", body={"name": "Mallory"})
+    assert stack.invoke("EntityCorrectFunction", stolen).result["statusCode"] == 403
     # AND the session's ingest status counts both windows complete; another user gets 403 for it
     status = body(stack.invoke("SessionStatusFunction", http_event("GET", f"/sessions/{session}", sub=USER)))
     assert status["counts"] == {"pending": 0, "complete": 2, "failed": 0, "waiting_for_gpu": 0}, status
