@@ -55,12 +55,16 @@ def correct(user: str, entity_id: str, body: Any) -> tuple[int, Any]:
 
 
 @pytest.fixture
-def served(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path: Path) -> Iterator[Services]:
-    """Alice's three windows: "Marko" in the first, "Marco" in the second (the recogniser kept them apart)."""
-    services = make_ingest_services(
-        settings.model_copy(update={"agent_mode": AgentMode.PLAN, "seed_hub_fraction": 1.0}),
-        db, scripted_llm, tmp_path / "objects",
-    )
+def served(
+    request: pytest.FixtureRequest, settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path: Path
+) -> Iterator[Services]:
+    """Alice's three windows: "Marko" in the first, "Marco" in the second (the recogniser kept them apart).
+    Graphs are cached in process (checked against the database's generations), or in Redis when asked."""
+    update: dict[str, Any] = {"agent_mode": AgentMode.PLAN, "seed_hub_fraction": 1.0}
+    if getattr(request, "param", "local") == "redis":
+        request.getfixturevalue("redis_client")  # flushed
+        update["redis_url"] = request.getfixturevalue("redis_url")
+    services = make_ingest_services(settings.model_copy(update=update), db, scripted_llm, tmp_path / "objects")
     services.store.put(
         f"sessions/{SESSION}/metadata.json", json.dumps({"createdAt": CREATED_AT, "userId": ALICE}).encode()
     )
@@ -90,11 +94,15 @@ def _graph_reach(services: Services, question: str) -> set[str]:
     return {str(s) for s in graph_ranking(services, ALICE, seeds, reference, [30], 10)}
 
 
+@pytest.mark.parametrize("served", ["local", "redis"], indirect=True)
 def test_a_merge_makes_retrieval_and_answers_use_the_corrected_name(served: Services) -> None:
     marko_window, marco_window = _window(served, WINDOWS[0][0]), _window(served, WINDOWS[1][0])
     graph_key = GraphKey(ALICE, MemoryType.EPISODIC, 30)
-    # GIVEN "Marco" reaches only the window that said Marco, and the graph is cached
+    # GIVEN "Marco" reaches only the window that said Marco, and the graph is cached here and in another
+    # process (its own Services: its own in-process cache, the same database and Redis)
+    other = Services(served.settings, db=served.db, llm=served.llm, embedder=served.embedder, store=served.store)
     assert _graph_reach(served, "What did Marco do?") == {marco_window}
+    assert _graph_reach(other, "What did Marco do?") == {marco_window}
     nodes_before = load_graph(served, graph_key).node_count
     marko = _entity(served, ALICE, "Marko")
     # WHEN Alice says Marko is Marco
@@ -109,6 +117,7 @@ def test_a_merge_makes_retrieval_and_answers_use_the_corrected_name(served: Serv
     # AND a question naming Marco now reaches what was recorded of Marko, through a rebuilt graph
     assert _graph_reach(served, "What did Marco do?") == {marko_window, marco_window}
     assert load_graph(served, graph_key).node_count == nodes_before - 1
+    assert _graph_reach(other, "What did Marco do?") == {marko_window, marco_window}
     # AND the memory view names Marco in Marko's window
     detail = served.memories.get_memory(ALICE, marko_window)
     assert [e.name for e in detail.entities if e.id == str(marko.id)] == ["Marco"]
