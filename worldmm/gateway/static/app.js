@@ -358,10 +358,13 @@ async function forget(event) {
   try {
     const query = new URLSearchParams({ from: from.toISOString(), to: to.toISOString() });
     const done = await api("DELETE", "/memories?" + query);
-    const counts = Object.entries(done || {})
-      .filter(([, value]) => typeof value === "number")
-      .map(([key, value]) => `${key.replace(/_/g, " ")}: ${value}`);
-    result.textContent = `Forgotten ${clock(from.toISOString())}–${clock(to.toISOString())}. ${counts.join(", ")}`;
+    // The route answers what each store lost (`deleted`: {"postgres.windows": 12, ...}), never content.
+    const deleted = done && typeof done.deleted === "object" && done.deleted ? done.deleted : {};
+    const counts = Object.entries(deleted)
+      .filter(([, value]) => typeof value === "number" && value > 0)
+      .map(([store, value]) => `${store}: ${value}`);
+    result.textContent = `Forgotten ${clock(from.toISOString())}–${clock(to.toISOString())}.` +
+      (counts.length ? ` Erased ${counts.join(", ")}.` : " Nothing was recorded then.");
     $("forget-confirm").checked = false;
     if (location.hash.startsWith("#memory/")) location.hash = "";
     loadDay();
