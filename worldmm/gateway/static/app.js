@@ -105,6 +105,7 @@ function signIn(event) {
   $("sign-in-error").textContent = "";
   showSignedIn(true);
   loadDay();
+  route(); // a memory link opened before signing in
 }
 
 // ---- timeline ------------------------------------------------------------------------------------------------
