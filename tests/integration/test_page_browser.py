@@ -137,6 +137,12 @@ def test_sign_in_timeline_search_ask_and_follow_a_citation(gateway: RunningGatew
         assert visible == ["Kate holds a red mug in the kitchen."]
         assert page.locator("#search-count").inner_text() == "2 of 5 match"
         page.fill("#search", "")
+        # AND the day after holds nothing, the day before it everything again
+        page.click("#day-after")
+        page.wait_for_selector("#timeline-status:has-text('Nothing remembered')")
+        page.click("#day-before")
+        page.wait_for_selector(_lane(30))
+        assert page.locator("#day").input_value() == DAY
 
         # WHEN she asks a question
         page.fill("#question", "What did Kate hold?")

@@ -181,6 +181,12 @@ async function loadDay() {
   }
 }
 
+function stepDay(days) {
+  const [start] = dayBounds($("day").value || localDay(new Date()));
+  $("day").value = localDay(new Date(start.getFullYear(), start.getMonth(), start.getDate() + days));
+  loadDay();
+}
+
 // ---- search --------------------------------------------------------------------------------------------------
 
 function applySearch() {
@@ -386,6 +392,8 @@ function start() {
   $("sign-in-form").addEventListener("submit", signIn);
   $("sign-out").addEventListener("click", () => signOut(""));
   $("day").addEventListener("change", loadDay);
+  $("day-before").addEventListener("click", () => stepDay(-1));
+  $("day-after").addEventListener("click", () => stepDay(1));
   $("search").addEventListener("input", applySearch);
   $("chat-form").addEventListener("submit", ask);
   $("forget-form").addEventListener("submit", forget);
