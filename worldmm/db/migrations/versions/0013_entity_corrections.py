@@ -4,16 +4,16 @@ A correction ("Marko" is "Marco") rewrites `worldmm_entities` (canonical names, 
 entity the rows point at); this table keeps who corrected which entity into what, and when. The application
 role may insert and read rows, and delete them only as forget-me erases a user; never change them.
 
-Revision ID: 0011_entity_corrections
-Revises: 0010
+Revision ID: 0013
+Revises: 0012
 """
 
 from __future__ import annotations
 
 from alembic import context, op
 
-revision = "0011_entity_corrections"
-down_revision = "0010"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
