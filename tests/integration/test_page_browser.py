@@ -1,8 +1,9 @@
 """The local page of `worldmm serve` in a real headless browser (Debian's Chromium, Playwright for Python).
 
-Alice signs in with a development token, sees her day at the four scales, searches it, asks a question and
-follows the answer's citation to the memory it cites. A caption holding markup stays text. Memories come from
-the real ingest pipeline (scripted models) on the real database; the browser talks to 127.0.0.1 only.
+Alice signs in with a development token, sees her day at the four scales, searches it, asks a question,
+follows the answer's citation to the memory it cites, corrects an entity's name there and forgets a span. A
+caption holding markup stays text. Memories come from the real ingest pipeline (scripted models) on the real
+database; the browser talks to 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ def test_page_and_its_files_come_from_the_package_with_a_strict_policy(gateway: 
     assert missing.status_code == 404 and missing.json() == {"message": "Not Found"}
 
 
-def test_sign_in_timeline_search_ask_and_follow_a_citation(gateway: RunningGateway, memories: Services) -> None:
+def test_sign_in_timeline_search_ask_follow_a_citation_correct_and_forget(
+    gateway: RunningGateway, memories: Services
+) -> None:
     token = issue_token(ALICE, memories.settings)
     outside: list[str] = []
     with chromium() as browser:
@@ -167,6 +170,16 @@ def test_sign_in_timeline_search_ask_and_follow_a_citation(gateway: RunningGatew
         # THEN the memory is shown again with the corrected name, in its entities and its facts
         page.wait_for_selector("#memory-note:has-text('Renamed to Katie')")
         assert "Katie — holds — red mug" in page.locator("#memory-body .triples").inner_text()
+        # WHEN she forgets the half minute of the window whose caption is markup
+        page.fill("#forget-from", f"{DAY}T10:00:30")
+        page.fill("#forget-to", f"{DAY}T10:01:00")
+        page.check("#forget-confirm")
+        page.click("#forget-form button[type=submit]")
+        page.wait_for_selector("#forget-result:has-text('Forgotten 10:00:30–10:01:00')")
+        page.wait_for_selector("body[data-timeline=done]", state="attached")
+        # THEN the day no longer holds it, the window before it stays, and the page says what was erased
+        assert page.locator(_lane(30) + " .caption").all_text_contents() == ["Kate holds a red mug in the kitchen."]
+        assert "postgres.windows: 1" in page.locator("#forget-result").inner_text()
         # AND the browser asked nothing of any other address, and no script failed
         assert outside == [] and errors == []
         context.close()

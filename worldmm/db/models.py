@@ -214,7 +214,7 @@ class MemoryHistory(Base):
 
 
 class EntityCorrection(Base):
-    """One rename or merge a user made of an entity (append-only; migration 0013)."""
+    """One rename or merge a user made of an entity (append-only; migration 0014)."""
 
     __tablename__ = "worldmm_entity_corrections"
     __table_args__ = (Index("ix_entity_corrections_user_time", "user_id", "created_at"),)

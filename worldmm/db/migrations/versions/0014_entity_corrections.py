@@ -4,16 +4,16 @@ A correction ("Marko" is "Marco") rewrites `worldmm_entities` (canonical names, 
 entity the rows point at); this table keeps who corrected which entity into what, and when. The application
 role may insert and read rows, and delete them only as forget-me erases a user; never change them.
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0014
+Revises: 0013
 """
 
 from __future__ import annotations
 
 from alembic import context, op
 
-revision = "0013"
-down_revision = "0012"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
