@@ -29,10 +29,10 @@ from worldmm.chat.models import (
 )
 from worldmm.memories.models import (
     MEMORY_ID_PATTERN,
-    ForgetSpanQuery,
-    ForgetSpanResult,
     EntityCorrected,
     EntityCorrectionRequest,
+    ForgetSpanQuery,
+    ForgetSpanResult,
     MemoriesPage,
     MemoriesQuery,
     MemoryDetail,
