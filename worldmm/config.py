@@ -82,7 +82,8 @@ def _weak_cursor_secret(value: str | None) -> bool:
 
 
 class Settings(BaseSettings):
-    """Runtime configuration; environment names are the settings contract (docs/architecture.md)."""
+    """Runtime configuration; environment names are the settings contract (docs/configuration.md, generated
+    from these fields' descriptions by scripts/gen_config_reference.py)."""
 
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
