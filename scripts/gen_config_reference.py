@@ -3,7 +3,8 @@
 `python scripts/gen_config_reference.py` (or `make config-docs`) rewrites the file; `--check` exits 1 when the
 committed file differs from what the code says (tests/unit/test_config_reference.py runs the same check in CI).
 Groups are the `# --- name ---` headers of worldmm/config.py; a description is the field's
-`Field(description=...)` or the docstring under it; "on AWS" is where template.yaml sets the variable.
+`Field(description=...)` or the docstring under it; "on AWS" is where template.yaml sets the variable, or what
+tests/deployed/settings_contract.py says of its default there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ GROUP_PREFIX = "# --- "
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.deployed.settings_contract import SPEC_CONSTANTS, UNSET_ON_AWS  # noqa: E402
 from worldmm.config import MODEL_KEY_FIELDS, SECRET_FIELDS, Settings  # noqa: E402
 
 
@@ -139,6 +141,10 @@ def settings() -> list[Setting]:
         if not functions and name in MODEL_KEY_FIELDS:
             holders = ", ".join(sorted(environment.get("MODEL_KEYS_SECRET", [])))
             on_aws = f"read from MODEL_KEYS_SECRET: {holders}"
+        elif env in UNSET_ON_AWS:
+            on_aws = f"{on_aws}; else unset: {UNSET_ON_AWS[env]}" if functions else f"unset: {UNSET_ON_AWS[env]}"
+        elif not functions and env in SPEC_CONSTANTS:
+            on_aws = "the default (the same on every profile)"
         rows.append(
             Setting(
                 group=group,
@@ -168,9 +174,11 @@ def render() -> str:
         "- **Secret**: holds a credential. On AWS it is never in a function's environment: the model keys and",
         "  tokens come from the Secrets Manager secret `MODEL_KEYS_SECRET` names, the database's credentials",
         "  from `DATABASE_SECRET_ARN` ([security.md](security.md), [deployment.md](deployment.md)).",
-        "- **On AWS**: the functions template.yaml sets the variable for (`every function`: its Globals).",
-        "  A setting the template does not set takes its default there; `tests/deployed/settings_contract.py`",
-        "  lists which defaults are right on AWS, and `tests/deployed/` fails a function that reads any other.",
+        "- **On AWS**: the functions template.yaml sets the variable for (`every function`: its Globals), or why",
+        "  it is unset there, or that its default holds on every profile (`tests/deployed/settings_contract.py`;",
+        "  `tests/deployed/` fails a function that, in the runs it makes, reads a setting the template does not give).",
+        "  `—`: neither the template nor the settings contract names it; its default applies wherever it is read",
+        "  (local-profile settings, the CLI's and `worldmm eval`'s, and tuning knobs).",
         "- **Unset** defaults are resolved at run time, as the description says (often by profile and LLM).",
         "",
         f"{len(rows)} settings in {len({r.group for r in rows})} groups.",
