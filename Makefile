@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the local profile end to end) and `make test` (the whole suite).
-.PHONY: setup demo test lint bench contract openapi crash
+.PHONY: setup demo test lint bench contract openapi crash config-docs
 
 setup: .venv/.installed
 .venv/.installed: pyproject.toml scripts/setup.sh
@@ -27,6 +27,10 @@ contract: setup
 # The OpenAPI document from the route table's models, written to openapi.json and docs/openapi.json.
 openapi: setup
 	.venv/bin/python -m worldmm.gateway.openapi
+
+# docs/configuration.md from Settings (worldmm/config.py) and template.yaml; a unit test fails when it is stale.
+config-docs: setup
+	.venv/bin/python scripts/gen_config_reference.py
 
 # Kill every write path at many points, recover as an operator would, check nothing is lost (report JSON).
 crash: setup

@@ -25,7 +25,7 @@ from worldmm.snapstart import register_runtime_hooks
 
 M = TypeVar("M", bound=BaseModel)
 
-logger = Logger(service="worldmm-api", child=True)
+logger = Logger(child=True)
 register_runtime_hooks()  # SnapStart: no connection in the snapshot, fresh randomness after a restore
 
 # Fixed bodies: a 403 must read the same whether the chat is someone else's or does not exist.

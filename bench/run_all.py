@@ -11,15 +11,24 @@ search plans (global HNSW + iterative scan, exact user rows, partitioned HNSW): 
 week against the GPU controller: GPU hours billed <= 1.3 x hours worn + 15 min per session (always-on: 168 h);
 one wearer-hour through the deployed functions, priced with bench/prices.json; server connections of N
 concurrent containers; graph-cache hit rate against Redis memory under LRU (issue 28, docs/cost.md).
+
+bench/results/ is not committed, except bench/results/summary.json: per benchmark, its latest run's date,
+machine, load and headline figures (the report's scalar values), updated here after each run. Entries
+whose `source` names a document were transcribed from the run logs before this file existed.
+docs/performance.md holds one table per benchmark.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 BENCHES = {
     "ingest_window": ["-m", "bench.bench_ingest_window"],
@@ -39,6 +48,49 @@ BENCHES = {
     "page": ["-m", "bench.bench_page"],
 }
 ROOT = Path(__file__).resolve().parent.parent
+SUMMARY = ROOT / "bench" / "results" / "summary.json"
+MAX_FIGURES = 80
+"""Scalar values kept per benchmark in the summary (the full report stays in bench/results/<name>.json)."""
+
+
+def machine() -> dict[str, Any]:
+    """The host a run was measured on: CPU model, cores and load average (the figures depend on all three)."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        lines = cpuinfo.read_text().splitlines()
+        names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+        model = names[0] if names else model
+    return {"cpu": model, "cores": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def figures(report: Any, prefix: str = "") -> dict[str, Any]:
+    """The report's scalar values (and short lists of them) by dotted path, at most MAX_FIGURES."""
+    found: dict[str, Any] = {}
+    if isinstance(report, dict):
+        for key, value in report.items():
+            for path, leaf in figures(value, f"{prefix}{key}.").items():
+                if len(found) < MAX_FIGURES:
+                    found[path] = leaf
+    elif isinstance(report, list):
+        if len(report) <= 4 and all(isinstance(v, int | float | bool | str) for v in report):
+            found[prefix.rstrip(".")] = report
+    elif isinstance(report, int | float | bool) or (isinstance(report, str) and len(report) <= 80):
+        found[prefix.rstrip(".")] = report
+    return found
+
+
+def record_summary(name: str, report: dict[str, Any], host: dict[str, Any]) -> None:
+    """Replace `name`'s entry in bench/results/summary.json with this run."""
+    summary = json.loads(SUMMARY.read_text()) if SUMMARY.exists() else {}
+    summary[name] = {
+        "source": "bench/run_all.py",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": host,
+        "command": "python " + " ".join(BENCHES[name]),
+        "figures": figures(report),
+    }
+    SUMMARY.write_text(json.dumps(dict(sorted(summary.items())), indent=2, ensure_ascii=False) + "\n")
 
 
 def main() -> int:
@@ -50,6 +102,7 @@ def main() -> int:
     failed = []
     for name in args.only or BENCHES:
         print(f"== {name}", flush=True)
+        host = machine()
         result = subprocess.run([sys.executable, *BENCHES[name]], cwd=ROOT, capture_output=True, text=True)
         lines = [line for line in result.stdout.splitlines() if line.strip().startswith("{")]
         if result.returncode != 0 or not lines:
@@ -57,6 +110,7 @@ def main() -> int:
             print(result.stderr[-2000:], file=sys.stderr)
             continue
         (out / f"{name}.json").write_text(lines[-1] + "\n")
+        record_summary(name, json.loads(lines[-1]), host)
         print(json.dumps(json.loads(lines[-1]), indent=2))
     return 1 if failed else 0
 

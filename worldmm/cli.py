@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -336,8 +337,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _local_logging(level: int) -> None:
+    """Create the parent of the library's loggers: JSON lines on stderr from `level` up, stdout left to the command.
+
+    Library modules hold `Logger(child=True)`, named `<POWERTOOLS_SERVICE_NAME>.<module>`; in a function the
+    handler's `Logger()` is their parent, here this one is (a handler module imported later reuses it).
+    """
+    from aws_lambda_powertools import Logger
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)
+    Logger(logger_handler=handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # The gateway logs each request as the functions do; other commands log only warnings and errors.
+    _local_logging(logging.INFO if args.command == "serve" else logging.WARNING)
     func: Callable[[argparse.Namespace], int] = args.func
     return func(args)
 

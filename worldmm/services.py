@@ -262,7 +262,7 @@ _PORTS = {
     "gpu_controller",
 }
 
-_logger = Logger(service="worldmm", child=True)
+_logger = Logger(child=True)
 
 Handler = Callable[[dict[str, Any]], Any]
 

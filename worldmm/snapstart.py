@@ -21,7 +21,7 @@ import random
 
 from aws_lambda_powertools import Logger
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 _registered = False
 

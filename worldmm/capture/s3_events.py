@@ -18,7 +18,7 @@ from worldmm.capture.models import UploadedObject, UploadKind, UploadOutcome
 if TYPE_CHECKING:
     from worldmm.capture.service import CaptureService
 
-logger = Logger(service="worldmm-capture-uploads")
+logger = Logger(child=True)
 
 _KEY = re.compile(
     r"^sessions/(?P<session>[A-Za-z0-9_-]{1,64})/window_(?P<window>\d{1,9})/"

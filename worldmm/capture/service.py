@@ -49,7 +49,7 @@ from worldmm.ingest.frames import window_audio_key, window_prefix
 if TYPE_CHECKING:
     from worldmm.pipeline.invoker import FunctionInvoker
 
-logger = Logger(service="worldmm-capture", child=True)
+logger = Logger(child=True)
 
 
 def frame_key(session_id: str, window_index: int, frame_index: int) -> str:

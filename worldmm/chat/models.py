@@ -69,7 +69,7 @@ class _Request(BaseModel):
 
 MAX_QUESTION_CHARS = 2000
 """The longest question the chat endpoints take (characters, after trimming): longer is a 400, before any
-search, model call or write. Documented in README "Chat API" and the OpenAPI schema (maxLength)."""
+search, model call or write. Documented in docs/operations.md ("Input limits") and the OpenAPI schema (maxLength)."""
 
 CHAT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 """Chat ids are server-made (uuid4); anything else names no chat."""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from worldmm.chat.repository import ChatRepository
     from worldmm.gpu.demand import GpuDemand
 
-logger = Logger(service="worldmm-chat", child=True)
+logger = Logger(child=True)
 
 
 class ChatPorts(AgentPorts, Protocol):

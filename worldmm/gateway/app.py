@@ -50,7 +50,7 @@ from worldmm.gateway.routes import ROUTES, ApiRoute
 if TYPE_CHECKING:
     from worldmm.services import Services
 
-logger = Logger(service="worldmm-gateway", child=True)
+logger = Logger(child=True)
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024

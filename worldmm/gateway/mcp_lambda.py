@@ -21,7 +21,7 @@ from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.observability import instrument
 from worldmm.snapstart import register_runtime_hooks
 
-logger = Logger(service="mcp")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 register_runtime_hooks()  # SnapStart: no connection in the snapshot, fresh randomness after a restore
 
 _claims: ContextVar[dict[str, Any] | None] = ContextVar("authorizer_claims", default=None)

@@ -6,17 +6,17 @@ graceful degradation of spec 001); 4xx → GpuRequestError (the request itself i
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+from aws_lambda_powertools import Logger
 
 from worldmm.config import Settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError
 
-logger = logging.getLogger(__name__)
+logger = Logger(child=True)
 
 TOKEN_HEADER = "X-Worker-Token"
 TRANSIENT_STATUS = frozenset({502, 503, 504})

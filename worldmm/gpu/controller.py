@@ -29,7 +29,7 @@ from aws_lambda_powertools import Logger
 from worldmm.errors import ConfigurationError
 from worldmm.observability import count, milliseconds
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 FLOW = "gpu_controller"
 # Demand that comes from recording (windows, open capture): the worker keeps the longer idle tail after it.

@@ -18,7 +18,7 @@ from aws_lambda_powertools import Logger
 if TYPE_CHECKING:
     from worldmm.gpu.aws_ports import DynamoControlStore
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 class Invoker(Protocol):

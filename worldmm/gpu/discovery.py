@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.config import Settings
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 SENTINELS = frozenset({"", "none", "null", "0", "0.0.0.0"})
 REPLACE_STATES = frozenset({"stopped", "stopping", "terminated", "shutting-down", "missing"})

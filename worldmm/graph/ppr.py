@@ -19,7 +19,7 @@ keeps components without a seed exactly zero.
 Tolerance. The exact solve (`tolerance` 1e-8, float64) is what the scores are tested against.
 Rankings need far less: `TOP_K_TOLERANCE` (relative residual 1e-5, float32 products) gives the same
 top-50, in the same order, as a 1e-11 solve on 100 of 100 random queries at 100k and 1M edges (1e-4:
-99 of 100 sets) in 8-10 products instead of 17-19. Not used, by measurement (README "Performance"): a
+99 of 100 sets) in 8-10 products instead of 17-19. Not used, by measurement (docs/decisions/0003-ppr-solver.md): a
 local push (Andersen-Chung-Lang) — on these expander-like graphs the top-50 mixes the seeds' neighbours
 with global high-degree nodes, and a push accurate enough to order them touches the graph 10-40 times
 over, even with the hubs' PPR vectors precomputed; eliminating pendant trees (the 2-core) left the

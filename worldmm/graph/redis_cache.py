@@ -22,7 +22,7 @@ from worldmm.graph.cache_keys import GENERATION_COUNTER_KEY, GraphBuilder, Graph
 if TYPE_CHECKING:
     from worldmm.config import Settings
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 # Store the blob only if the generation is still the one the build started from.

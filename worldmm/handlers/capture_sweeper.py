@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm-capture-sweeper")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @logger.inject_lambda_context

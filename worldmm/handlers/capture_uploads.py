@@ -19,7 +19,7 @@ from worldmm.forget import sweep_unclaimed_uploads
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm-capture-uploads")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 processor = BatchProcessor(event_type=EventType.SQS)
 
 

@@ -13,7 +13,7 @@ from worldmm.forget import check_user_id, forget_user
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @logger.inject_lambda_context

@@ -19,7 +19,7 @@ from worldmm.gpu.operations import run_controller
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 class ControllerEvent(BaseModel):

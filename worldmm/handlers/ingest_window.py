@@ -17,7 +17,7 @@ from worldmm.pipeline.steplog import log_step
 from worldmm.pipeline.window import ingest_window
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 # BatchSize is 1: a failed item must come back as a batchItemFailure, not as a function error.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 

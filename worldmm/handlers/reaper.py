@@ -11,7 +11,7 @@ from worldmm.observability import instrument
 from worldmm.pipeline.reaper import reap
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @logger.inject_lambda_context

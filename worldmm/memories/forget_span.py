@@ -47,7 +47,7 @@ from worldmm.pipeline.sessions import window_span
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-logger = Logger(service="worldmm")
+logger = Logger(child=True)
 
 SESSION_NOT_YOURS = "session not found or not yours"
 FORGOTTEN_SUMMARY = "span forgotten: to be summarised again from what remains"

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from worldmm.llm.port import LLM
     from worldmm.memory.embedding import TextEmbedder
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 class EntityJudge(Protocol):

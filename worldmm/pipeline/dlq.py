@@ -21,7 +21,7 @@ from worldmm.pipeline.window import find_window_segment, gpu_required, ingest_wi
 if TYPE_CHECKING:
     from worldmm.pipeline.window import WindowPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 class WindowBusyError(WorldMMError):

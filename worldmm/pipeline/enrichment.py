@@ -38,7 +38,7 @@ from worldmm.pipeline.steplog import log_step
 if TYPE_CHECKING:
     from worldmm.pipeline.ports import EnrichmentPorts, EpisodicPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 MAX_ERROR_CHARS = 2000

@@ -39,7 +39,7 @@ from worldmm.pipeline.sessions import info_from_item, window_span
 if TYPE_CHECKING:
     from worldmm.pipeline.ports import IngestSessionPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 FULL_AUDIO_NAMES = ("audio.m4a", "audio.wav", "audio.mp3")

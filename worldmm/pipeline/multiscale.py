@@ -52,7 +52,7 @@ from worldmm.pipeline.claim_owner import owner_for, owner_gone
 if TYPE_CHECKING:
     from worldmm.pipeline.ports import MultiscalePorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from worldmm.pipeline.events import IngestWindowEvent
 if TYPE_CHECKING:
     from worldmm.pipeline.invoker import FunctionInvoker
 
-logger = Logger(service="worldmm")
+logger = Logger(child=True)
 
 
 class ReaperPorts(DatabasePorts, Protocol):

@@ -16,7 +16,7 @@ from worldmm.pipeline.sessions import SessionCatalog, SessionInfo, owned_session
 if TYPE_CHECKING:
     from worldmm.pipeline.invoker import FunctionInvoker
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 class RetriggerPorts(DatabasePorts, Protocol):

@@ -22,7 +22,7 @@ from aws_lambda_powertools import Logger
 from worldmm.pipeline.events import MAX_WINDOW_INDEX, EventRejected
 from worldmm.pipeline.steplog import log_step
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 QUOTA_ID_PREFIX = "quota#"

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from worldmm.memory.openie import Extraction
     from worldmm.pipeline.ports import TextWindowPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 MAX_CONTEXT_CHARS = 1500

@@ -42,7 +42,7 @@ from worldmm.pipeline.steplog import log_step
 if TYPE_CHECKING:
     from worldmm.pipeline.ports import WindowPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 UNAVAILABLE_HOSTS = ("0.0.0.0",)

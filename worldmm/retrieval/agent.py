@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
     from worldmm.retrieval.ports import AgentPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 AGENT_PURPOSE = "reasoning_agent"

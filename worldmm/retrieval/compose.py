@@ -28,7 +28,7 @@ from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 if TYPE_CHECKING:
     from worldmm.retrieval.ports import ComposePorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 NO_MEMORY = "I don't remember that."

@@ -38,7 +38,7 @@ from worldmm.retrieval.timeref import TimeReference, parse_time_reference
 if TYPE_CHECKING:
     from worldmm.retrieval.ports import EpisodicRetrievalPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 RERANK_PURPOSE = "cross_scale_rerank"

@@ -26,7 +26,7 @@ from worldmm.retrieval.sanitize import sanitize_memory_text
 if TYPE_CHECKING:
     from worldmm.retrieval.ports import ReaderPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 READ_PURPOSE = "read_answer"
 READER_LINES = 4

@@ -20,7 +20,7 @@ from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemor
 if TYPE_CHECKING:
     from worldmm.retrieval.ports import VisualRetrievalPorts
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).

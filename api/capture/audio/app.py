@@ -12,7 +12,7 @@ from worldmm.capture.models import PresignAudioRequest
 from worldmm.observability import instrument
 
 app = make_app()
-logger = Logger(service="capture-audio")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.post("/sessions/<session_id>/audio")

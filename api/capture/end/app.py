@@ -11,7 +11,7 @@ from api.common import current_user, make_app, resolve
 from worldmm.observability import instrument
 
 app = make_app()
-logger = Logger(service="capture-end")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.post("/sessions/<session_id>/end")

@@ -12,7 +12,7 @@ from api.common import current_user, make_app, resolve
 from worldmm.observability import instrument
 
 app = make_app()
-logger = Logger(service="capture-start")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.post("/sessions")

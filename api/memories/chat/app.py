@@ -14,7 +14,7 @@ from worldmm.observability import instrument, timed
 from worldmm.services import get_services
 
 app = make_app()
-logger = Logger(service="chat")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.post("/memories/chat")

@@ -14,7 +14,7 @@ from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
-logger = Logger(service="memories-forget")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.delete("/memories")

@@ -12,7 +12,7 @@ from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
-logger = Logger(service="memories-get")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.get("/memories/<memory_id>")

@@ -13,7 +13,7 @@ from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
-logger = Logger(service="session-forget")
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
 @app.delete("/sessions/<session_id>")

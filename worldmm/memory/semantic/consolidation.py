@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.graph.cache import GraphCache
 
-logger = Logger(service="worldmm", child=True)
+logger = Logger(child=True)
 
 
 class ConsolidationJudge(EntityJudge, Protocol):
