@@ -13,7 +13,7 @@ from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
-logger = Logger(service="entity-correct")
+logger = Logger()
 
 
 @app.patch("/entities/<entity_id>")
