@@ -165,3 +165,23 @@ def test_another_users_entity_or_a_bad_request_changes_nothing(served: Services)
     assert _entity(served, ALICE, "Marko").canonical_name == "Marko"
     with served.db.unit_of_work(ALICE) as session:
         assert session.scalars(select(EntityCorrection)).all() == []
+
+
+def test_forgetting_every_memory_of_a_corrected_entity_leaves_neither_it_nor_its_correction(
+    served: Services,
+) -> None:
+    from worldmm.memories.forget_span import SpanTarget, forget_span
+
+    kate = _entity(served, ALICE, "Kate")
+    assert correct(ALICE, str(kate.id), {"name": "Katie"})[0] == 200
+    # WHEN the only window that named her is forgotten (window 2: 60-90 s after the session started)
+    started = datetime.fromisoformat(CREATED_AT)
+    forget_span(served, ALICE, SpanTarget(started + timedelta(seconds=60), started + timedelta(seconds=90)))
+    # THEN no entity row of hers is left (the corrected name kept none alive), nor the correction naming her
+    with served.db.unit_of_work(ALICE) as session:
+        names = set(session.scalars(select(Entity.surface_form)).all())
+        corrections = session.scalars(select(EntityCorrection)).all()
+    assert not names & {"Kate", "Katie", "red mug"}, names
+    assert corrections == []
+    # AND the entities other windows name are kept
+    assert {"Marko", "Marco"} <= names

@@ -257,25 +257,33 @@ def resolve_entities(
     return out
 
 
+_DELETE_UNNAMED_GROUPS = """
+WITH dead AS (
+    SELECT DISTINCT coalesce(e.canonical_entity_id, e.id) AS root
+    FROM worldmm_entities e
+    WHERE e.user_id = :u AND e.id = ANY(:c)
+      AND NOT EXISTS (
+        SELECT 1 FROM worldmm_entities m JOIN worldmm_triples t
+          ON t.user_id = :u AND (t.subject_entity_id = m.id OR t.object_entity_id = m.id)
+        WHERE m.user_id = :u AND coalesce(m.canonical_entity_id, m.id) = coalesce(e.canonical_entity_id, e.id))
+)
+DELETE FROM worldmm_entities e USING dead
+WHERE e.user_id = :u AND coalesce(e.canonical_entity_id, e.id) = dead.root
+RETURNING e.id
+"""
+_DELETE_ORPHAN_CORRECTIONS = """
+DELETE FROM worldmm_entity_corrections c
+WHERE c.user_id = :u AND (c.entity_id = ANY(:gone) OR c.target_entity_id = ANY(:gone))
+"""
+
+
 def delete_unreferenced_entities(session: Session, user_id: str, candidates: set[uuid.UUID]) -> int:
-    """Delete those of `candidates` (and then the canonicals of aliases that went) that no triple and no alias
-    names any more: what a forgotten span, or a window whose claim was lost, leaves behind. The count."""
-    deleted = 0
-    while candidates:
-        gone = (
-            session.execute(
-                text(
-                    "DELETE FROM worldmm_entities e WHERE e.user_id = :u AND e.id = ANY(:c) "
-                    "AND NOT EXISTS (SELECT 1 FROM worldmm_triples t WHERE t.subject_entity_id = e.id) "
-                    "AND NOT EXISTS (SELECT 1 FROM worldmm_triples t WHERE t.object_entity_id = e.id) "
-                    "AND NOT EXISTS (SELECT 1 FROM worldmm_entities a WHERE a.canonical_entity_id = e.id) "
-                    "RETURNING e.canonical_entity_id"
-                ),
-                {"u": user_id, "c": list(candidates)},
-            )
-            .scalars()
-            .all()
-        )
-        deleted += len(gone)
-        candidates = {c for c in gone if c is not None}
-    return deleted
+    """Delete the entity groups (a canonical entity and its aliases) of `candidates` that no triple names any
+    more — what a forgotten span, or a window whose claim was lost, leaves behind — with the corrections that
+    named them (a corrected name alone does not keep a forgotten entity). The count of entity rows."""
+    if not candidates:
+        return 0
+    gone = session.execute(text(_DELETE_UNNAMED_GROUPS), {"u": user_id, "c": list(candidates)}).scalars().all()
+    if gone:
+        session.execute(text(_DELETE_ORPHAN_CORRECTIONS), {"u": user_id, "gone": list(gone)})
+    return len(gone)
