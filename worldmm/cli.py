@@ -221,10 +221,14 @@ def _eval(args: argparse.Namespace) -> int:
     services = Services(settings)
     set_services(services)
     out = Path(args.out) if args.out else Path("bench/results") / f"eval_{args.benchmark}_{suffix}.json"
-    report = run_eval(services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out, answers=args.answers)
+    report = run_eval(
+        services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out, answers=args.answers,
+        answers_sample=args.answers_sample,
+    )
     print(markdown_table(report))
     if "multiple_choice_accuracy" in report:
-        print("multiple-choice accuracy:", json.dumps(report["multiple_choice_accuracy"]))
+        model, chance = report["multiple_choice_model"], report["multiple_choice_chance"]
+        print(f"multiple-choice accuracy ({model}; chance {chance}):", json.dumps(report["multiple_choice_accuracy"]))
     print(f"report: {out}")
     return 0
 
@@ -323,7 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--answers",
         action="store_true",
-        help="also answer the multiple-choice questions with the configured model (LLM_PROVIDER) and score them",
+        help="also answer the multiple-choice questions and score them: the local reader beside the small local "
+        "LLM (LOCAL_READER_GGUF), else the configured model (LLM_PROVIDER); an unsupported choice is an abstention",
+    )
+    p.add_argument(
+        "--answers-sample", type=int, default=None, metavar="N",
+        help="answer only N of the questions, a fixed random sample (seed 23), where all are too slow",
     )
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")
     p.set_defaults(func=_eval)

@@ -12,7 +12,7 @@ from tests.harness import make_settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
-from worldmm.eval.run import CITED, MULTIPLE_CHOICE_PURPOSE, run_eval
+from worldmm.eval.run import CHOICE_CITED, CITED, MULTIPLE_CHOICE_PURPOSE, answer_sample, run_eval
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.hash_embedder import HashEmbedder
@@ -80,8 +80,11 @@ def test_eval_scores_the_cited_windows_and_the_multiple_choice_answers(svc: Serv
     cited = report["methods"][CITED]["exact"]
     assert cited["R@1"] == 1.0  # the plan's answer cites the window that holds each fact
     accuracy = report["multiple_choice_accuracy"]
-    assert accuracy["all"] == {"accuracy": round(2 / 3, 4), "questions": 3}  # q3's "Z" is no choice: wrong
-    assert accuracy["EntityLog"]["accuracy"] == 1.0
+    # q3's "Z" is no letter and cites nothing: an abstention, counted wrong.
+    assert accuracy["all"] == {"accuracy": round(2 / 3, 4), "questions": 3, "abstained": 1}
+    assert accuracy["EntityLog"] == {"accuracy": 1.0, "questions": 2, "abstained": 0}
+    assert report["multiple_choice_chance"] == round((1 / 3 + 1 / 3 + 1 / 2) / 3, 4)
+    assert report["methods"][CHOICE_CITED]["exact"]["R@1"] == round(2 / 3, 4)  # q1, q2 cite their window
     prompts = [c.prompt_text for c in svc.llm.calls_for(MULTIPLE_CHOICE_PURPOSE)]  # type: ignore[attr-defined]
     assert len(prompts) == 3
     assert "desk drawer" in prompts[0] and "B. In the desk drawer" in prompts[0]
@@ -93,3 +96,18 @@ def test_eval_without_answers_makes_no_model_call(svc: Services) -> None:
     assert "multiple_choice_accuracy" not in report
     assert svc.llm.calls_for(MULTIPLE_CHOICE_PURPOSE) == []  # type: ignore[attr-defined]
 
+
+
+def test_a_choice_that_cites_no_memory_is_an_abstention(svc: Services) -> None:
+    svc.llm.script(MULTIPLE_CHOICE_PURPOSE, lambda request: {"choice": "B", "cited": [99]})  # type: ignore[attr-defined]
+    report = run_eval(svc, _benchmark(), user_id="eval-uncited", out=None, progress=False, answers=True)
+
+    # q1's key is B, but the answer cites no memory it was shown: not counted right.
+    assert report["multiple_choice_accuracy"]["all"] == {"accuracy": 0.0, "questions": 3, "abstained": 3}
+
+
+def test_the_answer_sample_is_fixed_and_of_the_size_asked() -> None:
+    questions = _benchmark().questions
+    assert answer_sample(questions, None) == {"q1", "q2", "q3"}
+    assert len(answer_sample(questions, 2)) == 2
+    assert answer_sample(questions, 2) == answer_sample(questions, 2)

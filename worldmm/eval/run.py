@@ -6,14 +6,19 @@ k (exact), or a window within ±30 s of one (lenient). Retrieval latency is meas
 
 Besides the retrievers, the question path itself is scored: "answer cites" is the recall of the 30 s
 windows the final answer cites (`answer_question`, the plan or agent loop the settings choose). With
-`answers=True` the configured model also answers each multiple-choice question from the hybrid
-retrieval (`multiple_choice.txt`), scored against the key (EgoLife's measure).
+`answers=True` a model also answers each multiple-choice question from the hybrid retrieval
+(`multiple_choice.txt`), scored against the key (EgoLife's measure): the local reader beside the small
+local LLM (`Services.reader_llm`), else the configured model. A choice counts only when it is a letter
+of the question's and cites a retrieved memory; anything else is an abstention, counted wrong and
+reported apart. "choice cites" is the recall of the windows the choices cite. `answers_sample` answers
+a fixed random sample of the questions (seed `ANSWER_SAMPLE_SEED`) where the whole set is too slow.
 """
 
 from __future__ import annotations
 
 import json
 import platform
+import random
 import statistics
 import time
 from collections import defaultdict
@@ -42,8 +47,13 @@ WINDOW_SECONDS = 30
 BASELINES = ("bm25", "dense", "bm25+dense rrf")
 RETRIEVERS = ("hybrid", "episodic")
 CITED = "answer cites"
+CHOICE_CITED = "choice cites"
 MULTIPLE_CHOICE_PURPOSE = "multiple_choice"
 MULTIPLE_CHOICE_MEMORIES = 10
+# The local reader's context is 2,048 tokens: fewer, shorter memories.
+READER_CHOICE_MEMORIES = 6
+READER_MEMORY_CHARS = 400
+ANSWER_SAMPLE_SEED = 23
 
 _WINDOWS_SQL = """
 SELECT id, session_id, window_index, caption_embedding::text AS embedding
@@ -203,15 +213,29 @@ class ChoiceAnswer(BaseModel):
     cited: list[int] = []
 
 
-def multiple_choice(services: Services, user_id: str, question: EvalQuestion) -> str | None:
-    """The configured model's choice (a letter of `question.choices`) from the hybrid retrieval as of the
-    question's time, or None when its answer is not one of the letters."""
+@dataclass(frozen=True)
+class Choice:
+    """A model's multiple-choice answer: the letter (None: it abstained) and the windows it cites, first first."""
+
+    letter: str | None
+    cited: list[int]
+
+
+def multiple_choice(services: Services, user_id: str, question: EvalQuestion, stored: StoredWindows) -> Choice:
+    """A model's choice of `question.choices` from the hybrid retrieval of 30-s windows as of the question's
+    time: the local reader beside the small local LLM, else the configured model. It abstains (letter None)
+    unless it names one of the letters and cites a memory it was shown."""
     from worldmm.llm.structured import build_request, parse_model
     from worldmm.retrieval.hybrid import hybrid_search
     from worldmm.retrieval.sanitize import numbered_memories
 
     settings = services.settings
-    found = hybrid_search(services, user_id, question.question, now=question.asked_at, limit=MULTIPLE_CHOICE_MEMORIES)
+    reader = settings.reader_enabled
+    limit, chars = (READER_CHOICE_MEMORIES, READER_MEMORY_CHARS) if reader else (
+        MULTIPLE_CHOICE_MEMORIES, settings.memory_text_max_chars)
+    found = hybrid_search(
+        services, user_id, question.question, now=question.asked_at, limit=limit, durations=[WINDOW_SECONDS]
+    )
     request = build_request(
         MULTIPLE_CHOICE_PURPOSE,
         model=settings.agent_model,
@@ -221,13 +245,27 @@ def multiple_choice(services: Services, user_id: str, question: EvalQuestion) ->
         now=f"{question.asked_at:%A %d %B %Y, %H:%M}",
         question=question.question,
         choices="\n".join(f"{letter}. {text}" for letter, text in sorted(question.choices.items())),
-        context=numbered_memories(found.items, settings.memory_text_max_chars),
+        context=numbered_memories(found.items, chars),
     )
+    llm = services.reader_llm if reader else services.llm
     try:
-        choice = parse_model(services.llm.complete(request).text, ChoiceAnswer).choice.strip().upper()[:1]
+        answer = parse_model(llm.complete(request).text, ChoiceAnswer)
     except ModelOutputError:
-        return None
-    return choice if choice in question.choices else None
+        return Choice(None, [])
+    shown = [_as_uuid(item.segment_id) for item in found.items]
+    cited = [stored.position_of_segment[shown[n - 1]] for n in answer.cited if 1 <= n <= len(shown)]
+    letter = answer.choice.strip().upper()
+    if letter not in question.choices or not cited:
+        return Choice(None, cited)
+    return Choice(letter, cited)
+
+
+def answer_sample(questions: list[EvalQuestion], size: int | None) -> set[str]:
+    """The ids of the multiple-choice questions to answer: all, or a fixed random sample of `size`."""
+    ids = [q.question_id for q in questions if q.choices and q.answer]
+    if size is None or size >= len(ids):
+        return set(ids)
+    return set(random.Random(ANSWER_SAMPLE_SEED).sample(ids, size))
 
 
 def evaluate(
@@ -237,9 +275,10 @@ def evaluate(
     *,
     progress: bool = True,
     answers: bool = False,
+    answers_sample: int | None = None,
 ) -> dict[str, Any]:
     """Ask every question of `benchmark` of the already-built memory of `user_id`; recall and latency
-    (and, with `answers`, the configured model's multiple-choice accuracy)."""
+    (and, with `answers`, a model's multiple-choice accuracy, on `answers_sample` questions when given)."""
     from tqdm import tqdm
 
     from worldmm.services import Services
@@ -255,6 +294,9 @@ def evaluate(
     by_category: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     correct: dict[str, list[bool]] = defaultdict(list)
+    abstained: dict[str, list[bool]] = defaultdict(list)
+    chance: list[float] = []
+    to_answer = answer_sample(questions, answers_sample) if answers else set()
     query_embeddings = embedder.embed([q.question for q in questions])
     for question, query_embedding in tqdm(
         list(zip(questions, query_embeddings, strict=True)), desc="questions", unit="q", disable=not progress
@@ -282,17 +324,35 @@ def evaluate(
             for mode, values in result.items():
                 hits[name][mode].append(values)
             by_category[question.category][name].append(result["exact"][KS.index(10)])
-        if answers and question.choices and question.answer:
-            right = multiple_choice(querying, user_id, question) == question.answer
-            correct["all"].append(right)
-            correct[question.category].append(right)
+        if question.question_id in to_answer:
+            started = time.perf_counter()
+            choice = multiple_choice(querying, user_id, question, stored)
+            latency[CHOICE_CITED].append((time.perf_counter() - started) * 1000)
+            for group in ("all", question.category):
+                correct[group].append(choice.letter == question.answer)
+                abstained[group].append(choice.letter is None)
+            chance.append(1 / len(question.choices))
+            for mode, values in _hits(choice.cited, question, stored).items():
+                hits[CHOICE_CITED][mode].append(values)  # over the answered sample only
     report = _report(benchmark, questions, hits, by_category, latency)
     if answers:
         report["multiple_choice_accuracy"] = {
-            name: {"accuracy": round(float(np.mean(v)), 4), "questions": len(v)} for name, v in correct.items()
+            name: {
+                "accuracy": round(float(np.mean(v)), 4),
+                "questions": len(v),
+                "abstained": int(sum(abstained[name])),
+            }
+            for name, v in correct.items()
         }
+        report["multiple_choice_chance"] = round(float(np.mean(chance)), 4) if chance else None
+        report["multiple_choice_model"] = _choice_model(services)
     report["query_embedding_ms_per_question"] = round(embedder.seconds_per_text * 1000, 2)
     return report
+
+
+def _choice_model(services: Services) -> str:
+    llm = services.reader_llm if services.settings.reader_enabled else services.llm
+    return str(getattr(llm, "model_id", type(llm).__name__))
 
 
 def _report(
@@ -346,10 +406,13 @@ def run_eval(
     out: Path | None,
     progress: bool = True,
     answers: bool = False,
+    answers_sample: int | None = None,
 ) -> dict[str, Any]:
     """Build (resumable) and evaluate; writes the JSON report to `out` when given."""
     build = build_memory(services, user_id, benchmark, progress=progress)
-    report = evaluate(services, user_id, benchmark, progress=progress, answers=answers)
+    report = evaluate(
+        services, user_id, benchmark, progress=progress, answers=answers, answers_sample=answers_sample
+    )
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {_cpu_count()} cores, Python {platform.python_version()}",
