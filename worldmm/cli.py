@@ -223,7 +223,7 @@ def _eval(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("bench/results") / f"eval_{args.benchmark}_{suffix}.json"
     report = run_eval(
         services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out, answers=args.answers,
-        answers_sample=args.answers_sample,
+        sample=args.sample,
     )
     print(markdown_table(report))
     if "multiple_choice_accuracy" in report:
@@ -331,8 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
         "LLM (LOCAL_READER_GGUF), else the configured model (LLM_PROVIDER); an unsupported choice is an abstention",
     )
     p.add_argument(
-        "--answers-sample", type=int, default=None, metavar="N",
-        help="answer only N of the questions, a fixed random sample (seed 23), where all are too slow",
+        "--sample", type=int, default=None, metavar="N",
+        help="ask only N of the questions, a fixed random sample (seed 23), where all are too slow",
     )
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")
     p.set_defaults(func=_eval)

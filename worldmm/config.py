@@ -384,19 +384,20 @@ class Settings(BaseSettings):
     visual_top_k: int = 5
     """Visual memories one search returns."""
     rrf_k: int = 60
-    """Reciprocal rank fusion constant k."""
-    rrf_weight_lexical: float = 1.0
-    """RRF weight of BM25 over the user's segments."""
-    rrf_weight_dense: float = 1.0
-    """RRF weight of cosine over caption embeddings."""
-    rrf_weight_graph: float = 0.1
-    """RRF weight of the entity graph leg (measured on EgoLife, it adds noise above this)."""
+    """Reciprocal rank fusion constant k: the shape of the graph boost by rank (and of the eval's RRF baseline)."""
+    fusion_weight_lexical: float = 1.0
+    """Weight of BM25 over the user's segments in hybrid search's score fusion (each leg standardised)."""
+    fusion_weight_dense: float = 0.75
+    """Weight of cosine over caption embeddings in the score fusion (validated on half the EgoLife dev questions)."""
+    fusion_weight_graph: float = 0.25
+    """The entity graph's boost to its first-ranked segment, in standard deviations of a leg's scores (less by
+    rank after it); measured on EgoLife, the spaCy graph costs recall at full weight."""
     seed_hub_fraction: float = 0.2
     """A question's entity in more than this share of memories seeds no PPR."""
     time_tiebreak: float = 0.1
-    """The question's time direction breaks near-ties: at most this fraction of one top rank."""
-    mmr_lambda: float = 0.7
-    """MMR trade-off between relevance (1) and diversity (0)."""
+    """The question's time direction breaks near-ties: at most this many standard deviations."""
+    duplicate_similarity: float = 0.95
+    """Hybrid search moves a candidate this similar to a better one behind the others."""
     hybrid_top_k: int = 10
     """Memories a hybrid search returns."""
     hybrid_pool: int = 50

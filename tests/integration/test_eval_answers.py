@@ -12,7 +12,7 @@ from tests.harness import make_settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
-from worldmm.eval.run import CHOICE_CITED, CITED, MULTIPLE_CHOICE_PURPOSE, answer_sample, run_eval
+from worldmm.eval.run import CHOICE_CITED, CITED, MULTIPLE_CHOICE_PURPOSE, question_sample, run_eval
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.hash_embedder import HashEmbedder
@@ -106,8 +106,9 @@ def test_a_choice_that_cites_no_memory_is_an_abstention(svc: Services) -> None:
     assert report["multiple_choice_accuracy"]["all"] == {"accuracy": 0.0, "questions": 3, "abstained": 3}
 
 
-def test_the_answer_sample_is_fixed_and_of_the_size_asked() -> None:
+def test_the_question_sample_is_fixed_and_of_the_size_asked() -> None:
     questions = _benchmark().questions
-    assert answer_sample(questions, None) == {"q1", "q2", "q3"}
-    assert len(answer_sample(questions, 2)) == 2
-    assert answer_sample(questions, 2) == answer_sample(questions, 2)
+    assert question_sample(questions, None) == questions
+    chosen = question_sample(questions, 2)
+    assert len(chosen) == 2 and {q.question_id for q in chosen} <= {"q1", "q2", "q3"}
+    assert question_sample(questions, 2) == chosen

@@ -8,7 +8,16 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from worldmm.retrieval.hybrid import SegmentRow, mmr_select, rrf_fuse, similarity_matrix, time_order_bonus
+from worldmm.retrieval.hybrid import (
+    ScoredLeg,
+    SegmentRow,
+    drop_near_duplicates,
+    rank_boost,
+    rrf_fuse,
+    score_fuse,
+    similarity_matrix,
+    time_order_bonus,
+)
 from worldmm.retrieval.timeref import TimeFocus
 
 pytestmark = pytest.mark.unit
@@ -41,29 +50,53 @@ def test_hybrid_rrf_of_no_lists_is_empty() -> None:
     assert rrf_fuse([[], []], k=60) == {}
 
 
-def test_hybrid_mmr_prefers_a_diverse_second_pick() -> None:
-    # GIVEN two near-duplicates at the top and a slightly less relevant different item
-    order = ["dup1", "dup2", "other"]
-    relevance = {"dup1": 1.0, "dup2": 0.95, "other": 0.8}
-    similarity = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    # WHEN MMR picks two with lambda 0.7
-    chosen = mmr_select(relevance, similarity, order, lam=0.7, k=2)
-    # THEN the duplicate is skipped for the different item
-    assert chosen == ["dup1", "other"]
+def test_score_fusion_keeps_a_leg_that_is_sure_of_its_best() -> None:
+    # GIVEN BM25 far surer of "a" than of anything else, and a vector leg that barely prefers "b"
+    lexical = ScoredLeg(["a", "b", "c", "d"], [9.0, 1.0, 0.9, 0.8], 0.0)
+    dense = ScoredLeg(["b", "a", "c", "d"], [0.52, 0.51, 0.50, 0.49], 0.49)
+    # THEN score fusion puts "a" first, where rank fusion ties it with "b"
+    fused = score_fuse([lexical, dense], [1.0, 1.0])
+    assert max(fused, key=lambda item: fused[item]) == "a"
+    ranks = rrf_fuse([lexical.ranking, dense.ranking], k=60)
+    assert ranks["a"] == pytest.approx(ranks["b"])
 
 
-def test_hybrid_mmr_with_lambda_one_is_pure_relevance() -> None:
-    order = ["a", "c", "b"]
-    relevance = {"a": 0.9, "b": 0.5, "c": 0.7}
-    assert mmr_select(relevance, np.ones((3, 3)), order, lam=1.0, k=3) == ["a", "c", "b"]
+def test_score_fusion_counts_a_leg_s_unreturned_score() -> None:
+    # GIVEN one BM25 match and two vector candidates that prefer the other memory a little
+    fused = score_fuse(
+        [ScoredLeg(["fern"], [2.0], 0.0), ScoredLeg(["basil", "fern"], [0.60, 0.58], 0.58)], [1.0, 1.0]
+    )
+    # THEN the match wins: basil's BM25 is 0, standardised over both candidates (fern +1, basil −1)
+    assert fused["fern"] == pytest.approx(1.0 - 1.0)
+    assert fused["basil"] == pytest.approx(-1.0 + 1.0)
+    fused = score_fuse(
+        [ScoredLeg(["fern"], [2.0], 0.0), ScoredLeg(["basil", "fern"], [0.60, 0.50], 0.50)], [1.0, 0.5]
+    )
+    assert fused["fern"] > fused["basil"]
+    assert score_fuse([ScoredLeg([], [], 0.0), ScoredLeg(["x"], [0.5], 0.5)], [1.0, 1.0]) == {"x": 0.0}
 
 
-def test_hybrid_mmr_honours_a_limit_above_twenty() -> None:
+def test_the_graph_boost_is_bounded_by_its_weight() -> None:
+    boost = rank_boost(["g1", "g2"], k=60, ceiling=0.25)
+    assert boost["g1"] == pytest.approx(0.25)
+    assert boost["g2"] == pytest.approx(0.25 * 61 / 62)
+
+
+def test_near_duplicates_of_a_better_candidate_are_dropped() -> None:
+    order = ["dup1", "dup2", "other", "dup3"]
+    similarity = np.array(
+        [[1.0, 0.97, 0.2, 0.96], [0.97, 1.0, 0.2, 0.99], [0.2, 0.2, 1.0, 0.1], [0.96, 0.99, 0.1, 1.0]]
+    )
+    assert drop_near_duplicates(order, similarity, threshold=0.95, k=2) == ["dup1", "other"]
+    # asked for more than the distinct ones: the duplicates follow, best first
+    assert drop_near_duplicates(order, similarity, threshold=0.95, k=3) == ["dup1", "other", "dup2"]
+    assert drop_near_duplicates(order, similarity, threshold=1.01, k=3) == ["dup1", "dup2", "other"]
+
+
+def test_dropping_near_duplicates_keeps_the_order_and_honours_a_limit_above_twenty() -> None:
     order = [f"m{i}" for i in range(50)]
-    relevance = {item: 1.0 - i / 100 for i, item in enumerate(order)}
-    chosen = mmr_select(relevance, np.zeros((50, 50)), order, lam=0.7, k=30)
-    assert len(chosen) == 30
-    assert chosen[0] == "m0"
+    chosen = drop_near_duplicates(order, np.zeros((50, 50)), threshold=0.95, k=30)
+    assert chosen == order[:30]
 
 
 def test_hybrid_similarity_is_cosine_with_embeddings_and_jaccard_without() -> None:

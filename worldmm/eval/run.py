@@ -10,8 +10,8 @@ windows the final answer cites (`answer_question`, the plan or agent loop the se
 (`multiple_choice.txt`), scored against the key (EgoLife's measure): the local reader beside the small
 local LLM (`Services.reader_llm`), else the configured model. A choice counts only when it is a letter
 of the question's and cites a retrieved memory; anything else is an abstention, counted wrong and
-reported apart. "choice cites" is the recall of the windows the choices cite. `answers_sample` answers
-a fixed random sample of the questions (seed `ANSWER_SAMPLE_SEED`) where the whole set is too slow.
+reported apart. "choice cites" is the recall of the windows the choices cite. `sample` asks only a
+fixed random sample of the questions (seed `SAMPLE_SEED`) where the whole set is too slow.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ MULTIPLE_CHOICE_MEMORIES = 10
 # The local reader's context is 2,048 tokens: fewer, shorter memories.
 READER_CHOICE_MEMORIES = 6
 READER_MEMORY_CHARS = 400
-ANSWER_SAMPLE_SEED = 23
+SAMPLE_SEED = 23
 
 _WINDOWS_SQL = """
 SELECT id, session_id, window_index, caption_embedding::text AS embedding
@@ -260,12 +260,12 @@ def multiple_choice(services: Services, user_id: str, question: EvalQuestion, st
     return Choice(letter, cited)
 
 
-def answer_sample(questions: list[EvalQuestion], size: int | None) -> set[str]:
-    """The ids of the multiple-choice questions to answer: all, or a fixed random sample of `size`."""
-    ids = [q.question_id for q in questions if q.choices and q.answer]
-    if size is None or size >= len(ids):
-        return set(ids)
-    return set(random.Random(ANSWER_SAMPLE_SEED).sample(ids, size))
+def question_sample(questions: list[EvalQuestion], size: int | None) -> list[EvalQuestion]:
+    """All the questions, or a fixed random sample of `size` of them (in their order)."""
+    if size is None or size >= len(questions):
+        return questions
+    chosen = set(random.Random(SAMPLE_SEED).sample(range(len(questions)), size))
+    return [q for n, q in enumerate(questions) if n in chosen]
 
 
 def evaluate(
@@ -275,17 +275,17 @@ def evaluate(
     *,
     progress: bool = True,
     answers: bool = False,
-    answers_sample: int | None = None,
+    sample: int | None = None,
 ) -> dict[str, Any]:
-    """Ask every question of `benchmark` of the already-built memory of `user_id`; recall and latency
-    (and, with `answers`, a model's multiple-choice accuracy, on `answers_sample` questions when given)."""
+    """Ask every question of `benchmark` (or a fixed random `sample` of them) of the already-built memory of
+    `user_id`; recall and latency (and, with `answers`, a model's multiple-choice accuracy)."""
     from tqdm import tqdm
 
     from worldmm.services import Services
 
     stored = load_stored_windows(services, user_id, benchmark)
     bm25 = PlainBM25([segment_memory_text(w.caption, w.transcript) for w in benchmark.windows])
-    questions = [q for q in benchmark.questions if q.evidence]
+    questions = question_sample([q for q in benchmark.questions if q.evidence], sample)
     embedder = PrecomputedEmbedder(services.embedder, [q.question for q in questions])
     querying = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
     retrievers = _retriever_rankings(querying, user_id, stored)
@@ -296,7 +296,6 @@ def evaluate(
     correct: dict[str, list[bool]] = defaultdict(list)
     abstained: dict[str, list[bool]] = defaultdict(list)
     chance: list[float] = []
-    to_answer = answer_sample(questions, answers_sample) if answers else set()
     query_embeddings = embedder.embed([q.question for q in questions])
     for question, query_embedding in tqdm(
         list(zip(questions, query_embeddings, strict=True)), desc="questions", unit="q", disable=not progress
@@ -324,7 +323,7 @@ def evaluate(
             for mode, values in result.items():
                 hits[name][mode].append(values)
             by_category[question.category][name].append(result["exact"][KS.index(10)])
-        if question.question_id in to_answer:
+        if answers and question.choices and question.answer:
             started = time.perf_counter()
             choice = multiple_choice(querying, user_id, question, stored)
             latency[CHOICE_CITED].append((time.perf_counter() - started) * 1000)
@@ -333,7 +332,7 @@ def evaluate(
                 abstained[group].append(choice.letter is None)
             chance.append(1 / len(question.choices))
             for mode, values in _hits(choice.cited, question, stored).items():
-                hits[CHOICE_CITED][mode].append(values)  # over the answered sample only
+                hits[CHOICE_CITED][mode].append(values)  # over the questions with choices
     report = _report(benchmark, questions, hits, by_category, latency)
     if answers:
         report["multiple_choice_accuracy"] = {
@@ -406,13 +405,11 @@ def run_eval(
     out: Path | None,
     progress: bool = True,
     answers: bool = False,
-    answers_sample: int | None = None,
+    sample: int | None = None,
 ) -> dict[str, Any]:
     """Build (resumable) and evaluate; writes the JSON report to `out` when given."""
     build = build_memory(services, user_id, benchmark, progress=progress)
-    report = evaluate(
-        services, user_id, benchmark, progress=progress, answers=answers, answers_sample=answers_sample
-    )
+    report = evaluate(services, user_id, benchmark, progress=progress, answers=answers, sample=sample)
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {_cpu_count()} cores, Python {platform.python_version()}",
