@@ -50,9 +50,10 @@ CITED = "answer cites"
 CHOICE_CITED = "choice cites"
 MULTIPLE_CHOICE_PURPOSE = "multiple_choice"
 MULTIPLE_CHOICE_MEMORIES = 10
-# The local reader's context is 2,048 tokens: fewer, shorter memories.
+# The local reader's context is 2,048 tokens: fewer, shorter memories, and room for a short JSON answer only.
 READER_CHOICE_MEMORIES = 6
 READER_MEMORY_CHARS = 400
+READER_CHOICE_TOKENS = 64
 SAMPLE_SEED = 23
 
 _WINDOWS_SQL = """
@@ -231,15 +232,15 @@ def multiple_choice(services: Services, user_id: str, question: EvalQuestion, st
 
     settings = services.settings
     reader = settings.reader_enabled
-    limit, chars = (READER_CHOICE_MEMORIES, READER_MEMORY_CHARS) if reader else (
-        MULTIPLE_CHOICE_MEMORIES, settings.memory_text_max_chars)
+    limit, chars, tokens = (READER_CHOICE_MEMORIES, READER_MEMORY_CHARS, READER_CHOICE_TOKENS) if reader else (
+        MULTIPLE_CHOICE_MEMORIES, settings.memory_text_max_chars, settings.answer_max_tokens)
     found = hybrid_search(
         services, user_id, question.question, now=question.asked_at, limit=limit, durations=[WINDOW_SECONDS]
     )
     request = build_request(
         MULTIPLE_CHOICE_PURPOSE,
         model=settings.agent_model,
-        max_tokens=settings.answer_max_tokens,
+        max_tokens=tokens,
         response_model=ChoiceAnswer,
         reasoning_effort=None,
         now=f"{question.asked_at:%A %d %B %Y, %H:%M}",
