@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
 
-    from tests.support_llama_server import MODEL_ALIAS, agent_settings, install_script, llama_server, sample_profile
+    from tests.support.llama_server import MODEL_ALIAS, agent_settings, install_script, llama_server, sample_profile
     from worldmm.config import AgentMode
     from worldmm.demo import SAMPLE_SESSION, ask, load_questions
     from worldmm.llm.client import OpenAILLM

@@ -21,7 +21,7 @@ from typing import Any
 
 
 def _measure(emulated: Any, function: str, user: str, worst: bool, latency_s: float) -> dict[str, Any]:
-    from tests.support_capture import http_event
+    from tests.support.capture import http_event
 
     scripted, server, stack = emulated.scripted, emulated.server, emulated.stack
     scripted.always_search, scripted.latency_s = worst, latency_s

@@ -110,7 +110,7 @@ def prepare_session(stack: Any, windows: int, frames: int) -> tuple[str, str]:
     from bench.bench_cost import WINDOW_S, _wav
     from tests.deployed.emulators import backdate_session
     from tests.deployed.test_deployed_flow import sqs_event
-    from tests.support_capture import http_event
+    from tests.support.capture import http_event
 
     user = f"conn-{uuid.uuid4()}"
     started = stack.invoke("CaptureStartFunction", http_event("POST", "/sessions", sub=user)).result
@@ -139,7 +139,7 @@ def run_level(
     snapstart: bool = False,
 ) -> dict[str, Any]:
     """`containers` processes at once (even: ingest, odd: chat); their peak and idle server connections."""
-    from tests.support_capture import http_event
+    from tests.support.capture import http_event
 
     chat = [http_event("POST", "/memories/chat", sub=user, body={"question": q}) for q in QUESTIONS]
     procs: list[subprocess.Popen[bytes]] = []

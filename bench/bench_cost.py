@@ -230,7 +230,7 @@ def drive_hour(emulated: Any, meter: Meter, args: argparse.Namespace, extra_env:
     """One wearer-hour through the deployed functions; returns what it took."""
     from tests.deployed.emulators import backdate_session
     from tests.deployed.test_deployed_flow import sqs_event
-    from tests.support_capture import http_event
+    from tests.support.capture import http_event
 
     stack = emulated.stack
     runs_before = len(stack.runs)
@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 raise RuntimeError(f"configuration {name} failed:\n{out.stderr[-4000:]}")
             results[name] = json.loads(lines[-1])["configs"][name]
     elif args.redis:
-        from tests.harness import redis_server
+        from tests.support.harness import redis_server
 
         with redis_server() as url:
             for name in args.config:

@@ -38,7 +38,7 @@ def main() -> None:
 
     from gpu_worker.app import create_app
     from gpu_worker.settings import WorkerSettings
-    from tests.support_gpu_worker import b64, build_tiny_qwen2vl, jpeg_bytes
+    from tests.support.gpu_worker import b64, build_tiny_qwen2vl, jpeg_bytes
 
     if args.tiny:
         model_dir = build_tiny_qwen2vl(Path(tempfile.mkdtemp(prefix="tiny-qwen2vl-")))

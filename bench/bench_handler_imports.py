@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support_template import load_template
+from tests.support.template import load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_S = 1.0

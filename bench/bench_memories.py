@@ -71,7 +71,7 @@ def _time(fn: Any, queries: int) -> dict[str, float]:
 
 
 def run(days: int, queries: int, others: int) -> dict[str, Any]:
-    from tests.harness import embedded_postgres, make_settings
+    from tests.support.harness import embedded_postgres, make_settings
     from worldmm.db.engine import Database
     from worldmm.ingest.storage import DirectoryObjectStore
     from worldmm.memories.service import MemoryService

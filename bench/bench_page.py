@@ -75,9 +75,9 @@ def _summary(samples: list[float]) -> dict[str, float]:
 
 
 def run(loads: int, screenshot: Path | None) -> dict[str, Any]:
-    from tests.harness import embedded_postgres, make_settings
-    from tests.support_browser import chromium
-    from tests.support_gateway import running_gateway
+    from tests.support.browser import chromium
+    from tests.support.gateway import running_gateway
+    from tests.support.harness import embedded_postgres, make_settings
     from worldmm.db.engine import Database
     from worldmm.gateway.auth import issue_token
     from worldmm.ingest.storage import DirectoryObjectStore

@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--shares", type=float, nargs="*", default=[0.1, 0.25, 0.5, 0.75, 1.0])
     parser.add_argument("--policies", nargs="*", default=["volatile-lru", "allkeys-lru"])
     args = parser.parse_args(argv)
-    from tests.harness import redis_server
+    from tests.support.harness import redis_server
 
     results = []
     with redis_server() as url:

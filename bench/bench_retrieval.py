@@ -304,7 +304,7 @@ def _redis() -> Iterator[str | None]:
     if shutil.which("redis-server") is None:
         yield None
         return
-    from tests.harness import redis_server
+    from tests.support.harness import redis_server
 
     with redis_server() as url:
         yield url

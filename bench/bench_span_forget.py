@@ -160,7 +160,7 @@ def _objects(store: Any, user: str, day: int, start: datetime, end: datetime) ->
 def run(days: int, others: int) -> dict[str, Any]:
     import redis
 
-    from tests.harness import embedded_postgres, make_settings, redis_server
+    from tests.support.harness import embedded_postgres, make_settings, redis_server
     from worldmm.db.engine import Database
     from worldmm.ingest.storage import DirectoryObjectStore
     from worldmm.llm.scripted import ScriptedLLM

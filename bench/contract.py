@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-output", action="store_true", help="print schemathesis' own report")
     args = parser.parse_args(argv)
 
-    from tests.harness import embedded_postgres, make_settings, truncate_all
-    from tests.support_contract import contract_gateway, contract_services, contract_tokens, run_schemathesis
+    from tests.support.contract import contract_gateway, contract_services, contract_tokens, run_schemathesis
+    from tests.support.harness import embedded_postgres, make_settings, truncate_all
     from worldmm.db.engine import Database
     from worldmm.llm.scripted import ScriptedLLM
 

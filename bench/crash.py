@@ -42,9 +42,9 @@ from typing import Any
 
 from sqlalchemy import create_engine, func, select, text
 
-from tests.harness import embedded_postgres, make_settings
-from tests.support_ingest import StaticTranscriber, StubVisualEncoder, put_window
-from tests.support_memory import script_memory_models
+from tests.support.harness import embedded_postgres, make_settings
+from tests.support.ingest import StaticTranscriber, StubVisualEncoder, put_window
+from tests.support.memory import script_memory_models
 from worldmm import crashpoints
 from worldmm.capture.local_store import LocalCaptureStore
 from worldmm.capture.models import CaptureSession

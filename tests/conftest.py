@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import embedded_postgres, make_settings, redis_server, truncate_all
+from tests.support.harness import embedded_postgres, make_settings, redis_server, truncate_all
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase

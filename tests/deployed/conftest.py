@@ -15,7 +15,7 @@ from tests.deployed.emulators import (
     template_default,
 )
 from tests.deployed.stack import DeployedStack, FakeGpuWorker, LambdaInvokeRecorder
-from tests.support_adapters import FakeModelServer
+from tests.support.adapters import FakeModelServer
 from worldmm.db.local import LocalDatabase
 
 

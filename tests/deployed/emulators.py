@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.deployed.stack import REGION, DeployedStack, FakeGpuWorker, LambdaInvokeRecorder
-from tests.harness import _free_port, embedded_postgres, make_settings
-from tests.support_adapters import FakeModelServer
-from tests.support_template import load_template
+from tests.support.adapters import FakeModelServer
+from tests.support.harness import _free_port, embedded_postgres, make_settings
+from tests.support.template import load_template
 from worldmm.db.local import LocalDatabase
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
@@ -33,7 +33,7 @@ class ScriptedModels:
     """
 
     def __init__(self) -> None:
-        from tests.support_memory import script_memory_models
+        from tests.support.memory import script_memory_models
 
         self.llm = script_memory_models(ScriptedLLM())
         self.llm.script("cross_scale_rerank", {"selected": [1]})

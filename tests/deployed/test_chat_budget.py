@@ -10,8 +10,8 @@ import pytest
 
 from tests.deployed.emulators import ScriptedModels, backdate_session
 from tests.deployed.stack import DeployedStack
-from tests.support_adapters import FakeModelServer
-from tests.support_capture import http_event
+from tests.support.adapters import FakeModelServer
+from tests.support.capture import http_event
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +67,7 @@ def test_chat_worst_case_sequential_model_calls_fit_the_timeouts_at_1_5_s_per_ca
 
 def test_chat_functions_timeout_is_api_gateways_limit() -> None:
     """A function that outlives the API's 30 s answers nobody; one that is cut shorter wastes a budget."""
-    from tests.support_template import load_template
+    from tests.support.template import load_template
 
     template = load_template()
     default = template["Globals"]["Function"]["Timeout"]

@@ -19,8 +19,8 @@ from sqlalchemy import create_engine, text
 from tests.deployed.emulators import USER, ScriptedModels, backdate_session
 from tests.deployed.settings_contract import DEFAULT_IS_RIGHT_ON_AWS, UNSET_ON_AWS, settings_missing_from_template
 from tests.deployed.stack import EMULATOR_ENDPOINTS, DeployedStack, LambdaInvokeRecorder, Run
-from tests.support_adapters import FakeModelServer
-from tests.support_capture import http_event, post_upload
+from tests.support.adapters import FakeModelServer
+from tests.support.capture import http_event, post_upload
 from worldmm.db.local import LocalDatabase
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ import pytest
 from tests.deployed.settings_contract import settings_missing_from_template
 from tests.deployed.stack import DeployedStack
 from tests.deployed.test_chat_budget import seed_windows
-from tests.support_capture import http_event
+from tests.support.capture import http_event
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support_llama_server import (
+from tests.support.llama_server import (
     SampleMemory,
     agent_settings,
     llama_server,

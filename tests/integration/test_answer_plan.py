@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.harness import make_settings, truncate_all
+from tests.support.harness import make_settings, truncate_all
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.demo import load_questions

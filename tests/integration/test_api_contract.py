@@ -16,14 +16,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support_contract import (
+from tests.support.contract import (
     contract_gateway,
     contract_services,
     contract_token,
     contract_tokens,
     run_schemathesis,
 )
-from tests.support_gateway import RunningGateway
+from tests.support.gateway import RunningGateway
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.llm.scripted import ScriptedLLM

@@ -7,7 +7,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.aws import aws_client
 from worldmm.gpu.discovery import resolve_gpu_url
 from worldmm.pipeline.sessions import session_info

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from tests.support_ingest import SESSION, USER, make_ingest_services, script_window_models
+from tests.support.ingest import SESSION, USER, make_ingest_services, script_window_models
 from worldmm.config import CaptionMode
 from worldmm.db.models import LLMUsage, ProcessingStatus, Segment
 from worldmm.pipeline.enrichment import WindowMaterial, claim_segment, enrich_segment

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_capture import create_capture_resources, http_event, lambda_context, s3_notification
+from tests.support.capture import create_capture_resources, http_event, lambda_context, s3_notification
+from tests.support.harness import make_settings
 from worldmm.config import Settings
 from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.services import Services, get_services, set_services

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, post_upload, s3_notification
+from tests.support.capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, post_upload, s3_notification
+from tests.support.harness import make_settings
 from worldmm.capture.models import (
     CloseReason,
     PresignAudioRequest,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_capture import make_moto_dynamodb_atomic
+from tests.support.capture import make_moto_dynamodb_atomic
+from tests.support.harness import make_settings
 from worldmm.capture.local_store import LocalCaptureStore
 from worldmm.capture.models import CaptureSession, UploadKind
 from worldmm.capture.port import CaptureStatePort

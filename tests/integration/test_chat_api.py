@@ -21,7 +21,7 @@ from api.chats.list.app import lambda_handler as list_handler
 from api.chats.messages.app import lambda_handler as messages_handler
 from api.memories.chat.app import lambda_handler as chat_handler
 from api.memories.chat_verbose.app import lambda_handler as verbose_handler
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.chat.service import GPU_STARTING_ANSWER
 from worldmm.config import Settings
 from worldmm.db.engine import Database

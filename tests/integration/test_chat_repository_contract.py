@@ -8,7 +8,7 @@ import json
 import pytest
 from ulid import ULID
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.chat.cursor import encode_cursor
 from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
 from worldmm.chat.postgres_repository import PostgresChatRepository

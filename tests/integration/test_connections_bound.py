@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.engine import close_all_connections, get_database
 from worldmm.db.local import LocalDatabase
 

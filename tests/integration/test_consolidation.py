@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select
 
-from tests.support_memory import SteeredEmbedder, add_window
+from tests.support.memory import SteeredEmbedder, add_window
 from worldmm.config import ConsolidationMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ConsolidationEvent, Entity, MemoryHistory, MemoryType, Triple

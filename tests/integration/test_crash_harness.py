@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def world(pg: LocalDatabase, tmp_path_factory: pytest.TempPathFactory) -> World:
-    from tests.harness import make_settings, truncate_all
+    from tests.support.harness import make_settings, truncate_all
 
     truncate_all(pg.admin_url)
     root: Path = tmp_path_factory.mktemp("crash")

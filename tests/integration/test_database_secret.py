@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.engine import Database, get_database, resolve_database_url
 from worldmm.db.local import LocalDatabase
 from worldmm.db.secret import SecretFormatError, parse_secret

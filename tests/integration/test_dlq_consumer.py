@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from tests.support_ingest import (
+from tests.support.ingest import (
     SESSION,
     USER,
     failing,

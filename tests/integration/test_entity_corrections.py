@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 
 from api.entities.correct.app import lambda_handler as correct_handler
-from tests.support_ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, EntityCorrection, MemoryType, Segment

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.support_retrieval import BASE, MemoryWriter
+from tests.support.retrieval import BASE, MemoryWriter
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.episodic_retriever import graph_ranking, query_names, query_seed_entities, retrieve_episodic

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow

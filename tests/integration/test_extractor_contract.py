@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.models import ConsolidationEvent
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM

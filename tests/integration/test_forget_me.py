@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.support_capture import create_capture_resources
-from tests.support_ingest import StaticTranscriber, StubVisualEncoder, lambda_context, script_window_models
+from tests.support.capture import create_capture_resources
+from tests.support.ingest import StaticTranscriber, StubVisualEncoder, lambda_context, script_window_models
 from worldmm.capture.models import CaptureSession, UploadedObject, UploadKind
 from worldmm.capture.service import CaptureService
 from worldmm.capture.store import CaptureStore

@@ -25,9 +25,9 @@ from sqlalchemy import create_engine, select, text
 from api.memories.forget.app import lambda_handler as forget_span_handler
 from api.memories.list.app import lambda_handler as list_handler
 from api.sessions.forget.app import lambda_handler as forget_session_handler
-from tests.support_capture import create_capture_resources
-from tests.support_ingest import StubVisualEncoder
-from tests.support_memory import script_memory_models
+from tests.support.capture import create_capture_resources
+from tests.support.ingest import StubVisualEncoder
+from tests.support.memory import script_memory_models
 from worldmm.capture.models import CaptureSession, UploadKind
 from worldmm.capture.store import CaptureStore
 from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
@@ -525,7 +525,7 @@ def test_forget_span_reaching_into_the_future_forgets_only_what_was_recorded(wor
 def test_forget_session_local_profile_keeps_only_the_catalog_entry(
     settings: Settings, db: Database, tmp_path: Path
 ) -> None:
-    from tests.support_ingest import SESSION, USER, make_ingest_services, put_window, script_window_models
+    from tests.support.ingest import SESSION, USER, make_ingest_services, put_window, script_window_models
 
     # GIVEN the local profile: the session's folder holds its metadata.json and two ingested windows
     services = make_ingest_services(settings, db, script_window_models(ScriptedLLM()), tmp_path / "objects")

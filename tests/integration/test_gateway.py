@@ -9,8 +9,8 @@ import httpx
 import jwt
 import pytest
 
-from tests.support_gateway import running_gateway
-from tests.support_template import ROOT, load_template
+from tests.support.gateway import running_gateway
+from tests.support.template import ROOT, load_template
 from worldmm.cli import main as cli_main
 from worldmm.gateway.auth import issue_token
 from worldmm.gateway.keys import gateway_keys

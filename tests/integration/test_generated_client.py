@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support_capture import post_upload
-from tests.support_gateway import RunningGateway, running_gateway
-from tests.support_ingest import make_ingest_services, script_window_models
+from tests.support.capture import post_upload
+from tests.support.gateway import RunningGateway, running_gateway
+from tests.support.ingest import make_ingest_services, script_window_models
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token

@@ -16,8 +16,7 @@ import boto3
 import httpx
 import pytest
 
-from tests.harness import make_settings
-from tests.support_gpu_controller import (
+from tests.support.gpu_controller import (
     BootingWorker,
     SimClock,
     aws_world,
@@ -27,8 +26,9 @@ from tests.support_gpu_controller import (
     sqs_event,
     wait_status,
 )
-from tests.support_gpu_worker import TOKEN, build_tiny_qwen2vl, worker_settings
-from tests.support_ingest import (
+from tests.support.gpu_worker import TOKEN, build_tiny_qwen2vl, worker_settings
+from tests.support.harness import make_settings
+from tests.support.ingest import (
     SESSION,
     USER,
     lambda_context,

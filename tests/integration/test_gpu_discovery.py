@@ -10,7 +10,7 @@ import logging
 import boto3
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.gpu.discovery import normalize_gpu_instance_id, resolve_gpu_url
 from worldmm.services import Services
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
 from worldmm.graph.cache import build_graph_cache
@@ -118,7 +118,7 @@ def test_graph_cache_build_racing_an_invalidation_is_not_stored(redis_url: str, 
 
 def test_graph_cache_redis_down_rebuilds_every_time_without_error(caplog: pytest.LogCaptureFixture) -> None:
     # GIVEN a cache whose Redis is not reachable
-    from tests.harness import _free_port
+    from tests.support.harness import _free_port
 
     cache = _redis_cache(f"redis://127.0.0.1:{_free_port()}/0")
     builder = CountingBuilder()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
 from worldmm.graph.cache import SNAPSHOT_NAMES, GraphCache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import delete, text, update
 
-from tests.support_retrieval import MemoryWriter
+from tests.support.retrieval import MemoryWriter
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType, Segment, Triple

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.support_retrieval import MemoryWriter
+from tests.support.retrieval import MemoryWriter
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.retrieval.lexical import segment_indexes
 from worldmm.services import Services

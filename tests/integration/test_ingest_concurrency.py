@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import func, select
 
-from tests.support_ingest import (
+from tests.support.ingest import (
     SESSION,
     USER,
     counts,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from tests.support_ingest import SESSION, USER, counts, make_ingest_services, script_window_models
+from tests.support.ingest import SESSION, USER, counts, make_ingest_services, script_window_models
 from worldmm.db.models import LLMUsage, ProcessingStatus, Segment, Triple
 from worldmm.pipeline.enrichment import (
     ClaimLostError,

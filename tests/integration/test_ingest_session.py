@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
-from tests.support_memory import caption_answer, script_memory_models
+from tests.support.memory import caption_answer, script_memory_models
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple

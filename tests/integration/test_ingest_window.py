@@ -9,7 +9,7 @@ from typing import cast
 import pytest
 from sqlalchemy import select, update
 
-from tests.support_ingest import (
+from tests.support.ingest import (
     CAPTION,
     SESSION,
     USER,

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.harness import make_settings
-from tests.support_retrieval import MemoryWriter
+from tests.support.harness import make_settings
+from tests.support.retrieval import MemoryWriter
 from worldmm.graph.cache import build_graph_cache
 from worldmm.graph.local_cache import LocalGraphCache
 from worldmm.graph.redis_cache import RedisGraphCache

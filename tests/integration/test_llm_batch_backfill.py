@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_adapters import FakeModelServer, fake_model_server
+from tests.support.adapters import FakeModelServer, fake_model_server
+from tests.support.harness import make_settings
 from worldmm.llm.batch import BatchLLM, CollectingBatchLLM, build_backfill_llm
 from worldmm.llm.client import DispatchingLLM, OpenAILLM, build_llm
 from worldmm.llm.port import LLMRequest

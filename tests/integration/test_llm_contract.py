@@ -11,8 +11,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from tests.harness import make_settings
-from tests.support_adapters import FakeModelServer, fake_model_server
+from tests.support.adapters import FakeModelServer, fake_model_server
+from tests.support.harness import make_settings
 from worldmm.errors import GpuUnavailableError
 from worldmm.llm.batch import BatchLLM, BatchRequestError, build_backfill_llm
 from worldmm.llm.client import (

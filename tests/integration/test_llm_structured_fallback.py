@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from api.memories.chat_verbose.app import lambda_handler as verbose_handler
-from tests.support_capture import http_event, lambda_context
-from tests.support_retrieval import MemoryWriter
+from tests.support.capture import http_event, lambda_context
+from tests.support.retrieval import MemoryWriter
 from worldmm.config import AgentMode, LLMProvider, Settings
 from worldmm.db.engine import Database
 from worldmm.llm.client import OpenAILLM, StructuredFormat

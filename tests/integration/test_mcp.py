@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support_gateway import HumanScreen, RunningGateway, running_gateway
-from tests.support_ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from tests.support.gateway import HumanScreen, RunningGateway, running_gateway
+from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token

@@ -20,7 +20,7 @@ import pytest
 from api.memories.get.app import lambda_handler as get_handler
 from api.memories.list.app import lambda_handler as list_handler
 from api.sessions.status.app import lambda_handler as status_handler
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, MemoryType, ProcessingStatus, Segment, Triple

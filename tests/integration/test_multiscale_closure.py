@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select
 
-from tests.support_memory import (
+from tests.support.memory import (
     add_window,
     script_memory_models,
     segment_triples,

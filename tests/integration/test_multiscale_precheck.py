@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from tests.support_memory import add_window, script_memory_models, summaries
+from tests.support.memory import add_window, script_memory_models, summaries
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.pipeline.multiscale import on_window_complete
 from worldmm.services import Services

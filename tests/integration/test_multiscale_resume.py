@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, update
 
-from tests.support_ingest import make_ingest_services, put_session
-from tests.support_memory import add_window, script_memory_models, summaries
+from tests.support.ingest import make_ingest_services, put_session
+from tests.support.memory import add_window, script_memory_models, summaries
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment

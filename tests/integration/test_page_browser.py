@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support_browser import chromium
-from tests.support_gateway import RunningGateway, running_gateway
-from tests.support_ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from tests.support.browser import chromium
+from tests.support.gateway import RunningGateway, running_gateway
+from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment

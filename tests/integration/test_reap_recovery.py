@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_ingest import (
+from tests.support.harness import make_settings
+from tests.support.ingest import (
     CREATED_AT,
     SESSION,
     USER,
@@ -45,8 +45,8 @@ _CHILD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from tests.harness import make_settings
-    from tests.support_ingest import make_ingest_services, script_window_models
+    from tests.support.harness import make_settings
+    from tests.support.ingest import make_ingest_services, script_window_models
     from worldmm.db.engine import Database
     from worldmm.llm.scripted import ScriptedLLM
     from worldmm.pipeline.events import IngestWindowEvent

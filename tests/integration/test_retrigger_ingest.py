@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import boto3
 import pytest
 
-from tests.harness import make_settings
-from tests.support_ingest import (
+from tests.support.harness import make_settings
+from tests.support.ingest import (
     SESSION,
     USER,
     lambda_context,

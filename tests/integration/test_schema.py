@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
-from tests.harness import TEST_EMBEDDING_DIM, make_settings
+from tests.support.harness import TEST_EMBEDDING_DIM, make_settings
 from worldmm.db import migrate
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase

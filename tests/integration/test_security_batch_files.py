@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.integration.test_llm_contract import _openai_client, _request
-from tests.support_adapters import FakeModelServer, fake_model_server
+from tests.support.adapters import FakeModelServer, fake_model_server
 from worldmm.llm.batch import BatchLLM, BatchRequestError
 from worldmm.llm.port import LLMResponse
 

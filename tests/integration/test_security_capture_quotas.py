@@ -16,16 +16,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.harness import make_settings
-from tests.support_capture import (
+from tests.support.capture import (
     create_capture_resources,
     http_event,
     lambda_context,
     make_rig,
     post_upload,
 )
-from tests.support_gateway import running_gateway
-from tests.support_ingest import make_ingest_services
+from tests.support.gateway import running_gateway
+from tests.support.harness import make_settings
+from tests.support.ingest import make_ingest_services
 from worldmm.capture.models import (
     CloseReason,
     PresignAudioRequest,

@@ -17,9 +17,9 @@ import pytest
 
 from api.memories.chat.app import lambda_handler as chat_handler
 from api.memories.chat_verbose.app import lambda_handler as verbose_handler
-from tests.harness import embedded_postgres, make_settings
-from tests.support_capture import http_event, lambda_context
-from tests.support_retrieval import MemoryWriter
+from tests.support.capture import http_event, lambda_context
+from tests.support.harness import embedded_postgres, make_settings
+from tests.support.retrieval import MemoryWriter
 from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import AgentMode, Profile, Settings
 from worldmm.db.local import LocalDatabase
@@ -56,7 +56,7 @@ def _start(local: LocalDatabase) -> None:
 @pytest.fixture
 def pg_up(own_pg: LocalDatabase) -> Iterator[LocalDatabase]:
     """The module's server, running and with empty tables; running again after the test."""
-    from tests.harness import truncate_all
+    from tests.support.harness import truncate_all
 
     truncate_all(own_pg.admin_url)
     yield own_pg

@@ -12,7 +12,7 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.engine import get_database
 from worldmm.db.local import LocalDatabase
 from worldmm.errors import ConfigurationError
@@ -109,7 +109,7 @@ def _insert_segment(app_url: str, user_id: str) -> None:
 
 
 def test_security_maintenance_role_reads_keys_only(pg: LocalDatabase) -> None:
-    from tests.harness import truncate_all
+    from tests.support.harness import truncate_all
 
     truncate_all(pg.admin_url)
     _insert_segment(pg.app_url, "alice")

@@ -71,7 +71,7 @@ def test_security_a_forget_that_fails_in_s3_is_finished_by_a_second_run(world: W
 def test_security_an_upload_landing_after_the_erase_is_swept(settings: Settings, db: Database, aws: None) -> None:
     # GIVEN the capture functions on moto (versioned bucket), Alice's session and Bob's
     from api.capture.start import app as start_app
-    from tests.support_capture import create_capture_resources, http_event, lambda_context, s3_notification
+    from tests.support.capture import create_capture_resources, http_event, lambda_context, s3_notification
     from worldmm.config import Profile
     from worldmm.handlers import capture_uploads
     from worldmm.pipeline.local_invoker import InProcessInvoker

@@ -25,8 +25,8 @@ import pytest
 import uvicorn
 from pydantic import ValidationError
 
-from tests.harness import _free_port, make_settings
-from tests.support_gateway import RunningGateway, running_gateway
+from tests.support.gateway import RunningGateway, running_gateway
+from tests.support.harness import _free_port, make_settings
 from worldmm.capture.local_uploads import LocalUploadSigner
 from worldmm.cli import main as cli_main
 from worldmm.config import Profile, Settings

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support_ingest import (
+from tests.support.ingest import (
     SESSION,
     USER,
     failing,

@@ -15,8 +15,8 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.harness import make_settings
-from tests.support_template import load_template
+from tests.support.harness import make_settings
+from tests.support.template import load_template
 from worldmm.config import MODEL_KEY_FIELDS, Profile
 from worldmm.errors import ConfigurationError
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, event, text
 
-from tests.harness import truncate_all
-from tests.support_ingest import make_ingest_services, put_session, put_window, script_window_models
+from tests.support.harness import truncate_all
+from tests.support.ingest import make_ingest_services, put_session, put_window, script_window_models
 from worldmm.chat.postgres_repository import PostgresChatRepository
 from worldmm.config import Settings
 from worldmm.db.engine import Database

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support_retrieval import MemoryWriter
+from tests.support.retrieval import MemoryWriter
 from worldmm.db.models import MemoryType
 from worldmm.retrieval.semantic_retriever import retrieve_semantic
 from worldmm.services import Services

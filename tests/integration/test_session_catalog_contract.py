@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.capture.local_store import LocalCaptureStore
 from worldmm.capture.models import CaptureSession
 from worldmm.capture.port import CaptureStatePort

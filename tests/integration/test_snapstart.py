@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, text
 
-from tests.harness import TEST_EMBEDDING_DIM, TEST_VISUAL_DIM
+from tests.support.harness import TEST_EMBEDDING_DIM, TEST_VISUAL_DIM
 from worldmm.db.local import LocalDatabase
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_adapters import FakeModelServer, fake_model_server
+from tests.support.adapters import FakeModelServer, fake_model_server
+from tests.support.harness import make_settings
 from worldmm.memory.embedding import TextEmbedder
 from worldmm.memory.hash_embedder import HashEmbedder
 from worldmm.memory.text_embedder import (

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.db.models import Entity, MemoryType, ProcessingStatus, Segment, Triple

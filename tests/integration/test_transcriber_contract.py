@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_adapters import FakeModelServer, fake_model_server
+from tests.support.adapters import FakeModelServer, fake_model_server
+from tests.support.harness import make_settings
 from worldmm.ingest.transcriber import (
     FasterWhisperTranscriber,
     GroqTranscriber,

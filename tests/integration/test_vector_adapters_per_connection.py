@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import TEST_EMBEDDING_DIM, TEST_VISUAL_DIM
+from tests.support.harness import TEST_EMBEDDING_DIM, TEST_VISUAL_DIM
 from worldmm.db.engine import Database
 
 pytestmark = pytest.mark.integration

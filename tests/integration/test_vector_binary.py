@@ -11,7 +11,7 @@ from pgvector import Vector
 from sqlalchemy import event, select
 from sqlalchemy.exc import DataError
 
-from tests.harness import TEST_EMBEDDING_DIM
+from tests.support.harness import TEST_EMBEDDING_DIM
 from worldmm.db.engine import Database
 from worldmm.db.models import Segment
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine
 
-from tests.support_retrieval import MemoryWriter
+from tests.support.retrieval import MemoryWriter
 from worldmm.retrieval import hybrid
 from worldmm.retrieval.hybrid import rank_segments
 from worldmm.retrieval.timeref import TimeReference

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support_retrieval import MemoryWriter
+from tests.support.retrieval import MemoryWriter
 from worldmm.errors import GpuUnavailableError
 from worldmm.ingest.storage import DirectoryObjectStore
 from worldmm.memory.visual.port import UnavailableVisualEncoder

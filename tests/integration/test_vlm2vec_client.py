@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_gpu_worker import TOKEN, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
+from tests.support.gpu_worker import TOKEN, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
+from tests.support.harness import make_settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError
 from worldmm.memory.visual.encoder import VLM2VecClient, build_visual_encoder
 from worldmm.memory.visual.port import UnavailableVisualEncoder

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.config import CaptionMode, Settings
 from worldmm.errors import ModelOutputError
 from worldmm.ingest.captioner import caption_window, parse_caption

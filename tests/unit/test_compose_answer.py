@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.compose import (
     NO_MEMORY,

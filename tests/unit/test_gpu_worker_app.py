@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.support_gpu_worker import TOKEN, b64, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
+from tests.support.gpu_worker import TOKEN, b64, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
 
 pytestmark = pytest.mark.unit
 

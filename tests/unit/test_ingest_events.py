@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.pipeline.dlq import window_event_from_body
 from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent
 from worldmm.pipeline.sessions import info_from_item, parse_timestamp

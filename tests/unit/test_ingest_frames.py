@@ -6,8 +6,8 @@ import base64
 
 import pytest
 
-from tests.harness import make_settings
-from tests.support_ingest import StaticTranscriber
+from tests.support.harness import make_settings
+from tests.support.ingest import StaticTranscriber
 from worldmm.errors import ModelOutputError
 from worldmm.ingest.captioner import caption_window, parse_caption
 from worldmm.ingest.frames import (

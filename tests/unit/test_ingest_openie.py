@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.openie import extract_entities, extract_triples, parse_entities, parse_triples
 

@@ -7,7 +7,7 @@ from functools import partial
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.compose import compose_answer
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory

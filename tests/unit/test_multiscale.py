@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.errors import ModelOutputError
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.episodic.multiscale import (

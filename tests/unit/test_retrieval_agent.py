@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.config import AgentMode
 from worldmm.errors import GpuUnavailableError, MemoryUnavailableError
 from worldmm.llm.port import LLMRequest

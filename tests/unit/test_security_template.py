@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.support_template import load_template
+from tests.support.template import load_template
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support_template import load_template
+from tests.support.template import load_template
 
 pytestmark = pytest.mark.unit
 

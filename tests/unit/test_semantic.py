@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.models import ConsolidationEvent
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.openie import ExtractedTriple, UnusableAnswerError

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.harness import make_settings
+from tests.support.harness import make_settings
 from worldmm.db.models import ConsolidationEvent
 from worldmm.memory.entities import Candidate
 from worldmm.memory.episodic.spacy_extractor import SpacyExtractor, SpacyModelError, load_pipeline

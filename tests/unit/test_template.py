@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support_template import load_template
+from tests.support.template import load_template
 from worldmm.config import MODEL_KEY_FIELDS, Settings
 
 pytestmark = pytest.mark.unit

@@ -12,7 +12,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
-from tests.harness import _free_port
+from tests.support.harness import _free_port
 from worldmm.gateway.app import Gateway, create_app
 from worldmm.services import Services
 

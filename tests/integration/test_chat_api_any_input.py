@@ -1,4 +1,4 @@
-"""Issue 14 property tests on the real chat stack (PostgreSQL chat store, the reasoning agent, a scripted
+"""Property tests on the real chat stack (PostgreSQL chat store, the reasoning agent, a scripted
 model): whatever body or query arrives, the answer is a 2xx or a 4xx with a JSON message, and a rejected
 request writes nothing and asks no model."""
 
@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from api.chats.list.app import lambda_handler as list_handler
 from api.chats.messages.app import lambda_handler as messages_handler
 from api.memories.chat.app import lambda_handler as chat_handler
-from tests.support_capture import http_event, lambda_context
+from tests.support.capture import http_event, lambda_context
 from worldmm.db.models import Chat, ChatMessage
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.services import Services
@@ -61,7 +61,7 @@ def _outcome(response: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(_chat_body.map(json.dumps), st.text(max_size=40)))
-def test_hardening_property_chat_answers_or_rejects_without_writing(live: Services, body: str) -> None:
+def test_property_chat_answers_or_rejects_without_writing(live: Services, body: str) -> None:
     llm: ScriptedLLM = live.llm  # type: ignore[assignment]
     before, calls = _writes(live), len(llm.calls)
     status, _ = _outcome(chat_handler(http_event("POST", "/memories/chat", sub=ALICE, body=body), lambda_context()))
@@ -76,7 +76,7 @@ def test_hardening_property_chat_answers_or_rejects_without_writing(live: Servic
     body=st.one_of(_list_body.map(json.dumps), st.text(max_size=40)),
     query=st.dictionaries(st.sampled_from(["chat_id", "cursor", "limit"]), st.text(max_size=60), max_size=3),
 )
-def test_hardening_property_chat_listings_answer_or_reject(live: Services, body: str, query: dict[str, str]) -> None:
+def test_property_chat_listings_answer_or_reject(live: Services, body: str, query: dict[str, str]) -> None:
     before = _writes(live)
     _outcome(list_handler(http_event("POST", "/chats/list", sub=ALICE, body=body), lambda_context()))
     event = http_event("GET", "/chats/messages", sub=ALICE)

@@ -1,4 +1,4 @@
-"""Issue 14 items 2-4: every handler's event and body parsing, and the pipeline's events, at the edge.
+"""Every handler's event and body parsing, and the pipeline's events, at the edge.
 
 Each handler runs with a tripwire in place of the services: touching it (a read, a write, a model call)
 fails. A rejected input must be a 4xx JSON `{"message": ...}` (or the pipeline's `skipped`/400) that never
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tests.support_capture import http_event, lambda_context
+from tests.support.capture import http_event, lambda_context
 from worldmm.chat.models import MAX_QUESTION_CHARS
 from worldmm.pipeline.events import (
     MAX_RETRIGGER_WINDOWS,
@@ -93,11 +93,11 @@ def _rejected(response: dict[str, Any], wire: Tripwire) -> str:
     return _message(response)
 
 
-# --- item 2: no exception escapes ------------------------------------------------------------------
+# --- no exception escapes ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", BODY_HANDLERS)
-def test_hardening_body_flagged_base64_that_is_not_base64_is_a_400(name: str, tripwire: Tripwire) -> None:
+def test_body_flagged_base64_that_is_not_base64_is_a_400(name: str, tripwire: Tripwire) -> None:
     # GIVEN a request whose body is flagged base64 but is not base64
     handler, method, path = HANDLERS[name]
     event = http_event(method, path, sub=SUB, body="%%% not base64 %%%")
@@ -107,7 +107,7 @@ def test_hardening_body_flagged_base64_that_is_not_base64_is_a_400(name: str, tr
 
 
 @pytest.mark.parametrize("name", BODY_HANDLERS)
-def test_hardening_body_flagged_base64_that_is_not_utf8_is_a_400(name: str, tripwire: Tripwire) -> None:
+def test_body_flagged_base64_that_is_not_utf8_is_a_400(name: str, tripwire: Tripwire) -> None:
     handler, method, path = HANDLERS[name]
     event = http_event(method, path, sub=SUB, body=base64.b64encode(b"\xff\xfe\xfa{").decode())
     event["isBase64Encoded"] = True
@@ -115,7 +115,7 @@ def test_hardening_body_flagged_base64_that_is_not_utf8_is_a_400(name: str, trip
 
 
 @pytest.mark.parametrize("name", sorted(HANDLERS))
-def test_hardening_event_without_request_context_is_a_400(name: str, tripwire: Tripwire) -> None:
+def test_event_without_request_context_is_a_400(name: str, tripwire: Tripwire) -> None:
     handler, method, path = HANDLERS[name]
     event = http_event(method, path, sub=SUB, body={})
     del event["requestContext"]
@@ -123,16 +123,16 @@ def test_hardening_event_without_request_context_is_a_400(name: str, tripwire: T
 
 
 @pytest.mark.parametrize("garbage", [None, [], "GET /", 7, {"requestContext": "x"}, {"requestContext": {"http": 1}}])
-def test_hardening_an_event_that_is_not_an_http_event_is_a_400(garbage: Any, tripwire: Tripwire) -> None:
+def test_an_event_that_is_not_an_http_event_is_a_400(garbage: Any, tripwire: Tripwire) -> None:
     handler, _, _ = HANDLERS["chat"]
     _rejected(handler(garbage, lambda_context()), tripwire)
 
 
-# --- item 3: a question limit ---------------------------------------------------------------------
+# --- a question limit ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["chat", "chat_verbose"])
-def test_hardening_a_question_over_the_limit_is_a_400_before_any_search(name: str, tripwire: Tripwire) -> None:
+def test_a_question_over_the_limit_is_a_400_before_any_search(name: str, tripwire: Tripwire) -> None:
     # GIVEN a 1 MB question
     handler, method, path = HANDLERS[name]
     event = http_event(method, path, sub=SUB, body={"question": "where " * 200_000})
@@ -140,7 +140,7 @@ def test_hardening_a_question_over_the_limit_is_a_400_before_any_search(name: st
     _rejected(handler(event, lambda_context()), tripwire)
 
 
-def test_hardening_a_question_at_the_limit_reaches_the_library(tripwire: Tripwire) -> None:
+def test_a_question_at_the_limit_reaches_the_library(tripwire: Tripwire) -> None:
     handler, method, path = HANDLERS["chat"]
     event = http_event(method, path, sub=SUB, body={"question": "x" * MAX_QUESTION_CHARS})
     handler(event, lambda_context())
@@ -159,7 +159,7 @@ def test_hardening_a_question_at_the_limit_reaches_the_library(tripwire: Tripwir
         "plain text",
     ],
 )
-def test_hardening_chat_bodies_that_can_never_be_stored_are_a_400(body: Any, tripwire: Tripwire) -> None:
+def test_chat_bodies_that_can_never_be_stored_are_a_400(body: Any, tripwire: Tripwire) -> None:
     handler, method, path = HANDLERS["chat"]
     event = http_event(method, path, sub=SUB, body=body)
     _rejected(handler(event, lambda_context()), tripwire)
@@ -216,7 +216,7 @@ def _events(draw: st.DrawFn, name: str) -> Any:
 @pytest.mark.parametrize("name", sorted(HANDLERS))
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_hardening_property_every_handler_answers_2xx_or_a_4xx_message_and_rejects_before_any_service(
+def test_property_every_handler_answers_2xx_or_a_4xx_message_and_rejects_before_any_service(
     name: str, tripwire: Tripwire, data: st.DataObject
 ) -> None:
     handler, _, _ = HANDLERS[name]
@@ -232,7 +232,7 @@ def test_hardening_property_every_handler_answers_2xx_or_a_4xx_message_and_rejec
         assert 400 <= status < 500 and _message(response)
 
 
-# --- item 4: pipeline events ----------------------------------------------------------------------
+# --- pipeline events ----------------------------------------------------------------------
 
 VALID_WINDOW = {"sessionId": "01JB0SESSION", "userId": SUB, "windowIndex": 3, "frameCount": 16}
 
@@ -254,7 +254,7 @@ VALID_WINDOW = {"sessionId": "01JB0SESSION", "userId": SUB, "windowIndex": 3, "f
         {"userId": ""},
     ],
 )
-def test_hardening_out_of_range_window_events_are_rejected_without_reaching_the_pipeline(
+def test_out_of_range_window_events_are_rejected_without_reaching_the_pipeline(
     change: dict[str, Any], tripwire: Tripwire
 ) -> None:
     from worldmm.handlers.ingest_window import lambda_handler
@@ -278,7 +278,7 @@ def test_hardening_out_of_range_window_events_are_rejected_without_reaching_the_
         {"userId": "u\x00"},
     ],
 )
-def test_hardening_retrigger_events_that_would_fan_out_unbounded_are_a_400(
+def test_retrigger_events_that_would_fan_out_unbounded_are_a_400(
     change: dict[str, Any], tripwire: Tripwire
 ) -> None:
     from worldmm.handlers.retrigger_ingest import lambda_handler
@@ -315,7 +315,7 @@ def _sqs_record(body: str) -> Any:
         json.dumps([1, 2]),
     ],
 )
-def test_hardening_dlq_message_that_can_never_succeed_is_consumed_not_retried(body: str, tripwire: Tripwire) -> None:
+def test_dlq_message_that_can_never_succeed_is_consumed_not_retried(body: str, tripwire: Tripwire) -> None:
     from worldmm.pipeline.dlq import handle_dlq_record
 
     # WHEN the DLQ consumer gets it THEN it returns (the message is deleted) instead of raising forever
@@ -338,7 +338,7 @@ _window_values = st.fixed_dictionaries(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event=st.one_of(_window_values, _json))
-def test_hardening_property_pipeline_handlers_never_raise_on_any_event(event: Any, tripwire: Tripwire) -> None:
+def test_property_pipeline_handlers_never_raise_on_any_event(event: Any, tripwire: Tripwire) -> None:
     from worldmm.handlers.ingest_window import lambda_handler as ingest
     from worldmm.handlers.retrigger_ingest import lambda_handler as retrigger
     from worldmm.pipeline.dlq import handle_dlq_record

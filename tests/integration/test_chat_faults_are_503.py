@@ -1,4 +1,4 @@
-"""Issue 14 item 6 through the real chat handlers: a lost database is a 503 that writes nothing (never
+"""Through the real chat handlers, a lost database is a 503 that writes nothing (never
 "I could not find that in your memories."), and a failing retriever is recorded in the trace as a failure,
 not as "nothing found"."""
 
@@ -13,8 +13,8 @@ import pytest
 
 from api.memories.chat.app import lambda_handler as chat_handler
 from api.memories.chat_verbose.app import lambda_handler as verbose_handler
-from tests.support_capture import http_event, lambda_context
-from tests.support_retrieval import MemoryWriter
+from tests.support.capture import http_event, lambda_context
+from tests.support.retrieval import MemoryWriter
 from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import AgentMode, Profile, Settings
 from worldmm.db.engine import Database
@@ -57,7 +57,7 @@ def _agent(llm: ScriptedLLM) -> ScriptedLLM:
 
 
 @pytest.mark.parametrize("handler", [chat_handler, verbose_handler])
-def test_hardening_database_down_is_a_503_and_nothing_is_saved(
+def test_database_down_is_a_503_and_nothing_is_saved(
     settings: Settings, aws: None, installed: list[Services], handler: Any
 ) -> None:
     # GIVEN the aws layout: chats in DynamoDB, memory in PostgreSQL — and PostgreSQL is down
@@ -86,7 +86,7 @@ def test_hardening_database_down_is_a_503_and_nothing_is_saved(
         assert client.scan(TableName=table)["Count"] == 0
 
 
-def test_hardening_database_down_with_a_chat_id_is_a_503_locally(settings: Settings, installed: list[Services]) -> None:
+def test_database_down_with_a_chat_id_is_a_503_locally(settings: Settings, installed: list[Services]) -> None:
     # GIVEN the local profile, where the chat store is PostgreSQL too, and PostgreSQL down
     services = Services(settings, db=Database(DEAD_DATABASE), llm=_agent(ScriptedLLM()),
                         embedder=HashEmbedder(settings.embedding_dim))
@@ -100,7 +100,7 @@ def _memories(services: Services) -> None:
     writer.segment("I put my keys on the hall table.")
 
 
-def test_hardening_a_failing_retriever_is_recorded_in_the_trace_not_read_as_nothing_found(
+def test_a_failing_retriever_is_recorded_in_the_trace_not_read_as_nothing_found(
     services: Services, installed: list[Services], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from worldmm.retrieval import agent
@@ -127,7 +127,7 @@ def test_hardening_a_failing_retriever_is_recorded_in_the_trace_not_read_as_noth
     assert "search failed" in (body["trace"]["answer_note"] or "")
 
 
-def test_hardening_every_search_failing_is_a_503_not_i_dont_remember(
+def test_every_search_failing_is_a_503_not_i_dont_remember(
     services: Services, installed: list[Services], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from worldmm.retrieval import agent

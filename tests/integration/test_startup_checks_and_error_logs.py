@@ -1,4 +1,4 @@
-"""Issue 14 item 7: the aws profile refuses the built-in cursor signing key at start-up; the gpuException
+"""The aws profile refuses the built-in cursor signing key at start-up; the gpuException
 path and the DLQ consumer's non-GPU failure log an error step; `gpu_unavailable_raised` reports what the
 GPU instance parameter really holds."""
 
@@ -13,8 +13,8 @@ import boto3
 import pytest
 from pydantic import ValidationError
 
-from tests.harness import make_settings
-from tests.support_ingest import (
+from tests.support.harness import make_settings
+from tests.support.ingest import (
     SESSION,
     USER,
     lambda_context,
@@ -43,7 +43,7 @@ def steps(caplog: pytest.LogCaptureFixture, step: str) -> list[logging.LogRecord
 
 
 @pytest.mark.parametrize("secret", [LOCAL_CURSOR_SECRET, "worldmm-local-development-signing-key", "short"])
-def test_hardening_aws_profile_refuses_a_development_or_weak_cursor_secret_at_start_up(
+def test_aws_profile_refuses_a_development_or_weak_cursor_secret_at_start_up(
     secret: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a function's environment in the aws profile with the built-in (or a weak) key
@@ -54,9 +54,9 @@ def test_hardening_aws_profile_refuses_a_development_or_weak_cursor_secret_at_st
         Settings()
 
 
-def test_hardening_aws_profile_without_a_cursor_secret_never_signs_with_the_built_in_key(aws: None) -> None:
+def test_aws_profile_without_a_cursor_secret_never_signs_with_the_built_in_key(aws: None) -> None:
     from api.chats.list.app import lambda_handler
-    from tests.support_capture import http_event
+    from tests.support.capture import http_event
 
     # GIVEN the chats-list function in the aws profile with no CURSOR_SECRET
     from worldmm.chat.dynamo_repository import dynamo_table_definitions
@@ -84,7 +84,7 @@ def test_hardening_aws_profile_without_a_cursor_secret_never_signs_with_the_buil
 # --- log steps ------------------------------------------------------------------------------------
 
 
-def test_hardening_gpu_exception_path_logs_an_error_step(settings, db, scripted_llm, tmp_path, caplog) -> None:
+def test_gpu_exception_path_logs_an_error_step(settings, db, scripted_llm, tmp_path, caplog) -> None:
     # GIVEN the GPU worker present but rejecting the caption call (spec 000 ingestWindow.gpuException)
     script_window_models(scripted_llm)
 
@@ -105,7 +105,7 @@ def test_hardening_gpu_exception_path_logs_an_error_step(settings, db, scripted_
     assert record.segment_id == str(seg.id)
 
 
-def test_hardening_dlq_consumer_non_gpu_failure_logs_an_error_step(
+def test_dlq_consumer_non_gpu_failure_logs_an_error_step(
     settings, db, scripted_llm, tmp_path, caplog, aws
 ) -> None:
     from worldmm.handlers.ingest_window import sqs_handler
@@ -146,7 +146,7 @@ def test_hardening_dlq_consumer_non_gpu_failure_logs_an_error_step(
     ("parameter", "sentinel"),
     [("i-0123456789abcdef0", "i-0123456789abcdef0"), ("none", "none"), (None, "absent")],
 )
-def test_hardening_gpu_unavailable_raised_reports_the_parameter_it_read(
+def test_gpu_unavailable_raised_reports_the_parameter_it_read(
     aws: None, db, caplog, parameter: str | None, sentinel: str
 ) -> None:
     # GIVEN the aws profile and the GPU instance parameter holding a stopped-and-gone instance (or none)

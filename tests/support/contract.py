@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support_gateway import RunningGateway, running_gateway
+from tests.support.gateway import RunningGateway, running_gateway
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
@@ -27,7 +27,7 @@ from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.hash_embedder import HashEmbedder
 from worldmm.services import Services, set_services
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "schemathesis.toml"
 CONTRACT_USER = "contract-user"
 PEER_USER = "contract-peer"

@@ -37,7 +37,7 @@ def _remaining_versions(store: Any) -> list[str]:
     return store.list("")
 
 
-def test_hardening_delete_prefix_erases_every_version_of_the_folder_and_nothing_beside(store: Any) -> None:
+def test_delete_prefix_erases_every_version_of_the_folder_and_nothing_beside(store: Any) -> None:
     # GIVEN two sessions whose ids share a prefix, one object written twice, one deleted (a marker on S3)
     for key in (
         "sessions/abc/window_0/frame_0000.jpg",
@@ -57,6 +57,6 @@ def test_hardening_delete_prefix_erases_every_version_of_the_folder_and_nothing_
 
 
 @pytest.mark.parametrize("prefix", ["sessions/abc", "", "sessions"])
-def test_hardening_delete_prefix_refuses_what_is_not_a_folder(store: Any, prefix: str) -> None:
+def test_delete_prefix_refuses_what_is_not_a_folder(store: Any, prefix: str) -> None:
     with pytest.raises(ValueError):
         store.delete_prefix(prefix)

@@ -1,4 +1,4 @@
-"""Issue 14 items 1, 4 and 5 on real PostgreSQL: ingest and retrigger act only for the session's owner,
+"""On real PostgreSQL, ingest and retrigger act only for the session's owner,
 events that can never succeed are rejected without a write, and a model answer cut off or unusable never
 becomes memory: the window is `failed` (not "nothing to extract") and retrigger selects it."""
 
@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 from sqlalchemy import create_engine, func, select, text
 
-from tests.support_ingest import (
+from tests.support.ingest import (
     SESSION,
     USER,
     lambda_context,
@@ -55,10 +55,10 @@ def invoked(services: Services) -> list[dict[str, Any]]:
     return [payload for _, payload in services.invoker.invocations]  # type: ignore[attr-defined]
 
 
-# --- item 1: ownership ------------------------------------------------------------------------------
+# --- ownership ------------------------------------------------------------------------------
 
 
-def test_hardening_ingest_event_naming_another_user_ingests_nothing(svc: Services, pg) -> None:
+def test_ingest_event_naming_another_user_ingests_nothing(svc: Services, pg) -> None:
     # GIVEN user A's capture session with a window uploaded
     # WHEN an ingest event names user B for A's session
     result = ingest_window(svc, IngestWindowEvent(sessionId=SESSION, userId=MALLORY, windowIndex=0, frameCount=8))
@@ -73,7 +73,7 @@ def test_hardening_ingest_event_naming_another_user_ingests_nothing(svc: Service
 
 
 @pytest.mark.parametrize("session_id", ["01JBNOSUCHSESSION", "never-started"])
-def test_hardening_ingest_unknown_session_is_rejected_not_an_empty_complete_segment(
+def test_ingest_unknown_session_is_rejected_not_an_empty_complete_segment(
     svc: Services, pg, session_id: str
 ) -> None:
     result = ingest_window(svc, IngestWindowEvent(sessionId=session_id, userId=USER, windowIndex=0, frameCount=0))
@@ -82,7 +82,7 @@ def test_hardening_ingest_unknown_session_is_rejected_not_an_empty_complete_segm
 
 
 @pytest.mark.parametrize("session_id", ["../x", "a/b", "../objects"])
-def test_hardening_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg, session_id: str) -> None:
+def test_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg, session_id: str) -> None:
     from worldmm.handlers.ingest_window import lambda_handler
 
     set_services(svc)
@@ -96,7 +96,7 @@ def test_hardening_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg
     assert all_segments(pg.admin_url) == 0
 
 
-def test_hardening_retrigger_for_another_users_session_invokes_nothing(svc: Services) -> None:
+def test_retrigger_for_another_users_session_invokes_nothing(svc: Services) -> None:
     from worldmm.handlers.retrigger_ingest import lambda_handler
 
     set_services(svc)
@@ -110,7 +110,7 @@ def test_hardening_retrigger_for_another_users_session_invokes_nothing(svc: Serv
     assert invoked(svc) == []
 
 
-def test_hardening_retrigger_of_a_huge_catalog_is_capped(svc: Services) -> None:
+def test_retrigger_of_a_huge_catalog_is_capped(svc: Services) -> None:
     from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS
     from worldmm.pipeline.retrigger import retrigger
 
@@ -125,7 +125,7 @@ def test_hardening_retrigger_of_a_huge_catalog_is_capped(svc: Services) -> None:
     assert len(out.triggered) == MAX_RETRIGGER_WINDOWS == len(invoked(svc))
 
 
-def test_hardening_dlq_event_for_another_users_session_is_consumed(svc: Services, pg) -> None:
+def test_dlq_event_for_another_users_session_is_consumed(svc: Services, pg) -> None:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
     from worldmm.pipeline.dlq import handle_dlq_record
@@ -138,7 +138,7 @@ def test_hardening_dlq_event_for_another_users_session_is_consumed(svc: Services
     assert all_segments(pg.admin_url) == 0
 
 
-def test_hardening_ingest_checks_the_sessions_table_owner_in_the_aws_profile(
+def test_ingest_checks_the_sessions_table_owner_in_the_aws_profile(
     settings, db, scripted_llm, tmp_path, aws
 ) -> None:
     import boto3
@@ -164,7 +164,7 @@ def test_hardening_ingest_checks_the_sessions_table_owner_in_the_aws_profile(
     assert ingest_window(services, IngestWindowEvent(**event, userId=USER)).status == "ok"
 
 
-# --- item 5: truncated or unusable model output ----------------------------------------------------
+# --- truncated or unusable model output ----------------------------------------------------
 
 
 def _failed_or_complete(services: Services, index: int) -> tuple[ProcessingStatus, str | None, str | None]:
@@ -173,7 +173,7 @@ def _failed_or_complete(services: Services, index: int) -> tuple[ProcessingStatu
     return seg.processing_status, seg.caption, seg.error
 
 
-def test_hardening_caption_cut_off_by_the_token_limit_never_becomes_the_caption(settings, db, tmp_path) -> None:
+def test_caption_cut_off_by_the_token_limit_never_becomes_the_caption(settings, db, tmp_path) -> None:
     # GIVEN a silent window (frames, no audio) and a caption model cut off at the token limit, twice
     llm = script_window_models(ScriptedLLM())
     llm.script("caption", Truncated(CUT))
@@ -192,7 +192,7 @@ def test_hardening_caption_cut_off_by_the_token_limit_never_becomes_the_caption(
     ]
 
 
-def test_hardening_caption_cut_off_with_speech_degrades_to_what_was_heard_flagged(settings, db, tmp_path) -> None:
+def test_caption_cut_off_with_speech_degrades_to_what_was_heard_flagged(settings, db, tmp_path) -> None:
     llm = script_window_models(ScriptedLLM())
     llm.script("caption", Truncated(CUT))
     services = make_ingest_services(settings, db, llm, tmp_path / "objects", transcript="Kate: want some tea?")
@@ -205,7 +205,7 @@ def test_hardening_caption_cut_off_with_speech_degrades_to_what_was_heard_flagge
 
 
 @pytest.mark.parametrize("answer", ["I found some people.", Truncated('{"entities": ["Kate", "kit')])
-def test_hardening_unusable_extraction_fails_the_window_unlike_nothing_to_extract(
+def test_unusable_extraction_fails_the_window_unlike_nothing_to_extract(
     settings, db, tmp_path, answer: Any
 ) -> None:
     from worldmm.pipeline.retrigger import retrigger

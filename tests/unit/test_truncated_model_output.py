@@ -1,4 +1,4 @@
-"""Issue 14 item 5 at the LLM layer: an answer cut off by the token limit is asked again with more room,
+"""At the LLM layer, an answer cut off by the token limit is asked again with more room,
 then raises TruncatedOutputError; it is never returned as content (OpenAI body, llama.cpp, batch lines,
 the scripted double), and the agent never shows one."""
 
@@ -25,7 +25,7 @@ def _request(max_tokens: int = 100) -> LLMRequest:
     return LLMRequest(purpose="caption", messages=[{"role": "user", "content": "x"}], model="m", max_tokens=max_tokens)
 
 
-def test_hardening_openai_body_with_finish_reason_length_is_marked_truncated() -> None:
+def test_openai_body_with_finish_reason_length_is_marked_truncated() -> None:
     body = {
         "model": "gpt",
         "choices": [{"finish_reason": "length", "message": {"content": CUT}}],
@@ -35,7 +35,7 @@ def test_hardening_openai_body_with_finish_reason_length_is_marked_truncated() -
     assert response.truncated and response.text == CUT
 
 
-def test_hardening_truncated_answer_is_asked_again_with_twice_the_room() -> None:
+def test_truncated_answer_is_asked_again_with_twice_the_room() -> None:
     # GIVEN a model whose first answer is cut off and whose second is whole
     llm = ScriptedLLM().queue("caption", [Truncated(CUT), {"caption": "I pour tea."}])
     # WHEN asked
@@ -46,14 +46,14 @@ def test_hardening_truncated_answer_is_asked_again_with_twice_the_room() -> None
     assert response.completion_tokens > len('{"caption": "I pour tea."}') // 4
 
 
-def test_hardening_answer_truncated_twice_raises_and_is_never_returned() -> None:
+def test_answer_truncated_twice_raises_and_is_never_returned() -> None:
     llm = ScriptedLLM().script("caption", Truncated(CUT))
     with pytest.raises(TruncatedOutputError):
         llm.complete(_request(100))
     assert len(llm.calls) == 2
 
 
-def test_hardening_room_is_capped_by_the_ceiling() -> None:
+def test_room_is_capped_by_the_ceiling() -> None:
     calls: list[int] = []
 
     def cut(request: LLMRequest) -> LLMResponse:
@@ -89,7 +89,7 @@ class _FakeLlama:
         }
 
 
-def test_hardening_llama_cpp_truncated_answer_is_retried_then_raises(tmp_path: Path) -> None:
+def test_llama_cpp_truncated_answer_is_retried_then_raises(tmp_path: Path) -> None:
     from worldmm.llm.local import LlamaCppLLM
 
     # GIVEN llama.cpp cutting the grammar-constrained JSON short at 100 tokens but not at 200
@@ -104,7 +104,7 @@ def test_hardening_llama_cpp_truncated_answer_is_retried_then_raises(tmp_path: P
         llm.complete(_request(1500))
 
 
-def test_hardening_batch_line_cut_off_is_an_error_not_an_answer() -> None:
+def test_batch_line_cut_off_is_an_error_not_an_answer() -> None:
     from worldmm.llm.batch import _line_result
 
     line = {
@@ -117,7 +117,7 @@ def test_hardening_batch_line_cut_off_is_an_error_not_an_answer() -> None:
     assert isinstance(_line_result(line, 1.0), TruncatedOutputError)
 
 
-def test_hardening_agent_truncated_answer_is_composed_from_memories_never_shown() -> None:
+def test_agent_truncated_answer_is_composed_from_memories_never_shown() -> None:
     from tests.unit.test_retrieval_agent import _retrievers, _search, _services, answer_question  # type: ignore[attr-defined]
 
     # GIVEN an agent whose final answer is cut off twice
@@ -130,7 +130,7 @@ def test_hardening_agent_truncated_answer_is_composed_from_memories_never_shown(
     assert result.trace.answer_note and "composed" in result.trace.answer_note
 
 
-def test_hardening_agent_truncated_action_counts_as_unparseable() -> None:
+def test_agent_truncated_action_counts_as_unparseable() -> None:
     from tests.unit.test_retrieval_agent import _retrievers, _services, answer_question  # type: ignore[attr-defined]
 
     llm = ScriptedLLM().script("reasoning_agent", Truncated('{"action": "SEA'))

@@ -25,11 +25,11 @@ from types import ModuleType
 import httpx
 import pytest
 
-from tests.harness import _free_port
+from tests.support.harness import _free_port
 from worldmm.config import AgentMode, LLMProvider, Settings
 from worldmm.services import Services, get_services, set_services
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODEL_ALIAS = "qwen2.5-coder-1.5b-instruct"
 START_TIMEOUT_S = 180.0
 
