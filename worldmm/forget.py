@@ -242,20 +242,8 @@ def _erase_capture_quotas(services: ForgetPorts, user_id: str, quotas: list[str]
         store: ErasableStore = services.store  # type: ignore[assignment]
         report.add("objects.capture_quotas", store.delete_prefix(capture_quota_prefix(user_id)))
         return
-    client = _dynamo()
-    for key in quotas:
-        try:
-            client.delete_item(
-                TableName=services.settings.sessions_table,
-                Key={"sessionId": {"S": key}},
-                ConditionExpression="userId = :u",
-                ExpressionAttributeValues={":u": {"S": user_id}},
-            )
-        except Exception as exc:
-            if not _conditional_failure(exc):
-                raise
-            continue
-        report.add("dynamodb.capture_quotas", 1)
+    if erased := _delete_session_items(services, user_id, quotas):
+        report.add("dynamodb.capture_quotas", erased)
 
 
 def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:
@@ -284,12 +272,19 @@ def _erase_catalog(services: ForgetPorts, user_id: str, sessions: list[str], rep
     the session's metadata.json, which went with the session's folder (step 2)."""
     if services.settings.worldmm_profile != Profile.AWS:
         return
+    if erased := _delete_session_items(services, user_id, sessions):
+        report.add("dynamodb.sessions", erased)
+
+
+def _delete_session_items(services: ForgetPorts, user_id: str, keys: list[str]) -> int:
+    """Delete the sessions-table items `keys`, each only while it still names the user; how many went."""
     client = _dynamo()
-    for sid in sessions:
+    deleted = 0
+    for key in keys:
         try:
             client.delete_item(
                 TableName=services.settings.sessions_table,
-                Key={"sessionId": {"S": sid}},
+                Key={"sessionId": {"S": key}},
                 ConditionExpression="userId = :u",
                 ExpressionAttributeValues={":u": {"S": user_id}},
             )
@@ -297,7 +292,8 @@ def _erase_catalog(services: ForgetPorts, user_id: str, sessions: list[str], rep
             if not _conditional_failure(exc):
                 raise
             continue
-        report.add("dynamodb.sessions", 1)
+        deleted += 1
+    return deleted
 
 
 def _erase_capture_windows(
