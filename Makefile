@@ -9,8 +9,8 @@ demo: setup
 	WORLDMM_HOME=$${WORLDMM_HOME:-$(CURDIR)/.worldmm} .venv/bin/worldmm demo
 
 lint: setup
-	.venv/bin/ruff check worldmm api gpu_worker tests bench scripts
-	.venv/bin/mypy worldmm api gpu_worker
+	.venv/bin/ruff check worldmm handlers gpu_worker tests bench scripts
+	.venv/bin/mypy worldmm handlers gpu_worker
 	.venv/bin/lint-imports
 
 test: lint

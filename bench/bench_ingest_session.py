@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
 
 SESSION = "bench-hour"
 
@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from worldmm.db import migrate
     from worldmm.db.engine import Database
     from worldmm.db.local import start_local_database
-    from worldmm.memory.hash_embedder import HashEmbedder
+    from worldmm.ingest.session import ingest_session
+    from worldmm.memory.embedding.hashing import HashEmbedder
     from worldmm.memory.visual.port import UnavailableVisualEncoder
-    from worldmm.pipeline.ingest_session import ingest_session
     from worldmm.services import Services
 
     work = Path(tempfile.mkdtemp(prefix="worldmm-bench-"))

@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
 
 TEXT_DIM = 384
 VISUAL_DIM = 1536
@@ -95,11 +95,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from worldmm.db import migrate
     from worldmm.db.engine import Database
     from worldmm.db.local import start_local_database
-    from worldmm.ingest.storage import DirectoryObjectStore
-    from worldmm.memory.hash_embedder import HashEmbedder
-    from worldmm.pipeline.events import IngestWindowEvent
-    from worldmm.pipeline.local_invoker import InProcessInvoker
-    from worldmm.pipeline.window import ingest_window
+    from worldmm.ingest.events import IngestWindowEvent
+    from worldmm.ingest.invoker.local import InProcessInvoker
+    from worldmm.ingest.window import ingest_window
+    from worldmm.media.objects import DirectoryObjectStore
+    from worldmm.memory.embedding.hashing import HashEmbedder
     from worldmm.services import Services
 
     work = Path(tempfile.mkdtemp(prefix="worldmm-bench-window-"))

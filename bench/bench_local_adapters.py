@@ -30,7 +30,7 @@ class Triples(BaseModel):
 
 
 def bench_embedder(n_texts: int) -> dict[str, Any]:
-    from worldmm.memory.text_embedder import MiniLMEmbedder, default_minilm_path
+    from worldmm.memory.embedding.providers import MiniLMEmbedder, default_minilm_path
 
     embedder = MiniLMEmbedder(default_minilm_path(), expected_dim=384)
     started = time.perf_counter()
@@ -46,7 +46,7 @@ def bench_embedder(n_texts: int) -> dict[str, Any]:
 def bench_transcriber() -> dict[str, Any]:
     import wave
 
-    from worldmm.ingest.transcriber import FasterWhisperTranscriber, default_whisper_path
+    from worldmm.media.transcription.providers import FasterWhisperTranscriber, default_whisper_path
 
     with wave.open(str(SPEECH)) as w:
         audio_s = w.getnframes() / w.getframerate()

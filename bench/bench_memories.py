@@ -73,9 +73,9 @@ def _time(fn: Any, queries: int) -> dict[str, float]:
 def run(days: int, queries: int, others: int) -> dict[str, Any]:
     from tests.support.harness import embedded_postgres, make_settings
     from worldmm.db.engine import Database
-    from worldmm.ingest.storage import DirectoryObjectStore
+    from worldmm.ingest.sessions.local import StoreSessionCatalog
+    from worldmm.media.objects import DirectoryObjectStore
     from worldmm.memories.service import MemoryService
-    from worldmm.pipeline.store_sessions import StoreSessionCatalog
 
     settings = make_settings()
     rng = random.Random(7)

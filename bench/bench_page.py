@@ -80,9 +80,9 @@ def run(loads: int, screenshot: Path | None) -> dict[str, Any]:
     from tests.support.harness import embedded_postgres, make_settings
     from worldmm.db.engine import Database
     from worldmm.gateway.auth import issue_token
-    from worldmm.ingest.storage import DirectoryObjectStore
     from worldmm.llm.scripted import ScriptedLLM
-    from worldmm.memory.hash_embedder import HashEmbedder
+    from worldmm.media.objects import DirectoryObjectStore
+    from worldmm.memory.embedding.hashing import HashEmbedder
     from worldmm.services import Services
 
     with embedded_postgres(make_settings()) as local:

@@ -3,7 +3,7 @@
 A real redis-server (127.0.0.1) with `maxmemory` set to a share of the cache's full footprint and an LRU
 policy (`volatile-lru`, ElastiCache's default, and `allkeys-lru`) receives the graph cache's traffic for
 `--wearers` simulated wearers over `--days` days in 10-minute steps, with the key grammar and invalidation
-script of worldmm/graph/redis_cache.py: per wearer the semantic graph, the episodic graphs of the four
+script of worldmm/graph/cache/redis.py: per wearer the semantic graph, the episodic graphs of the four
 scales and the lexical snapshot, each with its generation key. Each wearer records `--hours` hours a day
 from a start hour drawn uniformly in [7, 19); while recording, every step invalidates the 30 s / 3 min
 graphs and the lexical snapshot, every second step the 10 min graph, every hour the 1 h and semantic
@@ -63,7 +63,7 @@ def make_wearers(count: int, hours: float, mb_at_90_days: float, scale: int, rng
 
 
 def blob_key(user_id: str, name: str) -> str:
-    from worldmm.graph.cache_keys import snapshot_key
+    from worldmm.graph.cache.keys import snapshot_key
 
     if name == "lexical":
         return snapshot_key(user_id, "lexical")
@@ -74,8 +74,8 @@ class Simulation:
     """The graph cache's traffic, step by step, pipelined per step."""
 
     def __init__(self, client: Any, wearers: list[Wearer], args: argparse.Namespace, seed: int) -> None:
-        from worldmm.graph.cache_keys import GENERATION_COUNTER_KEY
-        from worldmm.graph.redis_cache import _INVALIDATE  # the cache's own invalidation script
+        from worldmm.graph.cache.keys import GENERATION_COUNTER_KEY
+        from worldmm.graph.cache.redis import _INVALIDATE  # the cache's own invalidation script
 
         self.client = client
         self.wearers = wearers

@@ -43,7 +43,7 @@ from worldmm.db import migrate
 from worldmm.db.local import start_local_database
 from worldmm.db.models import MemoryType
 from worldmm.db.queries import vector_literal
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.episodic_retriever import retrieve_episodic
 from worldmm.retrieval.lexical import segment_indexes
 from worldmm.retrieval.semantic_retriever import retrieve_semantic

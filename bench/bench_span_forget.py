@@ -162,10 +162,10 @@ def run(days: int, others: int) -> dict[str, Any]:
 
     from tests.support.harness import embedded_postgres, make_settings, redis_server
     from worldmm.db.engine import Database
-    from worldmm.ingest.storage import DirectoryObjectStore
     from worldmm.llm.scripted import ScriptedLLM
+    from worldmm.media.objects import DirectoryObjectStore
     from worldmm.memories.forget_span import SpanTarget, forget_span
-    from worldmm.memory.hash_embedder import HashEmbedder
+    from worldmm.memory.embedding.hashing import HashEmbedder
     from worldmm.services import Services
 
     base = make_settings()

@@ -18,12 +18,12 @@ from typing import Any
 from worldmm.config import Settings
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.episodic_retriever import retrieve_episodic
 from worldmm.retrieval.semantic_retriever import retrieve_semantic
 from worldmm.services import Services
 
-CHAT_HANDLER_MODULE = "api.memories.chat.app"
+CHAT_HANDLER_MODULE = "handlers.http.memories.chat.app"
 LAUNCHER = (
     "import time, importlib; t = time.perf_counter(); "
     f"importlib.import_module({CHAT_HANDLER_MODULE!r}); h = time.perf_counter(); "

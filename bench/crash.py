@@ -46,17 +46,17 @@ from tests.support.harness import embedded_postgres, make_settings
 from tests.support.ingest import StaticTranscriber, StubVisualEncoder, put_window
 from tests.support.memory import script_memory_models
 from worldmm import crashpoints
-from worldmm.capture.local_store import LocalCaptureStore
+from worldmm.capture.local import LocalCaptureStore
 from worldmm.capture.models import CaptureSession
 from worldmm.capture.service import CaptureService
 from worldmm.config import Settings
 from worldmm.db import engine as engine_module
 from worldmm.db.engine import Database
 from worldmm.db.models import Chat, ChatMessage, MemoryType, ProcessingStatus, Segment, Triple, VisualEmbedding
-from worldmm.ingest.storage import DirectoryObjectStore
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.media.objects import DirectoryObjectStore
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -247,7 +247,7 @@ def upload(
 def notify_and_end(world: World, services: Services, session_id: str, windows: tuple[int, ...], acks: Path) -> None:
     """The bucket's notifications for the uploads, then the wearer's `end` (acknowledged when it returns)."""
     from worldmm.capture.s3_events import parse_key
-    from worldmm.ingest.frames import window_prefix
+    from worldmm.media.frames import window_prefix
 
     capture = world.capture(services)
     for index in windows:
@@ -263,7 +263,7 @@ def notify_and_end(world: World, services: Services, session_id: str, windows: t
 
 def reap_default(world: World, services: Services) -> None:
     """`worldmm reap` with the configured age: what an operator runs after a restart."""
-    from worldmm.pipeline.reaper import reap
+    from worldmm.ingest.reaper import reap
 
     reap(services)
 
@@ -328,8 +328,8 @@ class Summaries(CaptureEnd):
     def setup(self, world: World, case: Case) -> None:
         services = world.services()
         upload(world, services, case.user, case.session_id, self.windows)
-        from worldmm.pipeline.events import IngestWindowEvent
-        from worldmm.pipeline.window import ingest_window
+        from worldmm.ingest.events import IngestWindowEvent
+        from worldmm.ingest.window import ingest_window
 
         for index in self.windows[:-1]:
             ingest_window(
@@ -365,8 +365,8 @@ class Retrigger(CaptureEnd):
 
     @staticmethod
     def _retrigger(world: World, services: Services, case: Case) -> None:
-        from worldmm.pipeline.events import RetriggerEvent
-        from worldmm.pipeline.retrigger import retrigger
+        from worldmm.ingest.events import RetriggerEvent
+        from worldmm.ingest.retrigger import retrigger
 
         retrigger(services, RetriggerEvent(sessionId=case.session_id, userId=case.user, force=True))
 
@@ -389,7 +389,7 @@ class DlqConsumer(CaptureEnd):
     def _consume(self, services: Services, case: Case) -> None:
         from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-        from worldmm.pipeline.dlq import handle_dlq_record
+        from worldmm.ingest.dlq import handle_dlq_record
 
         done = set(acked(case.acks))
         for index in self.windows:

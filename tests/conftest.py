@@ -78,7 +78,7 @@ def aws() -> Iterator[None]:
 @pytest.fixture
 def services(settings: Settings, db: Database, scripted_llm: ScriptedLLM) -> Iterator[Services]:
     """Services on the real test database with the scripted LLM; installed as the process default."""
-    from worldmm.memory.hash_embedder import HashEmbedder
+    from worldmm.memory.embedding.hashing import HashEmbedder
 
     svc = Services(settings, db=db, llm=scripted_llm, embedder=HashEmbedder(settings.embedding_dim))
     set_services(svc)

@@ -50,7 +50,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def _ingest_session(args: argparse.Namespace) -> int:
     """`worldmm ingest-session PATH --user-id U`: ingest, print the JSON report; 0 when no window failed."""
-    from worldmm.pipeline.ingest_session import ingest_session
+    from worldmm.ingest.session import ingest_session
     from worldmm.services import get_services
 
     report = ingest_session(
@@ -74,8 +74,8 @@ def _ask(args: argparse.Namespace) -> int:
 def _retrigger(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from worldmm.pipeline.events import EventRejected, RetriggerEvent
-    from worldmm.pipeline.retrigger import retrigger
+    from worldmm.ingest.events import EventRejected, RetriggerEvent
+    from worldmm.ingest.retrigger import retrigger
     from worldmm.services import get_services
 
     try:
@@ -106,7 +106,7 @@ def _forget(args: argparse.Namespace) -> int:
 
 def _reap(args: argparse.Namespace) -> int:
     """`worldmm reap`: every window re-run and what became of it (JSON); 1 when any failed."""
-    from worldmm.pipeline.reaper import reap
+    from worldmm.ingest.reaper import reap
     from worldmm.services import get_services
 
     report = reap(get_services(), older_than_s=args.older_than)

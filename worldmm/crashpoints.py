@@ -4,7 +4,7 @@
 the process the `hit`-th time that point is reached, as a power cut or the OOM killer would (no `finally`,
 no flush). `trace(path)` appends each point reached to a
 file instead, which is how the harness learns a write path's steps. Unarmed, a point costs one global
-look-up. The ingest flow's structured log steps (worldmm.pipeline.steplog) are crash points too.
+look-up. The ingest flow's structured log steps (worldmm.ingest.steplog) are crash points too.
 """
 
 from __future__ import annotations

@@ -41,14 +41,14 @@ from aws_lambda_powertools import Logger
 
 from worldmm.config import Profile
 from worldmm.crashpoints import crash_point
-from worldmm.db.ports import DatabasePorts
+from worldmm.db.port import DatabasePorts
 from worldmm.errors import BadRequest
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.pipeline.sessions import SessionCatalog
+    from worldmm.ingest.sessions.port import SessionCatalog
+    from worldmm.media.objects import ObjectStore
 
 logger = Logger(child=True)
 
@@ -225,7 +225,7 @@ def _catalog_sessions(services: ForgetPorts, user_id: str) -> list[str]:
 
 def _split_quotas(items: list[str]) -> tuple[list[str], list[str]]:
     """The user's sessions-table items: their sessions, and their capture counters (aws; none locally)."""
-    from worldmm.pipeline.sessions import QUOTA_ID_PREFIX
+    from worldmm.ingest.sessions.port import QUOTA_ID_PREFIX
 
     return (
         [i for i in items if not i.startswith(QUOTA_ID_PREFIX)],
@@ -237,7 +237,7 @@ def _erase_capture_quotas(services: ForgetPorts, user_id: str, quotas: list[str]
     """The user's per-day capture counters: aws, their sessions-table items (each only while it names the user);
     local, their `capture-quota/` prefix in the object store."""
     if services.settings.worldmm_profile != Profile.AWS:
-        from worldmm.pipeline.sessions import capture_quota_prefix
+        from worldmm.ingest.sessions.port import capture_quota_prefix
 
         store: ErasableStore = services.store  # type: ignore[assignment]
         report.add("objects.capture_quotas", store.delete_prefix(capture_quota_prefix(user_id)))
@@ -262,7 +262,7 @@ def _unclaimed(services: ForgetPorts, session_ids: set[str]) -> set[str]:
 
 
 def _valid_prefix_id(session_id: str) -> bool:
-    from worldmm.pipeline.events import SESSION_ID_PATTERN
+    from worldmm.ingest.events import SESSION_ID_PATTERN
 
     return re.match(SESSION_ID_PATTERN, session_id) is not None
 
@@ -389,7 +389,7 @@ def _erase_postgres(services: ForgetPorts, user_id: str, report: ForgetReport) -
 
 def user_graph_keys(client: Any, user_id: str) -> list[bytes]:
     """The user's graph cache keys (graphs, generations, snapshots), exactly: see `USER_KEY_REST`."""
-    from worldmm.graph.cache import USER_KEY_REST  # not at import: the capture functions' packages hold no SQL
+    from worldmm.graph.cache.port import USER_KEY_REST  # not at import: the capture functions' packages hold no SQL
 
     prefix = f"worldmm:graph:{user_id}:"
     pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"

@@ -1,6 +1,6 @@
 """The composition root: the one place adapters are chosen, a container of ports built lazily from Settings.
 
-Only the edges import it — the Lambda handlers (`api/`, `worldmm.handlers`, `worldmm.gateway`), the CLI and
+Only the edges import it — the Lambda handlers (`handlers/`), the CLI and
 the demo; they build the ports once per process and hand each core function the ports it uses (core
 modules name what they need as narrow Protocols, which this container satisfies). `make lint` checks the
 layering with import-linter (pyproject.toml).
@@ -22,22 +22,22 @@ from worldmm.config import Profile, Settings, get_settings
 
 if TYPE_CHECKING:
     from worldmm.capture.service import CaptureService
-    from worldmm.chat.repository import ChatRepository
+    from worldmm.chat.port import ChatRepository
     from worldmm.db.engine import Database
     from worldmm.gpu.controller import GpuController
     from worldmm.gpu.demand import GpuDemand
-    from worldmm.graph.cache import GraphCache
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.ingest.transcription import Transcriber
+    from worldmm.graph.cache.port import GraphCache
+    from worldmm.ingest.invoker.port import FunctionInvoker
+    from worldmm.ingest.sessions.port import SessionCatalog
     from worldmm.llm.port import LLM
+    from worldmm.media.objects import ObjectStore
+    from worldmm.media.transcription.port import Transcriber
     from worldmm.memories.corrections import EntityCorrections
     from worldmm.memories.service import MemoryService
-    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
-    from worldmm.pipeline.invoker import FunctionInvoker
-    from worldmm.pipeline.sessions import SessionCatalog
 
 
 class Services:
@@ -58,7 +58,7 @@ class Services:
 
     @cached_property
     def store(self) -> ObjectStore:
-        from worldmm.ingest.storage import DirectoryObjectStore, S3ObjectStore
+        from worldmm.media.objects import DirectoryObjectStore, S3ObjectStore
 
         if self.settings.worldmm_profile == Profile.AWS:
             return S3ObjectStore(self.settings.frames_bucket)
@@ -68,10 +68,10 @@ class Services:
     def sessions(self) -> SessionCatalog:
         """The session catalog: the sessions table in aws, the object store's metadata.json locally."""
         if self.settings.worldmm_profile == Profile.AWS:
-            from worldmm.pipeline.dynamo_sessions import DynamoSessionCatalog
+            from worldmm.ingest.sessions.dynamo import DynamoSessionCatalog
 
             return DynamoSessionCatalog(self.settings.sessions_table)
-        from worldmm.pipeline.store_sessions import StoreSessionCatalog
+        from worldmm.ingest.sessions.local import StoreSessionCatalog
 
         return StoreSessionCatalog(self.store)
 
@@ -95,7 +95,7 @@ class Services:
 
     @cached_property
     def embedder(self) -> TextEmbedder:
-        from worldmm.memory.text_embedder import build_text_embedder
+        from worldmm.memory.embedding.providers import build_text_embedder
 
         return build_text_embedder(self.settings)
 
@@ -113,29 +113,29 @@ class Services:
 
     @cached_property
     def transcriber(self) -> Transcriber:
-        from worldmm.ingest.transcriber import build_transcriber
+        from worldmm.media.transcription.providers import build_transcriber
 
         return build_transcriber(self.settings)
 
     @cached_property
     def visual(self) -> VisualEncoder:
-        from worldmm.memory.visual.encoder import build_visual_encoder
+        from worldmm.memory.visual.vlm2vec import build_visual_encoder
 
         return build_visual_encoder(self.settings, gpu_url=self.gpu_url)
 
     @cached_property
     def invoker(self) -> FunctionInvoker:
         if self.settings.worldmm_profile == Profile.AWS:
-            from worldmm.pipeline.lambda_invoker import LambdaInvoker
+            from worldmm.ingest.invoker.aws_lambda import LambdaInvoker
 
             return LambdaInvoker()
-        from worldmm.pipeline.local_invoker import InProcessInvoker
+        from worldmm.ingest.invoker.local import InProcessInvoker
 
         return InProcessInvoker(local_handlers(self))
 
     @cached_property
     def graph_cache(self) -> GraphCache:
-        from worldmm.graph.cache import build_graph_cache, stored_generation
+        from worldmm.graph.cache.port import build_graph_cache, stored_generation
 
         return build_graph_cache(self.settings, generation=lambda key: stored_generation(self.db, key))
 
@@ -143,18 +143,18 @@ class Services:
     def chats(self) -> ChatRepository:
         """DynamoDB in the aws profile, PostgreSQL (the same database as the memory) locally."""
         if self.settings.worldmm_profile == Profile.AWS:
-            from worldmm.chat.dynamo_repository import DynamoChatRepository
+            from worldmm.chat.dynamo import DynamoChatRepository
 
             return DynamoChatRepository(self.settings)
-        from worldmm.chat.postgres_repository import PostgresChatRepository
+        from worldmm.chat.postgres import PostgresChatRepository
 
         return PostgresChatRepository(self.settings, self.db)
 
     @cached_property
     def memories(self) -> MemoryService:
         """The caller's memories as they can see them (timeline, one memory, a session's ingest status)."""
+        from worldmm.ingest.window import gpu_required
         from worldmm.memories.service import MemoryService
-        from worldmm.pipeline.window import gpu_required
 
         def gpu_waiting() -> bool:
             return gpu_required(self.settings) and self.gpu_url() is None
@@ -190,7 +190,7 @@ class Services:
         if self.settings.worldmm_profile != Profile.AWS or self.settings.gpu_worker_url:
             return NoController()
         from worldmm.aws import aws_client
-        from worldmm.gpu.aws_ports import DynamoControlStore
+        from worldmm.gpu.aws import DynamoControlStore
 
         control = DynamoControlStore(self.settings.gpu_control_table, aws_client("dynamodb"))
         return ControllerDemand(
@@ -203,8 +203,8 @@ class Services:
     @cached_property
     def gpu_controller(self) -> GpuController:
         """The GPU worker's controller on the deployment's EC2, SSM, control table, DLQ and capture buffer."""
-        from worldmm.capture.store import CaptureStore
-        from worldmm.gpu.aws_ports import build_gpu_controller
+        from worldmm.capture.dynamo import CaptureStore
+        from worldmm.gpu.aws import build_gpu_controller
 
         capture = CaptureStore(
             self.settings.sessions_table,
@@ -283,9 +283,9 @@ def _async_semantics(name: str, handler: Handler) -> Handler:
 def local_handlers(services: Services) -> dict[str, Handler]:
     """The local profile's function table (function name → in-process handler, for `InProcessInvoker`):
     async invokes run the same library code in this process, on `services`."""
-    from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent
-    from worldmm.pipeline.retrigger import retrigger
-    from worldmm.pipeline.window import ingest_window
+    from worldmm.ingest.events import IngestWindowEvent, RetriggerEvent
+    from worldmm.ingest.retrigger import retrigger
+    from worldmm.ingest.window import ingest_window
 
     settings = services.settings
 

@@ -25,7 +25,7 @@ def main() -> None:
 
     probed = []
     for name, module in sorted(sys.modules.items()):
-        if module is None or name == handler_name or not name.startswith(("worldmm.", "api.")):
+        if module is None or name == handler_name or not name.startswith(("worldmm.", "handlers.")):
             continue
         for attribute in ("logger", "_logger"):
             logger = getattr(module, attribute, None)

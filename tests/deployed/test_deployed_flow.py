@@ -282,7 +282,7 @@ def test_no_library_code_reads_the_environment_outside_settings() -> None:
     root = Path(__file__).resolve().parents[2]
     readers = [
         str(path.relative_to(root))
-        for folder in ("worldmm", "api")
+        for folder in ("worldmm", "handlers")
         for path in (root / folder).rglob("*.py")
         if re.search(r"os\.environ|os\.getenv|getenv\(", path.read_text())
     ]

@@ -18,9 +18,9 @@ from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.demo import load_questions
 from worldmm.eval.datasets import load_sample_session
+from worldmm.ingest.text_windows import ingest_text_windows
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.text_windows import ingest_text_windows
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.agent import answer_question
 from worldmm.retrieval.compose import NO_MEMORY
 from worldmm.services import Services, set_services
@@ -90,7 +90,7 @@ def test_chat_verbose_trace_lists_the_citations(sample: Services) -> None:
     # WHEN the question goes through the chat-verbose handler, as API Gateway calls it
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from api.memories.chat_verbose.app import lambda_handler
+    from handlers.http.memories.chat_verbose.app import lambda_handler
     from worldmm.gateway.events import LocalLambdaContext, build_event
 
     event = build_event(

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from tests.support.ingest import SESSION, USER, make_ingest_services, script_window_models
 from worldmm.config import CaptionMode
 from worldmm.db.models import LLMUsage, ProcessingStatus, Segment
-from worldmm.pipeline.enrichment import WindowMaterial, claim_segment, enrich_segment
+from worldmm.ingest.enrichment import WindowMaterial, claim_segment, enrich_segment
 from worldmm.retrieval.compose import cite
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 

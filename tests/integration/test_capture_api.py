@@ -11,7 +11,7 @@ import pytest
 from tests.support.capture import create_capture_resources, http_event, lambda_context, s3_notification
 from tests.support.harness import make_settings
 from worldmm.config import Settings
-from worldmm.pipeline.local_invoker import InProcessInvoker
+from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.services import Services, get_services, set_services
 
 pytestmark = pytest.mark.integration
@@ -38,7 +38,7 @@ def call(
 
 
 def start(sub: str = "alice") -> str:
-    from api.capture.start import app
+    from handlers.http.capture.start import app
 
     status, body = call(app, "POST", "/sessions", sub=sub)
     assert status == 201
@@ -48,7 +48,7 @@ def start(sub: str = "alice") -> str:
 def test_post_sessions_starts_a_session_for_the_jwt_subject(
     deployed: tuple[Settings, InProcessInvoker],
 ) -> None:
-    from api.capture.start import app
+    from handlers.http.capture.start import app
 
     status, body = call(app, "POST", "/sessions")
     assert status == 201
@@ -56,14 +56,14 @@ def test_post_sessions_starts_a_session_for_the_jwt_subject(
 
 
 def test_post_sessions_without_a_jwt_is_401(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from api.capture.start import app
+    from handlers.http.capture.start import app
 
     status, body = call(app, "POST", "/sessions", sub=None)
     assert status == 401 and body["message"]
 
 
 def test_post_frames_returns_presigned_urls(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from api.capture.frames import app
+    from handlers.http.capture.frames import app
 
     sid = start()
     status, body = call(
@@ -77,7 +77,7 @@ def test_post_frames_returns_presigned_urls(deployed: tuple[Settings, InProcessI
 
 
 def test_post_audio_returns_a_presigned_url(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from api.capture.audio import app
+    from handlers.http.capture.audio import app
 
     sid = start()
     status, body = call(app, "POST", f"/sessions/{sid}/audio", body={"windowIndex": 7}, session_id=sid)
@@ -86,9 +86,9 @@ def test_post_audio_returns_a_presigned_url(deployed: tuple[Settings, InProcessI
 
 
 def test_another_users_session_is_403_on_every_route(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from api.capture.audio import app as audio
-    from api.capture.end import app as end
-    from api.capture.frames import app as frames
+    from handlers.http.capture.audio import app as audio
+    from handlers.http.capture.end import app as end
+    from handlers.http.capture.frames import app as frames
 
     sid = start("alice")
     assert (
@@ -124,7 +124,7 @@ def test_another_users_session_is_403_on_every_route(deployed: tuple[Settings, I
 def test_post_frames_with_invalid_input_is_400(
     deployed: tuple[Settings, InProcessInvoker], body: Any
 ) -> None:
-    from api.capture.frames import app
+    from handlers.http.capture.frames import app
 
     sid = start()
     status, payload = call(app, "POST", f"/sessions/{sid}/frames", body=body, session_id=sid)
@@ -132,7 +132,7 @@ def test_post_frames_with_invalid_input_is_400(
 
 
 def test_post_end_closes_open_windows_and_invokes_ingest(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from api.capture.end import app
+    from handlers.http.capture.end import app
     from worldmm.capture.s3_events import record_notification
 
     settings, invoker = deployed
@@ -154,7 +154,7 @@ def test_upload_notifications_consumer_reports_only_failed_records(
     deployed: tuple[Settings, InProcessInvoker],
 ) -> None:
     # GIVEN an SQS batch: a full window's notifications, an S3 test event, and a corrupt body
-    from worldmm.handlers import capture_uploads
+    from handlers.events import capture_uploads
 
     settings, invoker = deployed
     sid = start()
@@ -194,8 +194,8 @@ def test_upload_notifications_consumer_reports_only_failed_records(
 def test_sweeper_handler_closes_overdue_windows(
     deployed: tuple[Settings, InProcessInvoker], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from handlers.events import capture_sweeper
     from worldmm.capture.s3_events import record_notification
-    from worldmm.handlers import capture_sweeper
 
     settings, invoker = deployed
     sid = start()

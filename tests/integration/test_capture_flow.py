@@ -20,7 +20,7 @@ from worldmm.capture.models import (
 )
 from worldmm.capture.service import frame_key
 from worldmm.errors import BadRequest, Forbidden
-from worldmm.ingest.frames import window_audio_key
+from worldmm.media.frames import window_audio_key
 
 pytestmark = pytest.mark.integration
 

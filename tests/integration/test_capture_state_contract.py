@@ -15,11 +15,11 @@ import pytest
 
 from tests.support.capture import make_moto_dynamodb_atomic
 from tests.support.harness import make_settings
-from worldmm.capture.local_store import LocalCaptureStore
+from worldmm.capture.dynamo import CaptureStore, capture_table_definitions
+from worldmm.capture.local import LocalCaptureStore
 from worldmm.capture.models import CaptureSession, UploadKind
 from worldmm.capture.port import CaptureStatePort
-from worldmm.capture.store import CaptureStore, capture_table_definitions
-from worldmm.ingest.storage import DirectoryObjectStore
+from worldmm.media.objects import DirectoryObjectStore
 
 pytestmark = pytest.mark.integration
 

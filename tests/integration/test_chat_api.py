@@ -17,10 +17,10 @@ from urllib.parse import urlencode
 import pytest
 from ulid import ULID
 
-from api.chats.list.app import lambda_handler as list_handler
-from api.chats.messages.app import lambda_handler as messages_handler
-from api.memories.chat.app import lambda_handler as chat_handler
-from api.memories.chat_verbose.app import lambda_handler as verbose_handler
+from handlers.http.chats.list.app import lambda_handler as list_handler
+from handlers.http.chats.messages.app import lambda_handler as messages_handler
+from handlers.http.memories.chat.app import lambda_handler as chat_handler
+from handlers.http.memories.chat_verbose.app import lambda_handler as verbose_handler
 from tests.support.harness import make_settings
 from worldmm.chat.service import GPU_STARTING_ANSWER
 from worldmm.config import Settings
@@ -29,7 +29,7 @@ from worldmm.errors import GpuUnavailableError
 from worldmm.gateway.events import LocalLambdaContext, build_event
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

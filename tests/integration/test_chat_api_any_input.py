@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from api.chats.list.app import lambda_handler as list_handler
-from api.chats.messages.app import lambda_handler as messages_handler
-from api.memories.chat.app import lambda_handler as chat_handler
+from handlers.http.chats.list.app import lambda_handler as list_handler
+from handlers.http.chats.messages.app import lambda_handler as messages_handler
+from handlers.http.memories.chat.app import lambda_handler as chat_handler
 from tests.support.capture import http_event, lambda_context
 from worldmm.db.models import Chat, ChatMessage
 from worldmm.llm.scripted import ScriptedLLM

@@ -10,9 +10,9 @@ from ulid import ULID
 
 from tests.support.harness import make_settings
 from worldmm.chat.cursor import encode_cursor
-from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
-from worldmm.chat.postgres_repository import PostgresChatRepository
-from worldmm.chat.repository import ChatRepository
+from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.port import ChatRepository
+from worldmm.chat.postgres import PostgresChatRepository
 from worldmm.errors import BadRequest, Forbidden
 
 pytestmark = pytest.mark.integration

@@ -81,7 +81,7 @@ def consumer_services(settings, db, llm, tmp_path, url, gpu_url):
 def test_ingest_dlq_consumer_gpu_down_extends_visibility_and_reports_failure(
     settings, db, scripted_llm, tmp_path, queue, caplog
 ):
-    from worldmm.handlers.ingest_window import sqs_handler
+    from handlers.events.ingest_window import sqs_handler
 
     sqs, url = queue
     consumer_services(settings, db, scripted_llm, tmp_path, url, gpu_url=None)
@@ -100,7 +100,7 @@ def test_ingest_dlq_consumer_gpu_down_extends_visibility_and_reports_failure(
 
 
 def test_ingest_dlq_consumer_gpu_up_delegates_to_window_ingest(settings, db, scripted_llm, tmp_path, queue):
-    from worldmm.handlers.ingest_window import sqs_handler
+    from handlers.events.ingest_window import sqs_handler
 
     sqs, url = queue
     script_window_models(scripted_llm)
@@ -118,7 +118,7 @@ def test_ingest_dlq_consumer_gpu_up_delegates_to_window_ingest(settings, db, scr
 def test_ingest_dlq_consumer_other_exception_returns_message_without_extension(
     settings, db, scripted_llm, tmp_path, queue
 ):
-    from worldmm.handlers.ingest_window import sqs_handler
+    from handlers.events.ingest_window import sqs_handler
 
     sqs, url = queue
     script_window_models(scripted_llm).queue("caption", [failing("model exploded")])
@@ -136,7 +136,7 @@ def test_ingest_dlq_consumer_other_exception_returns_message_without_extension(
 
 
 def test_ingest_dlq_consumer_has_no_receive_count_cap(settings, db, scripted_llm, tmp_path, queue):
-    from worldmm.handlers.ingest_window import sqs_handler
+    from handlers.events.ingest_window import sqs_handler
 
     sqs, url = queue
     script_window_models(scripted_llm)
@@ -153,8 +153,8 @@ def test_ingest_dlq_consumer_has_no_receive_count_cap(settings, db, scripted_llm
 def test_ingest_dlq_consumer_window_in_progress_keeps_the_message(
     settings, db, scripted_llm, tmp_path, queue
 ):
-    from worldmm.handlers.ingest_window import sqs_handler
-    from worldmm.pipeline.enrichment import claim_segment
+    from handlers.events.ingest_window import sqs_handler
+    from worldmm.ingest.enrichment import claim_segment
 
     # GIVEN another invocation holds a live claim on the window
     sqs, url = queue

@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from api.entities.correct.app import lambda_handler as correct_handler
+from handlers.http.entities.correct.app import lambda_handler as correct_handler
 from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, EntityCorrection, MemoryType, Segment
 from worldmm.gateway.events import LocalLambdaContext, build_event
 from worldmm.graph.build import GraphKey
-from worldmm.graph.cache import load_graph
+from worldmm.graph.cache.port import load_graph
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
 from worldmm.retrieval.agent import answer_question
 from worldmm.retrieval.episodic_retriever import graph_ranking, query_seed_entities
 from worldmm.retrieval.timeref import parse_time_reference

@@ -15,7 +15,7 @@ from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
 from worldmm.eval.run import CHOICE_CITED, CITED, MULTIPLE_CHOICE_PURPOSE, question_sample, run_eval
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

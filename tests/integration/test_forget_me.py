@@ -19,26 +19,26 @@ from sqlalchemy import create_engine, text
 
 from tests.support.capture import create_capture_resources
 from tests.support.ingest import StaticTranscriber, StubVisualEncoder, lambda_context, script_window_models
+from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import CaptureSession, UploadedObject, UploadKind
 from worldmm.capture.service import CaptureService
-from worldmm.capture.store import CaptureStore
-from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType
 from worldmm.forget import FORGET_AUDIT_TABLE, forget_user, user_hash
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
-from worldmm.graph.cache import GENERATION_COUNTER_KEY, stored_generation
-from worldmm.graph.local_cache import LocalGraphCache
-from worldmm.graph.redis_cache import RedisGraphCache
-from worldmm.ingest.storage import DirectoryObjectStore, S3ObjectStore
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
+from worldmm.graph.cache.local import LocalGraphCache
+from worldmm.graph.cache.port import GENERATION_COUNTER_KEY, stored_generation
+from worldmm.graph.cache.redis import RedisGraphCache
+from worldmm.ingest.events import EventRejected, IngestWindowEvent, RetriggerEvent
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.ingest.retrigger import retrigger
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.events import EventRejected, IngestWindowEvent, RetriggerEvent
-from worldmm.pipeline.local_invoker import InProcessInvoker
-from worldmm.pipeline.retrigger import retrigger
-from worldmm.pipeline.window import ingest_window
+from worldmm.media.objects import DirectoryObjectStore, S3ObjectStore
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.services import Services, set_services
 
@@ -354,7 +354,7 @@ def test_forget_me_local_profile_cli_erases_the_directory_and_postgres(
 
 
 def test_forget_me_lambda_rejects_a_missing_or_malformed_user_id(world: World) -> None:
-    from worldmm.handlers.forget import lambda_handler
+    from handlers.events.forget import lambda_handler
 
     for event in ({}, {"userId": ""}, {"userId": "x" * 200}, {"userId": "a\x00"}):
         assert lambda_handler(event, lambda_context())["statusCode"] == 400

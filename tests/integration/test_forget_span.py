@@ -22,31 +22,31 @@ from urllib.parse import urlencode
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from api.memories.forget.app import lambda_handler as forget_span_handler
-from api.memories.list.app import lambda_handler as list_handler
-from api.sessions.forget.app import lambda_handler as forget_session_handler
+from handlers.http.memories.forget.app import lambda_handler as forget_span_handler
+from handlers.http.memories.list.app import lambda_handler as list_handler
+from handlers.http.sessions.forget.app import lambda_handler as forget_session_handler
 from tests.support.capture import create_capture_resources
 from tests.support.ingest import StubVisualEncoder
 from tests.support.memory import script_memory_models
+from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import CaptureSession, UploadKind
-from worldmm.capture.store import CaptureStore
-from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.gateway.confirm import ConfirmationCodes
 from worldmm.gateway.events import LocalLambdaContext, build_event
 from worldmm.gateway.mcp import forget_span as mcp_forget_span
-from worldmm.graph.redis_cache import RedisGraphCache
-from worldmm.ingest.storage import S3ObjectStore
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
+from worldmm.graph.cache.redis import RedisGraphCache
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.ingest.summary_schedule import produce_summary
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.multiscale import SlotKey
-from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.local_invoker import InProcessInvoker
-from worldmm.pipeline.multiscale import produce_summary
-from worldmm.pipeline.window import ingest_window
+from worldmm.media.objects import S3ObjectStore
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.memory.embedding.hashing import HashEmbedder
+from worldmm.memory.episodic.scales import SlotKey
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.services import Services, set_services
 
@@ -388,7 +388,7 @@ def test_forget_span_a_window_landing_after_the_erase_is_not_resurrected(world: 
 
 
 def test_forget_span_while_a_window_of_it_is_being_ingested_writes_nothing(world: World) -> None:
-    from worldmm.pipeline.enrichment import ClaimLostError, WindowMaterial, claim_segment, enrich_segment
+    from worldmm.ingest.enrichment import ClaimLostError, WindowMaterial, claim_segment, enrich_segment
 
     # GIVEN window 30 of a span is claimed (being ingested) when the span is erased
     start = T0 + timedelta(minutes=15)
@@ -583,7 +583,7 @@ def test_forget_span_a_fact_only_the_span_had_invalidated_is_valid_again(world: 
 
 
 def test_forget_span_the_reaper_re_summarises_an_emptied_summary_from_what_remains(world: World) -> None:
-    from worldmm.pipeline.reaper import reap
+    from worldmm.ingest.reaper import reap
     from worldmm.services import local_handlers
 
     # GIVEN the span is erased, leaving the 10 min summary over it emptied and failed, and some time passes

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from worldmm.pipeline.invoker import FunctionInvoker
-from worldmm.pipeline.lambda_invoker import LambdaInvoker
-from worldmm.pipeline.local_invoker import InProcessInvoker
+from worldmm.ingest.invoker.aws_lambda import LambdaInvoker
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.ingest.invoker.port import FunctionInvoker
 
 pytestmark = pytest.mark.integration
 

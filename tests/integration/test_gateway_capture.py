@@ -18,8 +18,8 @@ from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Segment
 from worldmm.gateway.auth import issue_token
+from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration

@@ -41,10 +41,10 @@ from tests.support.ingest import (
 from worldmm.capture.models import CaptureSession, UploadKind
 from worldmm.config import Profile
 from worldmm.db.models import ProcessingStatus
-from worldmm.gpu.aws_ports import DynamoControlStore, HttpWorkerProbe
+from worldmm.gpu.aws import DynamoControlStore, HttpWorkerProbe
 from worldmm.gpu.controller import WorkerInstance
 from worldmm.gpu.demand import ControllerDemand
-from worldmm.pipeline.local_invoker import InProcessInvoker
+from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.services import set_services
 
 pytestmark = pytest.mark.integration
@@ -119,7 +119,7 @@ class Deployment:
 
     def ingest(self, index: int) -> None:
         """Lambda's async invoke of IngestWindowFunction: a failure goes to the DLQ (OnFailure destination)."""
-        from worldmm.handlers.ingest_window import lambda_handler
+        from handlers.events.ingest_window import lambda_handler
 
         event = {"sessionId": SESSION, "userId": USER, "windowIndex": index, "frameCount": 4}
         try:
@@ -130,7 +130,7 @@ class Deployment:
 
     def consume_dlq(self, max_rounds: int = 50) -> int:
         """The DLQ event source mapping: receive what is visible, run the consumer, delete what succeeded."""
-        from worldmm.handlers.ingest_window import sqs_handler
+        from handlers.events.ingest_window import sqs_handler
 
         handled = 0
         for _ in range(max_rounds):
@@ -147,14 +147,14 @@ class Deployment:
 
     def run_controller_invokes(self) -> list[dict[str, Any]]:
         """Run the controller for each async invoke not yet run (what Lambda does with them)."""
-        from worldmm.handlers.gpu_controller import lambda_handler
+        from handlers.events.gpu_controller import lambda_handler
 
         pending = [p for name, p in self.invoker.invocations if name == CONTROLLER][self.controller_runs :]
         self.controller_runs += len(pending)
         return [lambda_handler(payload, lambda_context()) for payload in pending]
 
     def scheduled_run(self) -> dict[str, Any]:
-        from worldmm.handlers.gpu_controller import lambda_handler
+        from handlers.events.gpu_controller import lambda_handler
 
         return lambda_handler({"source": "aws.scheduler"}, lambda_context())
 
@@ -242,7 +242,7 @@ def test_gpu_controller_200_windows_at_once_start_the_gpu_once(deployment, db, c
     wakes = [p for name, p in deployment.invoker.invocations if name == CONTROLLER]
     assert len(wakes) == 200
     # WHEN the 200 controller invocations run while the first is still waiting for /health
-    from worldmm.handlers.gpu_controller import lambda_handler
+    from handlers.events.gpu_controller import lambda_handler
 
     others: list[dict[str, Any]] = []
     clock.on_sleep.append(lambda: others.extend(lambda_handler(p, lambda_context()) for p in wakes[1:]))
@@ -442,7 +442,7 @@ def test_gpu_controller_a_ready_worker_that_stops_answering_is_unpublished_then_
 
 
 def test_gpu_controller_a_window_deferred_while_its_own_wake_starts_the_gpu_runs_at_once(deployment, db):
-    from worldmm.handlers.gpu_controller import lambda_handler
+    from handlers.events.gpu_controller import lambda_handler
 
     # GIVEN the worker stopped, a window in the DLQ (the ingest's own wake lost), and the controller run by
     # the consumer's wake right after it registered the deferred message

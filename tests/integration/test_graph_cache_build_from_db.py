@@ -7,7 +7,7 @@ import pytest
 from tests.support.retrieval import MemoryWriter
 from worldmm.db.models import Entity, MemoryType
 from worldmm.graph.build import GraphKey, build_graph, key_to_uuid, literal_key
-from worldmm.graph.cache import load_graph
+from worldmm.graph.cache.port import load_graph
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -102,7 +102,7 @@ def test_graph_load_without_redis_serves_a_new_triple_with_no_explicit_invalidat
 
 def test_graph_load_with_redis_down_rebuilds_from_the_database(services: Services) -> None:
     from tests.support.harness import _free_port, make_settings
-    from worldmm.graph.cache import build_graph_cache
+    from worldmm.graph.cache.port import build_graph_cache
 
     services.__dict__["graph_cache"] = build_graph_cache(make_settings(redis_url=f"redis://127.0.0.1:{_free_port()}/0"))
     w = MemoryWriter(services, "u1")

@@ -16,9 +16,9 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
-from worldmm.graph.cache import SNAPSHOT_NAMES, GraphCache
-from worldmm.graph.local_cache import LocalGraphCache
-from worldmm.graph.redis_cache import RedisGraphCache
+from worldmm.graph.cache.local import LocalGraphCache
+from worldmm.graph.cache.port import SNAPSHOT_NAMES, GraphCache
+from worldmm.graph.cache.redis import RedisGraphCache
 
 pytestmark = pytest.mark.integration
 

@@ -10,9 +10,9 @@ from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType, Segment, Triple
 from worldmm.graph.build import GraphKey, UserGraph, build_graph
-from worldmm.graph.cache import load_graph, stored_generation
-from worldmm.graph.local_cache import LocalGraphCache
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.graph.cache.local import LocalGraphCache
+from worldmm.graph.cache.port import load_graph, stored_generation
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

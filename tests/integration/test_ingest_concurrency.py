@@ -17,9 +17,9 @@ from tests.support.ingest import (
     script_window_models,
 )
 from worldmm.db.models import Entity, ProcessingStatus, Segment
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 
 from tests.support.ingest import SESSION, USER, counts, make_ingest_services, script_window_models
 from worldmm.db.models import LLMUsage, ProcessingStatus, Segment, Triple
-from worldmm.pipeline.enrichment import (
+from worldmm.ingest.enrichment import (
     ClaimLostError,
     ClaimStatus,
     WindowMaterial,

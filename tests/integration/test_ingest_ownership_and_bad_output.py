@@ -23,9 +23,9 @@ from tests.support.ingest import (
 from worldmm.config import Profile
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.errors import ModelOutputError
+from worldmm.ingest.events import IngestWindowEvent, RetriggerEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM, Truncated
-from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent
-from worldmm.pipeline.window import ingest_window
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
@@ -83,7 +83,7 @@ def test_ingest_unknown_session_is_rejected_not_an_empty_complete_segment(
 
 @pytest.mark.parametrize("session_id", ["../x", "a/b", "../objects"])
 def test_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg, session_id: str) -> None:
-    from worldmm.handlers.ingest_window import lambda_handler
+    from handlers.events.ingest_window import lambda_handler
 
     set_services(svc)
     try:
@@ -97,7 +97,7 @@ def test_ingest_lambda_rejects_path_like_session_ids(svc: Services, pg, session_
 
 
 def test_retrigger_for_another_users_session_invokes_nothing(svc: Services) -> None:
-    from worldmm.handlers.retrigger_ingest import lambda_handler
+    from handlers.events.retrigger_ingest import lambda_handler
 
     set_services(svc)
     try:
@@ -111,8 +111,8 @@ def test_retrigger_for_another_users_session_invokes_nothing(svc: Services) -> N
 
 
 def test_retrigger_of_a_huge_catalog_is_capped(svc: Services) -> None:
-    from worldmm.pipeline.events import MAX_RETRIGGER_WINDOWS
-    from worldmm.pipeline.retrigger import retrigger
+    from worldmm.ingest.events import MAX_RETRIGGER_WINDOWS
+    from worldmm.ingest.retrigger import retrigger
 
     # GIVEN a catalog entry claiming 2^31 windows
     svc.store.put(
@@ -128,7 +128,7 @@ def test_retrigger_of_a_huge_catalog_is_capped(svc: Services) -> None:
 def test_dlq_event_for_another_users_session_is_consumed(svc: Services, pg) -> None:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-    from worldmm.pipeline.dlq import handle_dlq_record
+    from worldmm.ingest.dlq import handle_dlq_record
 
     body = json.dumps({"requestPayload": {"sessionId": SESSION, "userId": MALLORY, "windowIndex": 0, "frameCount": 8}})
     record = SQSRecord(
@@ -143,7 +143,7 @@ def test_ingest_checks_the_sessions_table_owner_in_the_aws_profile(
 ) -> None:
     import boto3
 
-    from worldmm.capture.store import capture_table_definitions
+    from worldmm.capture.dynamo import capture_table_definitions
 
     # GIVEN the aws profile: the sessions table says who owns SESSION
     aws_settings = settings.model_copy(update={"worldmm_profile": Profile.AWS, "ingest_requires_gpu": False})
@@ -208,7 +208,7 @@ def test_caption_cut_off_with_speech_degrades_to_what_was_heard_flagged(settings
 def test_unusable_extraction_fails_the_window_unlike_nothing_to_extract(
     settings, db, tmp_path, answer: Any
 ) -> None:
-    from worldmm.pipeline.retrigger import retrigger
+    from worldmm.ingest.retrigger import retrigger
 
     # GIVEN two windows: the NER answer of window 0 is unusable, window 1 truly names nothing
     llm = script_window_models(ScriptedLLM())

@@ -17,16 +17,16 @@ from tests.support.memory import caption_answer, script_memory_models
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
-from worldmm.ingest.storage import DirectoryObjectStore
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.session import ingest_session
+from worldmm.ingest.summary_schedule import on_session_end
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.media.objects import DirectoryObjectStore
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.memory.visual.port import UnavailableVisualEncoder
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.ingest_session import ingest_session
-from worldmm.pipeline.multiscale import on_session_end
-from worldmm.pipeline.window import ingest_window
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

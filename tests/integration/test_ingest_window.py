@@ -29,10 +29,10 @@ from tests.support.ingest import (
 )
 from worldmm.db.models import LLMUsage, ProcessingStatus, Segment, Triple
 from worldmm.errors import GpuUnavailableError
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
 from worldmm.services import set_services
 
 pytestmark = pytest.mark.integration
@@ -323,7 +323,7 @@ def test_ingest_window_emits_spec_log_steps_with_fields(svc, caplog):
 
 
 def test_ingest_window_lambda_handler_parses_event_and_returns_dict(svc):
-    from worldmm.handlers.ingest_window import lambda_handler
+    from handlers.events.ingest_window import lambda_handler
 
     put_window(svc.store)
     set_services(svc)

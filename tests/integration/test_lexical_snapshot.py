@@ -9,9 +9,9 @@ import pytest
 
 from tests.support.harness import make_settings
 from tests.support.retrieval import MemoryWriter
-from worldmm.graph.cache import build_graph_cache
-from worldmm.graph.local_cache import LocalGraphCache
-from worldmm.graph.redis_cache import RedisGraphCache
+from worldmm.graph.cache.local import LocalGraphCache
+from worldmm.graph.cache.port import build_graph_cache
+from worldmm.graph.cache.redis import RedisGraphCache
 from worldmm.retrieval import lexical
 from worldmm.retrieval.lexical import SegmentIndex, SegmentIndexCache, build_segment_index
 from worldmm.services import Services

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from api.memories.chat_verbose.app import lambda_handler as verbose_handler
+from handlers.http.memories.chat_verbose.app import lambda_handler as verbose_handler
 from tests.support.capture import http_event, lambda_context
 from tests.support.retrieval import MemoryWriter
 from worldmm.config import AgentMode, LLMProvider, Settings
 from worldmm.db.engine import Database
 from worldmm.llm.client import OpenAILLM, StructuredFormat
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

@@ -20,9 +20,9 @@ from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
 from worldmm.gateway.confirm import ConfirmationCodes
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
 from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration
@@ -170,8 +170,8 @@ def _lambda_call(sub: str | None, tool: str, arguments: dict[str, Any]) -> dict[
 
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
+    from handlers.http.mcp.app import lambda_handler
     from worldmm.gateway.events import LocalLambdaContext, build_event
-    from worldmm.gateway.mcp_lambda import lambda_handler
 
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
     headers = {

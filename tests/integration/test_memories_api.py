@@ -17,17 +17,17 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from api.memories.get.app import lambda_handler as get_handler
-from api.memories.list.app import lambda_handler as list_handler
-from api.sessions.status.app import lambda_handler as status_handler
+from handlers.http.memories.get.app import lambda_handler as get_handler
+from handlers.http.memories.list.app import lambda_handler as list_handler
+from handlers.http.sessions.status.app import lambda_handler as status_handler
 from tests.support.harness import make_settings
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, MemoryType, ProcessingStatus, Segment, Triple
 from worldmm.gateway.events import LocalLambdaContext, build_event
-from worldmm.ingest.storage import DirectoryObjectStore, ObjectStore, S3ObjectStore
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.media.objects import DirectoryObjectStore, ObjectStore, S3ObjectStore
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

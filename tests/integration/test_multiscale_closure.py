@@ -16,8 +16,8 @@ from tests.support.memory import (
     summaries,
 )
 from worldmm.db.models import LLMUsage, MemoryHistory, MemoryType, ProcessingStatus, Segment, Triple
+from worldmm.ingest.summary_schedule import on_session_end, on_window_complete
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.multiscale import on_session_end, on_window_complete
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

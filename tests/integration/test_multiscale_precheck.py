@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import event
 
 from tests.support.memory import add_window, script_memory_models, summaries
+from worldmm.ingest.summary_schedule import on_window_complete
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.multiscale import on_window_complete
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

@@ -15,11 +15,11 @@ from tests.support.memory import add_window, script_memory_models, summaries
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.reaper import reap_orphans
+from worldmm.ingest.summary_schedule import on_window_complete
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.multiscale import on_window_complete
-from worldmm.pipeline.reaper import reap_orphans
-from worldmm.pipeline.window import ingest_window
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -130,14 +130,14 @@ def test_a_summary_whose_local_producer_was_killed_is_resumed_by_reap_at_once(sv
     import subprocess
     import sys
 
-    from worldmm.pipeline.claim_owner import ClaimOwner, current_owner
-    from worldmm.pipeline.local_invoker import InProcessInvoker
-    from worldmm.pipeline.reaper import reap
+    from worldmm.ingest.claim_owner import ClaimOwner, current_owner
+    from worldmm.ingest.invoker.local import InProcessInvoker
+    from worldmm.ingest.reaper import reap
     from worldmm.services import local_handlers
 
     # GIVEN six complete windows and their 3 min summary left pending just now by a process that is gone
     child = subprocess.run(
-        [sys.executable, "-c", "from worldmm.pipeline.claim_owner import current_owner; print(current_owner())"],
+        [sys.executable, "-c", "from worldmm.ingest.claim_owner import current_owner; print(current_owner())"],
         capture_output=True, text=True, check=True,
     )
     dead = ClaimOwner.parse(child.stdout.strip())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from worldmm.ingest.storage import DirectoryObjectStore, ObjectNotFound, ObjectStore, S3ObjectStore
+from worldmm.media.objects import DirectoryObjectStore, ObjectNotFound, ObjectStore, S3ObjectStore
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from worldmm.ingest.storage import DirectoryObjectStore, S3ObjectStore
+from worldmm.media.objects import DirectoryObjectStore, S3ObjectStore
 
 pytestmark = pytest.mark.integration
 

@@ -24,9 +24,9 @@ from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.gateway.auth import issue_token
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

@@ -30,10 +30,10 @@ from tests.support.ingest import (
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus
+from worldmm.ingest.enrichment import ClaimStatus, claim_segment
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.ingest.reaper import reap
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.enrichment import ClaimStatus, claim_segment
-from worldmm.pipeline.local_invoker import InProcessInvoker
-from worldmm.pipeline.reaper import reap
 from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration
@@ -49,8 +49,8 @@ _CHILD = textwrap.dedent(
     from tests.support.ingest import make_ingest_services, script_window_models
     from worldmm.db.engine import Database
     from worldmm.llm.scripted import ScriptedLLM
-    from worldmm.pipeline.events import IngestWindowEvent
-    from worldmm.pipeline.window import ingest_window
+    from worldmm.ingest.events import IngestWindowEvent
+    from worldmm.ingest.window import ingest_window
 
     url, root = sys.argv[1], Path(sys.argv[2])
     llm = script_window_models(ScriptedLLM()).script("caption", lambda request: time.sleep(600))

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import update
 
 from worldmm.db.models import ProcessingStatus, Segment
-from worldmm.pipeline.local_invoker import InProcessInvoker
-from worldmm.pipeline.reaper import reap_orphans
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.ingest.reaper import reap_orphans
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

@@ -22,9 +22,9 @@ from tests.support.ingest import (
 )
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
-from worldmm.pipeline.events import RetriggerEvent
-from worldmm.pipeline.local_invoker import InProcessInvoker
-from worldmm.pipeline.retrigger import retrigger
+from worldmm.ingest.events import RetriggerEvent
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.ingest.retrigger import retrigger
 from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration
@@ -90,7 +90,7 @@ def test_retrigger_explicit_window_indices_bypass_lookup(svc, db):
 
 
 def test_retrigger_bad_input_returns_400(svc):
-    from worldmm.handlers.retrigger_ingest import lambda_handler
+    from handlers.events.retrigger_ingest import lambda_handler
 
     set_services(svc)
     try:

@@ -33,13 +33,13 @@ from worldmm.capture.models import (
     UploadedObject,
     UploadKind,
 )
-from worldmm.chat.dynamo_repository import dynamo_table_definitions
+from worldmm.chat.dynamo import dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.forget import forget_user
 from worldmm.gateway.auth import issue_token
+from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.local_invoker import InProcessInvoker
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
@@ -74,9 +74,9 @@ def _quota_items(services: Services) -> list[dict[str, Any]]:
 
 
 def test_security_sessions_and_windows_a_day_are_429_past_their_limit(deployed: Services) -> None:
-    from api.capture.audio import app as audio
-    from api.capture.frames import app as frames
-    from api.capture.start import app as start
+    from handlers.http.capture.audio import app as audio
+    from handlers.http.capture.frames import app as frames
+    from handlers.http.capture.start import app as start
 
     started = [call(start, "POST", "/sessions") for _ in range(3)]
     assert [r["statusCode"] for r in started] == [201, 201, 429]
@@ -114,8 +114,8 @@ def test_security_sessions_and_windows_a_day_are_429_past_their_limit(deployed: 
 
 
 def test_security_forget_me_erases_the_capture_counters(deployed: Services) -> None:
-    from api.capture.frames import app as frames
-    from api.capture.start import app as start
+    from handlers.http.capture.frames import app as frames
+    from handlers.http.capture.start import app as start
 
     for user in ("alice", "bob"):
         sid = json.loads(call(start, "POST", "/sessions", sub=user)["body"])["sessionId"]

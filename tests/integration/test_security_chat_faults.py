@@ -15,16 +15,16 @@ from typing import Any
 import boto3
 import pytest
 
-from api.memories.chat.app import lambda_handler as chat_handler
-from api.memories.chat_verbose.app import lambda_handler as verbose_handler
+from handlers.http.memories.chat.app import lambda_handler as chat_handler
+from handlers.http.memories.chat_verbose.app import lambda_handler as verbose_handler
 from tests.support.capture import http_event, lambda_context
 from tests.support.harness import embedded_postgres, make_settings
 from tests.support.retrieval import MemoryWriter
-from worldmm.chat.dynamo_repository import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import AgentMode, Profile, Settings
 from worldmm.db.local import LocalDatabase
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

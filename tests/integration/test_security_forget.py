@@ -14,9 +14,9 @@ import pytest
 
 from tests.integration import test_forget_me
 from tests.integration.test_forget_me import FORGOTTEN, OTHERS, World, mentions, snapshot, without
+from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import CaptureSession
-from worldmm.capture.store import CaptureStore
-from worldmm.chat.dynamo_repository import dynamo_table_definitions
+from worldmm.chat.dynamo import dynamo_table_definitions
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.forget import forget_user
@@ -70,11 +70,11 @@ def test_security_a_forget_that_fails_in_s3_is_finished_by_a_second_run(world: W
 
 def test_security_an_upload_landing_after_the_erase_is_swept(settings: Settings, db: Database, aws: None) -> None:
     # GIVEN the capture functions on moto (versioned bucket), Alice's session and Bob's
-    from api.capture.start import app as start_app
+    from handlers.events import capture_uploads
+    from handlers.http.capture.start import app as start_app
     from tests.support.capture import create_capture_resources, http_event, lambda_context, s3_notification
     from worldmm.config import Profile
-    from worldmm.handlers import capture_uploads
-    from worldmm.pipeline.local_invoker import InProcessInvoker
+    from worldmm.ingest.invoker.local import InProcessInvoker
     from worldmm.services import Services, set_services
 
     settings = settings.model_copy(update={"worldmm_profile": Profile.AWS, "capture_expected_frames": 2})

@@ -23,10 +23,10 @@ from tests.support.ingest import (
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus
+from worldmm.ingest.events import IngestWindowEvent, RetriggerEvent
+from worldmm.ingest.retrigger import retrigger
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent, RetriggerEvent
-from worldmm.pipeline.retrigger import retrigger
-from worldmm.pipeline.window import ingest_window
 
 pytestmark = pytest.mark.integration
 

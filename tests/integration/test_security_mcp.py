@@ -28,9 +28,9 @@ from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
 from worldmm.gateway.confirm import MAX_ATTEMPTS, ConfirmationCodes
 from worldmm.gateway.mcp import MAX_QUERY_CHARS
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
 from worldmm.services import Services, local_handlers, set_services
 
 pytestmark = pytest.mark.integration

@@ -24,15 +24,15 @@ from sqlalchemy import create_engine, event, text
 
 from tests.support.harness import truncate_all
 from tests.support.ingest import make_ingest_services, put_session, put_window, script_window_models
-from worldmm.chat.postgres_repository import PostgresChatRepository
+from worldmm.chat.postgres import PostgresChatRepository
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.forget import forget_user
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memories.models import MemoriesQuery
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window
 from worldmm.retrieval.episodic_retriever import retrieve_episodic
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.retrieval.semantic_retriever import retrieve_semantic
@@ -170,7 +170,7 @@ def test_security_every_user_query_is_scoped_by_user_id(
     assert not chats.chat_owned_by(ALICE, bob_chat)
 
     # Writes: retrigger and forget-me touch Alice's rows only
-    from worldmm.pipeline.retrigger import reset_segments_to_pending
+    from worldmm.ingest.retrigger import reset_segments_to_pending
 
     reset_segments_to_pending(services, ALICE, SESSIONS[ALICE], [0])
     again = IngestWindowEvent(sessionId=SESSIONS[ALICE], userId=ALICE, windowIndex=0, frameCount=4)

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 
 from tests.support.harness import make_settings
-from worldmm.capture.local_store import LocalCaptureStore
+from worldmm.capture.dynamo import CaptureStore, capture_table_definitions
+from worldmm.capture.local import LocalCaptureStore
 from worldmm.capture.models import CaptureSession
 from worldmm.capture.port import CaptureStatePort
-from worldmm.capture.store import CaptureStore, capture_table_definitions
-from worldmm.ingest.storage import DirectoryObjectStore
-from worldmm.pipeline.dynamo_sessions import DynamoSessionCatalog
-from worldmm.pipeline.events import EventRejected
-from worldmm.pipeline.sessions import SessionCatalog, owned_session, session_info
-from worldmm.pipeline.store_sessions import StoreSessionCatalog
+from worldmm.ingest.events import EventRejected
+from worldmm.ingest.sessions.dynamo import DynamoSessionCatalog
+from worldmm.ingest.sessions.local import StoreSessionCatalog
+from worldmm.ingest.sessions.port import SessionCatalog, owned_session, session_info
+from worldmm.media.objects import DirectoryObjectStore
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _SIMULATION = """
 import json, os, random, sys, uuid
 from sqlalchemy import text
-import api.memories.chat.app  # the function's init: what the snapshot holds
+import handlers.http.memories.chat.app  # the function's init: what the snapshot holds
 from worldmm import snapstart
 from worldmm.chat.paging import ChatRules
 from worldmm.services import get_services

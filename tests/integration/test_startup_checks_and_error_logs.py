@@ -26,8 +26,8 @@ from tests.support.ingest import (
 from worldmm.config import LOCAL_CURSOR_SECRET, Settings
 from worldmm.db.models import ProcessingStatus
 from worldmm.errors import ConfigurationError, GpuRequestError, GpuUnavailableError
-from worldmm.pipeline.events import IngestWindowEvent
-from worldmm.pipeline.window import ingest_window, require_gpu
+from worldmm.ingest.events import IngestWindowEvent
+from worldmm.ingest.window import ingest_window, require_gpu
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
@@ -55,11 +55,11 @@ def test_aws_profile_refuses_a_development_or_weak_cursor_secret_at_start_up(
 
 
 def test_aws_profile_without_a_cursor_secret_never_signs_with_the_built_in_key(aws: None) -> None:
-    from api.chats.list.app import lambda_handler
+    from handlers.http.chats.list.app import lambda_handler
     from tests.support.capture import http_event
 
     # GIVEN the chats-list function in the aws profile with no CURSOR_SECRET
-    from worldmm.chat.dynamo_repository import dynamo_table_definitions
+    from worldmm.chat.dynamo import dynamo_table_definitions
 
     settings = make_settings(worldmm_profile="aws", cursor_secret=None)
     for definition in dynamo_table_definitions(settings):  # the tables exist: only the key is missing
@@ -108,7 +108,7 @@ def test_gpu_exception_path_logs_an_error_step(settings, db, scripted_llm, tmp_p
 def test_dlq_consumer_non_gpu_failure_logs_an_error_step(
     settings, db, scripted_llm, tmp_path, caplog, aws
 ) -> None:
-    from worldmm.handlers.ingest_window import sqs_handler
+    from handlers.events.ingest_window import sqs_handler
 
     # GIVEN a DLQ'd window whose retry fails for a reason other than the GPU
     sqs = boto3.client("sqs", region_name="us-east-1")

@@ -10,9 +10,9 @@ import pytest
 
 from tests.support.adapters import FakeModelServer, fake_model_server
 from tests.support.harness import make_settings
-from worldmm.memory.embedding import TextEmbedder
-from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.memory.text_embedder import (
+from worldmm.memory.embedding.hashing import HashEmbedder
+from worldmm.memory.embedding.port import TextEmbedder
+from worldmm.memory.embedding.providers import (
     EmbedderConfigurationError,
     MiniLMEmbedder,
     OpenAIEmbedder,

@@ -12,9 +12,9 @@ from tests.support.harness import make_settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.db.models import Entity, MemoryType, ProcessingStatus, Segment, Triple
+from worldmm.ingest.text_windows import TextWindow, ingest_text_windows
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.text_windows import TextWindow, ingest_text_windows
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

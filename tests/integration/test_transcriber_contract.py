@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.adapters import FakeModelServer, fake_model_server
 from tests.support.harness import make_settings
-from worldmm.ingest.transcriber import (
+from worldmm.media.transcription.port import Transcriber
+from worldmm.media.transcription.providers import (
     FasterWhisperTranscriber,
     GroqTranscriber,
     TranscriberConfigurationError,
@@ -22,7 +23,6 @@ from worldmm.ingest.transcriber import (
     build_transcriber,
     default_whisper_path,
 )
-from worldmm.ingest.transcription import Transcriber
 
 pytestmark = pytest.mark.integration
 

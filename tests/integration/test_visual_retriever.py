@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.retrieval import MemoryWriter
 from worldmm.errors import GpuUnavailableError
-from worldmm.ingest.storage import DirectoryObjectStore
+from worldmm.media.objects import DirectoryObjectStore
 from worldmm.memory.visual.port import UnavailableVisualEncoder
 from worldmm.retrieval.visual_retriever import retrieve_visual
 from worldmm.services import Services

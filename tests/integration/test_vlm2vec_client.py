@@ -13,8 +13,8 @@ import pytest
 from tests.support.gpu_worker import TOKEN, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
 from tests.support.harness import make_settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError
-from worldmm.memory.visual.encoder import VLM2VecClient, build_visual_encoder
 from worldmm.memory.visual.port import UnavailableVisualEncoder
+from worldmm.memory.visual.vlm2vec import VLM2VecClient, build_visual_encoder
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 
 
 @dataclass

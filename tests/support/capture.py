@@ -8,10 +8,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from worldmm.capture.dynamo import CaptureStore, capture_table_definitions
 from worldmm.capture.service import CaptureService
-from worldmm.capture.store import CaptureStore, capture_table_definitions
 from worldmm.config import Settings
-from worldmm.pipeline.local_invoker import InProcessInvoker
+from worldmm.ingest.invoker.local import InProcessInvoker
 
 
 @dataclass

@@ -22,9 +22,9 @@ from tests.support.gateway import RunningGateway, running_gateway
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
-from worldmm.ingest.storage import DirectoryObjectStore
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.media.objects import DirectoryObjectStore
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services, set_services
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,9 +14,9 @@ from typing import Any
 
 import boto3
 
-from worldmm.capture.store import CaptureStore, capture_table_definitions
+from worldmm.capture.dynamo import CaptureStore, capture_table_definitions
 from worldmm.config import Settings
-from worldmm.gpu.aws_ports import (
+from worldmm.gpu.aws import (
     CaptureWindowsActivity,
     DynamoControlStore,
     Ec2WorkerFleet,

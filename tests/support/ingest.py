@@ -17,12 +17,12 @@ from sqlalchemy import func, select
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, Segment, Triple, VisualEmbedding
-from worldmm.ingest.storage import DirectoryObjectStore, ObjectStore
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
+from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
-from worldmm.pipeline.local_invoker import InProcessInvoker
+from worldmm.media.objects import DirectoryObjectStore, ObjectStore
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
 USER = "user-a"

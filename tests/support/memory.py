@@ -12,7 +12,7 @@ from sqlalchemy import select
 from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.hash_embedder import HashEmbedder
+from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
 BASE_TIME = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)

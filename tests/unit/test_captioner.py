@@ -9,9 +9,9 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.config import CaptionMode, Settings
 from worldmm.errors import ModelOutputError
-from worldmm.ingest.captioner import caption_window, parse_caption
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.llm.structured import is_placeholder
+from worldmm.media.captioner import caption_window, parse_caption
 from worldmm.memory.openie import parse_entities
 
 pytestmark = pytest.mark.unit

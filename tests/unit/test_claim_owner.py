@@ -6,7 +6,7 @@ import subprocess
 import sys
 from dataclasses import replace
 
-from worldmm.pipeline.claim_owner import ClaimOwner, current_owner, owner_gone
+from worldmm.ingest.claim_owner import ClaimOwner, current_owner, owner_gone
 
 
 def test_the_current_process_is_not_gone() -> None:
@@ -16,7 +16,7 @@ def test_the_current_process_is_not_gone() -> None:
 def test_a_process_that_ended_is_gone() -> None:
     # GIVEN the owner string a child process writes for itself
     child = subprocess.Popen(
-        [sys.executable, "-c", "from worldmm.pipeline.claim_owner import current_owner as o; print(o(), flush=True);"
+        [sys.executable, "-c", "from worldmm.ingest.claim_owner import current_owner as o; print(o(), flush=True);"
          " import time; time.sleep(60)"],
         stdout=subprocess.PIPE,
         text=True,

@@ -17,8 +17,8 @@ PROGRAM = """
 import logging
 from worldmm.cli import _local_logging
 _local_logging(logging.WARNING)
-from worldmm.pipeline import window      # a library logger created after the parent
-import api.memories.chat.app             # a handler's Logger() reuses the parent
+from worldmm.ingest import window      # a library logger created after the parent
+import handlers.http.memories.chat.app             # a handler's Logger() reuses the parent
 window.logger.info("quiet")
 window.logger.warning("loud", extra={"step": "probe"})
 print("the command's output")

@@ -9,7 +9,7 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.config import SummaryProvider
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.multiscale import TEN_MIN, THREE_MIN, WINDOW, ChildCaption
+from worldmm.memory.episodic.scales import TEN_MIN, THREE_MIN, WINDOW, ChildCaption
 from worldmm.memory.episodic.summarizer import (
     EXTRACTIVE_MODEL,
     ExtractiveSummarizer,

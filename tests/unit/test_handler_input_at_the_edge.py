@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from tests.support.capture import http_event, lambda_context
 from worldmm.chat.models import MAX_QUESTION_CHARS
-from worldmm.pipeline.events import (
+from worldmm.ingest.events import (
     MAX_RETRIGGER_WINDOWS,
     MAX_WINDOW_INDEX,
     IngestWindowEvent,
@@ -55,14 +55,14 @@ def tripwire() -> Iterator[Tripwire]:
 
 
 def _handlers() -> dict[str, tuple[Callable[..., dict[str, Any]], str, str]]:
-    from api.capture.audio.app import lambda_handler as audio
-    from api.capture.end.app import lambda_handler as end
-    from api.capture.frames.app import lambda_handler as frames
-    from api.capture.start.app import lambda_handler as start
-    from api.chats.list.app import lambda_handler as chats_list
-    from api.chats.messages.app import lambda_handler as messages
-    from api.memories.chat.app import lambda_handler as chat
-    from api.memories.chat_verbose.app import lambda_handler as chat_verbose
+    from handlers.http.capture.audio.app import lambda_handler as audio
+    from handlers.http.capture.end.app import lambda_handler as end
+    from handlers.http.capture.frames.app import lambda_handler as frames
+    from handlers.http.capture.start.app import lambda_handler as start
+    from handlers.http.chats.list.app import lambda_handler as chats_list
+    from handlers.http.chats.messages.app import lambda_handler as messages
+    from handlers.http.memories.chat.app import lambda_handler as chat
+    from handlers.http.memories.chat_verbose.app import lambda_handler as chat_verbose
 
     return {
         "chat": (chat, "POST", "/memories/chat"),
@@ -257,7 +257,7 @@ VALID_WINDOW = {"sessionId": "01JB0SESSION", "userId": SUB, "windowIndex": 3, "f
 def test_out_of_range_window_events_are_rejected_without_reaching_the_pipeline(
     change: dict[str, Any], tripwire: Tripwire
 ) -> None:
-    from worldmm.handlers.ingest_window import lambda_handler
+    from handlers.events.ingest_window import lambda_handler
 
     with pytest.raises(ValidationError):
         IngestWindowEvent.model_validate({**VALID_WINDOW, **change})
@@ -281,7 +281,7 @@ def test_out_of_range_window_events_are_rejected_without_reaching_the_pipeline(
 def test_retrigger_events_that_would_fan_out_unbounded_are_a_400(
     change: dict[str, Any], tripwire: Tripwire
 ) -> None:
-    from worldmm.handlers.retrigger_ingest import lambda_handler
+    from handlers.events.retrigger_ingest import lambda_handler
 
     event = {"sessionId": "01JB0SESSION", "userId": SUB, **change}
     with pytest.raises(ValidationError):
@@ -316,7 +316,7 @@ def _sqs_record(body: str) -> Any:
     ],
 )
 def test_dlq_message_that_can_never_succeed_is_consumed_not_retried(body: str, tripwire: Tripwire) -> None:
-    from worldmm.pipeline.dlq import handle_dlq_record
+    from worldmm.ingest.dlq import handle_dlq_record
 
     # WHEN the DLQ consumer gets it THEN it returns (the message is deleted) instead of raising forever
     assert handle_dlq_record(tripwire, _sqs_record(body)) == {"status": "skipped", "reason": "invalid_event"}  # type: ignore[arg-type]
@@ -339,9 +339,9 @@ _window_values = st.fixed_dictionaries(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(event=st.one_of(_window_values, _json))
 def test_property_pipeline_handlers_never_raise_on_any_event(event: Any, tripwire: Tripwire) -> None:
-    from worldmm.handlers.ingest_window import lambda_handler as ingest
-    from worldmm.handlers.retrigger_ingest import lambda_handler as retrigger
-    from worldmm.pipeline.dlq import handle_dlq_record
+    from handlers.events.ingest_window import lambda_handler as ingest
+    from handlers.events.retrigger_ingest import lambda_handler as retrigger
+    from worldmm.ingest.dlq import handle_dlq_record
 
     tripwire.touched.clear()
     valid_window = _parses(IngestWindowEvent, event)

@@ -9,8 +9,9 @@ import pytest
 from tests.support.harness import make_settings
 from tests.support.ingest import StaticTranscriber
 from worldmm.errors import ModelOutputError
-from worldmm.ingest.captioner import caption_window, parse_caption
-from worldmm.ingest.frames import (
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.media.captioner import caption_window, parse_caption
+from worldmm.media.frames import (
     find_window_audio,
     list_frame_keys,
     list_window_indices,
@@ -18,9 +19,8 @@ from worldmm.ingest.frames import (
     transcribe_window,
     uniform_sample,
 )
-from worldmm.ingest.storage import DirectoryObjectStore
-from worldmm.ingest.transcription import Transcript, TranscriptSegment
-from worldmm.llm.scripted import ScriptedLLM
+from worldmm.media.objects import DirectoryObjectStore
+from worldmm.media.transcription.port import Transcript, TranscriptSegment
 
 pytestmark = pytest.mark.unit
 

@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ("api", "worldmm", "gpu_worker", "lambda")
+SHIPPED = ("handlers", "worldmm", "gpu_worker", "lambda")
 ALLOWED = {
     "worldmm/db/engine.py": "get_database: the role check, then the process's Database",
     "worldmm/db/migrate.py": "migrations, as the owner from DATABASE_ADMIN_URL",

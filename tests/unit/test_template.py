@@ -61,7 +61,7 @@ def test_template_ingest_window_failures_go_to_ingest_dlq() -> None:
         "Type": "SQS",
         "Destination": {"Fn::GetAtt": ["IngestDLQ", "Arn"]},
     }
-    assert fn("IngestWindowFunction")["Handler"] == "worldmm.handlers.ingest_window.lambda_handler"
+    assert fn("IngestWindowFunction")["Handler"] == "handlers.events.ingest_window.lambda_handler"
 
 
 def test_template_ingest_window_has_no_lambda_managed_retries() -> None:
@@ -78,7 +78,7 @@ def test_template_ingest_dlq_keeps_messages_14_days_and_outlasts_the_consumer_ti
 def test_template_dlq_consumer_takes_one_record_and_reports_partial_failures() -> None:
     consumer = fn("IngestDLQConsumer")
     (event,) = consumer["Events"].values()
-    assert consumer["Handler"] == "worldmm.handlers.ingest_window.sqs_handler"
+    assert consumer["Handler"] == "handlers.events.ingest_window.sqs_handler"
     assert event["Type"] == "SQS"
     assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["IngestDLQ", "Arn"]}
     assert event["Properties"]["BatchSize"] == 1
@@ -97,9 +97,9 @@ def test_template_dlq_depth_alarm_watches_ingest_dlq() -> None:
 
 
 def test_template_retrigger_and_reaper_exist_with_their_handlers() -> None:
-    assert fn("RetriggerIngestFunction")["Handler"] == "worldmm.handlers.retrigger_ingest.lambda_handler"
+    assert fn("RetriggerIngestFunction")["Handler"] == "handlers.events.retrigger_ingest.lambda_handler"
     reaper = fn("OrphanReaperFunction")
-    assert reaper["Handler"] == "worldmm.handlers.reaper.lambda_handler"
+    assert reaper["Handler"] == "handlers.events.reaper.lambda_handler"
     assert [e["Type"] for e in reaper["Events"].values()] == ["ScheduleV2"]
 
 
@@ -125,21 +125,21 @@ def http_routes() -> dict[tuple[str, str], str]:
 
 def test_template_routes_every_chat_and_capture_endpoint_to_its_handler() -> None:
     assert http_routes() == {
-        ("POST", "/memories/chat"): "api.memories.chat.app.lambda_handler",
-        ("POST", "/memories/chat/verbose"): "api.memories.chat_verbose.app.lambda_handler",
-        ("POST", "/chats/list"): "api.chats.list.app.lambda_handler",
-        ("GET", "/chats/messages"): "api.chats.messages.app.lambda_handler",
-        ("POST", "/sessions"): "api.capture.start.app.lambda_handler",
-        ("POST", "/sessions/{id}/frames"): "api.capture.frames.app.lambda_handler",
-        ("POST", "/sessions/{id}/audio"): "api.capture.audio.app.lambda_handler",
-        ("POST", "/sessions/{id}/end"): "api.capture.end.app.lambda_handler",
-        ("POST", "/mcp"): "worldmm.gateway.mcp_lambda.lambda_handler",
-        ("GET", "/memories"): "api.memories.list.app.lambda_handler",
-        ("GET", "/memories/{id}"): "api.memories.get.app.lambda_handler",
-        ("GET", "/sessions/{id}"): "api.sessions.status.app.lambda_handler",
-        ("DELETE", "/memories"): "api.memories.forget.app.lambda_handler",
-        ("DELETE", "/sessions/{id}"): "api.sessions.forget.app.lambda_handler",
-        ("PATCH", "/entities/{id}"): "api.entities.correct.app.lambda_handler",
+        ("POST", "/memories/chat"): "handlers.http.memories.chat.app.lambda_handler",
+        ("POST", "/memories/chat/verbose"): "handlers.http.memories.chat_verbose.app.lambda_handler",
+        ("POST", "/chats/list"): "handlers.http.chats.list.app.lambda_handler",
+        ("GET", "/chats/messages"): "handlers.http.chats.messages.app.lambda_handler",
+        ("POST", "/sessions"): "handlers.http.capture.start.app.lambda_handler",
+        ("POST", "/sessions/{id}/frames"): "handlers.http.capture.frames.app.lambda_handler",
+        ("POST", "/sessions/{id}/audio"): "handlers.http.capture.audio.app.lambda_handler",
+        ("POST", "/sessions/{id}/end"): "handlers.http.capture.end.app.lambda_handler",
+        ("POST", "/mcp"): "handlers.http.mcp.app.lambda_handler",
+        ("GET", "/memories"): "handlers.http.memories.list.app.lambda_handler",
+        ("GET", "/memories/{id}"): "handlers.http.memories.get.app.lambda_handler",
+        ("GET", "/sessions/{id}"): "handlers.http.sessions.status.app.lambda_handler",
+        ("DELETE", "/memories"): "handlers.http.memories.forget.app.lambda_handler",
+        ("DELETE", "/sessions/{id}"): "handlers.http.sessions.forget.app.lambda_handler",
+        ("PATCH", "/entities/{id}"): "handlers.http.entities.correct.app.lambda_handler",
     }
 
 
@@ -161,7 +161,7 @@ def test_template_upload_notifications_reach_the_capture_recorder() -> None:
     (event,) = uploads["Events"].values()
     assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["UploadEventsQueue", "Arn"]}
     assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    assert fn("CaptureSweeperFunction")["Handler"] == "worldmm.handlers.capture_sweeper.lambda_handler"
+    assert fn("CaptureSweeperFunction")["Handler"] == "handlers.events.capture_sweeper.lambda_handler"
 
 
 def _table(logical_id: str) -> dict[str, Any]:
@@ -178,8 +178,8 @@ def _definition(definition: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_template_tables_match_the_library_table_definitions() -> None:
-    from worldmm.capture.store import capture_table_definitions
-    from worldmm.chat.dynamo_repository import dynamo_table_definitions
+    from worldmm.capture.dynamo import capture_table_definitions
+    from worldmm.chat.dynamo import dynamo_table_definitions
 
     settings = Settings()
     chats, messages = dynamo_table_definitions(settings)
@@ -210,7 +210,7 @@ def test_template_gpu_instance_parameter_starts_as_none() -> None:
 
 def test_template_gpu_controller_runs_every_minute_and_outlasts_its_wait_for_health() -> None:
     controller = fn("GpuControllerFunction")
-    assert controller["Handler"] == "worldmm.handlers.gpu_controller.lambda_handler"
+    assert controller["Handler"] == "handlers.events.gpu_controller.lambda_handler"
     assert [e["Type"] for e in controller["Events"].values()] == ["ScheduleV2"]
     wait_s = int(env("GpuControllerFunction")["GPU_CONTROLLER_WAIT_S"])
     assert controller["Timeout"] >= wait_s + 60
@@ -219,7 +219,7 @@ def test_template_gpu_controller_runs_every_minute_and_outlasts_its_wait_for_hea
 
 
 def test_template_gpu_control_table_matches_the_library_definition() -> None:
-    from worldmm.gpu.aws_ports import control_table_definition
+    from worldmm.gpu.aws import control_table_definition
 
     assert _table("GpuControlTable") == _definition(control_table_definition(Settings().gpu_control_table))
 
@@ -373,12 +373,12 @@ def test_template_api_functions_snapstart_published_versions_behind_an_alias() -
 
 def test_template_api_function_handlers_register_the_snapstart_hooks() -> None:
     # Lambda runs only the hooks registered by modules the handler imports: every API handler's module
-    # must import worldmm.snapstart's registration (api.common or the MCP handler).
+    # must import worldmm.snapstart's registration (handlers.http.common or the MCP handler).
     for name, props in http_api_functions().items():
         module = props["Handler"].rsplit(".", 1)[0]
         source = (ROOT / (module.replace(".", "/") + ".py")).read_text()
-        assert "from api.common import" in source or "register_runtime_hooks()" in source, name
-    assert "register_runtime_hooks()" in (ROOT / "api" / "common.py").read_text()
+        assert "from handlers.http.common import" in source or "register_runtime_hooks()" in source, name
+    assert "register_runtime_hooks()" in (ROOT / "handlers" / "http" / "common.py").read_text()
 
 
 def test_template_every_function_runs_python312_with_powertools_settings() -> None:
@@ -408,7 +408,7 @@ def test_template_function_groups_carry_no_model_runtimes() -> None:
         assert not any(pkg in requirements for pkg in ("torch", "transformers", "llama", "whisper")), name
         if props["CodeUri"].rstrip("/").endswith("core"):
             assert not any(pkg in requirements for pkg in ("numpy", "scipy", "sqlalchemy", "openai")), name
-        assert (folder / "worldmm" / "config.py").is_file() and (folder / "api" / "__init__.py").is_file(), name
+        assert (folder / "worldmm" / "config.py").is_file() and (folder / "handlers" / "__init__.py").is_file(), name
 
 
 # --- every handler imports, fast, in a cold interpreter ----------------------------------------------

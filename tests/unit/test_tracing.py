@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import json, sys
-import api.memories.chat.app
+import handlers.http.memories.chat.app
 from aws_xray_sdk.core import patcher
 print(json.dumps({"patched": sorted(patcher._PATCHED_MODULES), "imported": sorted(
     name for name in ("requests", "sqlite3") if name in sys.modules)}))

@@ -1,4 +1,4 @@
-"""Bucket ObjectCreated notifications recorded as window uploads (S3 → SQS → `worldmm.handlers.capture_uploads`).
+"""Bucket ObjectCreated notifications recorded as window uploads (S3 → SQS → `handlers.events.capture_uploads`).
 
 Each SQS record carries one S3 event notification; every object under
 `sessions/{sessionId}/window_{n}/` (`frame_NNNN.jpg` or `audio.wav`) is recorded with

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
+from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import (
     AUDIO_CONTENT_TYPES,
     FRAME_CONTENT_TYPES,
@@ -40,14 +41,13 @@ from worldmm.capture.models import (
     WindowState,
 )
 from worldmm.capture.port import CaptureStatePort
-from worldmm.capture.store import CaptureStore
 from worldmm.config import Settings
 from worldmm.crashpoints import crash_point
 from worldmm.errors import BadRequest, Forbidden, QuotaExceeded
-from worldmm.ingest.frames import window_audio_key, window_prefix
+from worldmm.media.frames import window_audio_key, window_prefix
 
 if TYPE_CHECKING:
-    from worldmm.pipeline.invoker import FunctionInvoker
+    from worldmm.ingest.invoker.port import FunctionInvoker
 
 logger = Logger(child=True)
 

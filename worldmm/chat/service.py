@@ -13,10 +13,10 @@ from worldmm.config import LLMProvider
 from worldmm.crashpoints import crash_point
 from worldmm.errors import BadRequest, Forbidden, GpuUnavailableError, MemoryUnavailableError
 from worldmm.faults import memory_unreachable
-from worldmm.retrieval.ports import AgentPorts
+from worldmm.retrieval.port import AgentPorts
 
 if TYPE_CHECKING:
-    from worldmm.chat.repository import ChatRepository
+    from worldmm.chat.port import ChatRepository
     from worldmm.gpu.demand import GpuDemand
 
 logger = Logger(child=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from worldmm.pipeline.text_windows import TextWindow
+    from worldmm.ingest.text_windows import TextWindow
 
 EGOLIFE_DAY1 = datetime(2025, 1, 6, tzinfo=UTC)
 """EgoLife numbers days (DAY1…DAY7); DAY1 is taken to be Monday 6 January 2025 — the one place it is fixed."""
@@ -61,7 +61,7 @@ class Benchmark:
 
     def text_windows(self) -> list[TextWindow]:
         """The windows as the text-window ingest path takes them."""
-        from worldmm.pipeline.text_windows import TextWindow
+        from worldmm.ingest.text_windows import TextWindow
 
         return [
             TextWindow(

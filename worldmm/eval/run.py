@@ -38,7 +38,7 @@ from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
 from worldmm.memory.episodic.segment_text import segment_memory_text
 
 if TYPE_CHECKING:
-    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.services import Services
 
 KS = (1, 3, 5, 10, 20)
@@ -82,7 +82,7 @@ def build_memory(
     """Ingest the benchmark's windows through the text-window path (resumable); returns what it did."""
     from tqdm import tqdm
 
-    from worldmm.pipeline.text_windows import ingest_text_windows
+    from worldmm.ingest.text_windows import ingest_text_windows
 
     windows = benchmark.text_windows()
     started = time.perf_counter()

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worldmm.ingest.transcription import Transcriber
+from worldmm.media.transcription.port import Transcriber
 
 SCRIPT_FILE = "script.jsonl"
 AUDIO_FILE = "audio.m4a"

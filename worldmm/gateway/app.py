@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from worldmm.capture.local_store import LocalCaptureStore
+from worldmm.capture.local import LocalCaptureStore
 from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
 from worldmm.capture.models import UploadKind
 from worldmm.capture.s3_events import parse_key, record_notification

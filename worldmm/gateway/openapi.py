@@ -28,7 +28,7 @@ COMMITTED = (ROOT / "openapi.json", ROOT / "docs" / "openapi.json")
 
 _ERROR = {"$ref": "#/components/schemas/ErrorBody"}
 
-# Statuses every route can answer: the JWT authorizer's 401 and `api.common.resolve`'s 500.
+# Statuses every route can answer: the JWT authorizer's 401 and `handlers.http.common.resolve`'s 500.
 _EVERY_ROUTE = (401, 500)
 _STATUS_TEXT = {
     400: "Invalid request: the body, the query or a cursor (a 400 from validation names the fields in `errors`)",

@@ -27,6 +27,7 @@ from worldmm.chat.models import (
     MessagesQuery,
     VerboseChatResponse,
 )
+from worldmm.ingest.events import SESSION_ID_PATTERN as INGEST_SESSION_ID_PATTERN
 from worldmm.memories.models import (
     MEMORY_ID_PATTERN,
     EntityCorrected,
@@ -38,7 +39,6 @@ from worldmm.memories.models import (
     MemoryDetail,
     SessionStatus,
 )
-from worldmm.pipeline.events import SESSION_ID_PATTERN as INGEST_SESSION_ID_PATTERN
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class ApiRoute:
     """One `Method Path` of the HTTP API (path parameters in template.yaml's `{name}` form).
 
     `errors` are the 4xx/5xx statuses its handler answers besides those every route can (401 from the
-    authorizer, 500 from `api.common.resolve`); `body_required` is whether an absent body is a 400.
+    authorizer, 500 from `handlers.http.common.resolve`); `body_required` is whether an absent body is a 400.
     """
 
     function: str  # template.yaml logical id of the function serving it
@@ -97,7 +97,7 @@ _READ_CHAT = ApiLink(
 
 ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
-        "CaptureStartFunction", "POST", "/sessions", "api.capture.start.app",
+        "CaptureStartFunction", "POST", "/sessions", "handlers.http.capture.start.app",
         "Start a capture session", StartSessionResult, status=201, errors=(429,),
         links=(
             _session_link("UploadFrames", "CaptureFramesFunction", _FROM_STARTED, "Upload URLs for its frames"),
@@ -107,7 +107,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "api.capture.frames.app",
+        "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "handlers.http.capture.frames.app",
         "Upload URLs for a window's frames", PresignResult, body=PresignFramesRequest,
         errors=(400, 403, 404, 429), path_patterns=_SESSION,
         links=(
@@ -116,28 +116,28 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "api.capture.audio.app",
+        "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "handlers.http.capture.audio.app",
         "The upload URL for a window's audio chunk", PresignResult, body=PresignAudioRequest,
         errors=(400, 403, 404, 429), path_patterns=_SESSION,
         links=(_session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),),
     ),
     ApiRoute(
-        "CaptureEndFunction", "POST", "/sessions/{id}/end", "api.capture.end.app",
+        "CaptureEndFunction", "POST", "/sessions/{id}/end", "handlers.http.capture.end.app",
         "End a session and close its open windows", EndSessionResult,
         errors=(403, 404), path_patterns=_SESSION,
     ),
     ApiRoute(
-        "ChatFunction", "POST", "/memories/chat", "api.memories.chat.app",
+        "ChatFunction", "POST", "/memories/chat", "handlers.http.memories.chat.app",
         "Answer a question from the caller's memories", ChatResponse, body=ChatRequest,
         errors=(400, 403, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
-        "ChatVerboseFunction", "POST", "/memories/chat/verbose", "api.memories.chat_verbose.app",
+        "ChatVerboseFunction", "POST", "/memories/chat/verbose", "handlers.http.memories.chat_verbose.app",
         "Answer with the agent's trace and citations", VerboseChatResponse, body=ChatRequest,
         errors=(400, 403, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
-        "ChatsListFunction", "POST", "/chats/list", "api.chats.list.app",
+        "ChatsListFunction", "POST", "/chats/list", "handlers.http.chats.list.app",
         "The caller's chats, newest activity first", ChatsPage, body=ListChatsRequest,
         errors=(400,), body_required=False,
         links=(
@@ -148,7 +148,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "ChatMessagesFunction", "GET", "/chats/messages", "api.chats.messages.app",
+        "ChatMessagesFunction", "GET", "/chats/messages", "handlers.http.chats.messages.app",
         "A chat's messages, newest first", MessagesPage, query=MessagesQuery,
         errors=(400, 403),
         links=(
@@ -160,7 +160,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "MemoriesListFunction", "GET", "/memories", "api.memories.list.app",
+        "MemoriesListFunction", "GET", "/memories", "handlers.http.memories.list.app",
         "The caller's memories overlapping a time span, oldest first", MemoriesPage, query=MemoriesQuery,
         errors=(400,),
         links=(
@@ -176,28 +176,28 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "MemoryGetFunction", "GET", "/memories/{id}", "api.memories.get.app",
+        "MemoryGetFunction", "GET", "/memories/{id}", "handlers.http.memories.get.app",
         "One of the caller's memories with its entities, facts and media URLs", MemoryDetail,
         errors=(403, 404), path_patterns=(("id", MEMORY_ID_PATTERN),),
     ),
     ApiRoute(
-        "EntityCorrectFunction", "PATCH", "/entities/{id}", "api.entities.correct.app",
+        "EntityCorrectFunction", "PATCH", "/entities/{id}", "handlers.http.entities.correct.app",
         "Rename one of the caller's entities, or merge it into the one that already has that name",
         EntityCorrected, body=EntityCorrectionRequest, errors=(400, 403, 404),
         path_patterns=(("id", MEMORY_ID_PATTERN),),
     ),
     ApiRoute(
-        "SessionStatusFunction", "GET", "/sessions/{id}", "api.sessions.status.app",
+        "SessionStatusFunction", "GET", "/sessions/{id}", "handlers.http.sessions.status.app",
         "A session's ingest status: its windows and how many are pending, complete, failed or waiting for GPU",
         SessionStatus, errors=(403, 404), path_patterns=(("id", INGEST_SESSION_ID_PATTERN),),
     ),
     ApiRoute(
-        "MemoriesForgetFunction", "DELETE", "/memories", "api.memories.forget.app",
+        "MemoriesForgetFunction", "DELETE", "/memories", "handlers.http.memories.forget.app",
         "Erase everything the caller recorded in [from, to) from every store; later windows of it stay out",
         ForgetSpanResult, query=ForgetSpanQuery, errors=(400,),
     ),
     ApiRoute(
-        "SessionForgetFunction", "DELETE", "/sessions/{id}", "api.sessions.forget.app",
+        "SessionForgetFunction", "DELETE", "/sessions/{id}", "handlers.http.sessions.forget.app",
         "Erase one of the caller's capture sessions from every store; later windows of it stay out",
         ForgetSpanResult, errors=(403, 404), path_patterns=(("id", INGEST_SESSION_ID_PATTERN),),
     ),

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools import Logger
 
 if TYPE_CHECKING:
-    from worldmm.gpu.aws_ports import DynamoControlStore
+    from worldmm.gpu.aws import DynamoControlStore
 
 logger = Logger(child=True)
 
 
 class Invoker(Protocol):
-    """Fire-and-forget invokes (worldmm.pipeline.invoker.FunctionInvoker's adapters satisfy it)."""
+    """Fire-and-forget invokes (worldmm.ingest.invoker.port.FunctionInvoker's adapters satisfy it)."""
 
     def invoke_async(self, function_name: str, payload: dict[str, Any]) -> None: ...
 

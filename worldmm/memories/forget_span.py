@@ -5,7 +5,7 @@ step finds its work again on a re-run, so the erase is idempotent and a failed o
 
 1. The tombstone (`worldmm_forgotten_spans`, also the audit row: who, when, counts, never content) is
    committed under the user's forget lock (`worldmm.db.tombstones`): from then on a window of the span is
-   refused at claim, and the refusing ingest erases what it brought (`worldmm.pipeline.window`).
+   refused at claim, and the refusing ingest erases what it brought (`worldmm.ingest.window`).
 2. The raw objects of every window of the span: the window prefixes (S3: every version) of the span's
    windows, and of each index of the span in the sessions those windows belong to (uploaded, not ingested
    yet). For a session: everything under `sessions/{id}/` but its catalog entry (`metadata.json`, locally),
@@ -39,10 +39,10 @@ from worldmm.chat.models import iso_timestamp
 from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.forget import ErasableStore, ForgetPorts, _erase_capture_windows, _erase_redis
+from worldmm.ingest.events import SESSION_ID_PATTERN
+from worldmm.ingest.sessions.port import window_span
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
 from worldmm.memory.entities import delete_unreferenced_entities
-from worldmm.pipeline.events import SESSION_ID_PATTERN
-from worldmm.pipeline.sessions import window_span
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from worldmm.chat.models import CURSOR_PATTERN
-from worldmm.pipeline.events import SESSION_ID_PATTERN
+from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.wire import MAX_JSON_INT
 
 SCALES = (30, 180, 600, 3600)

@@ -21,6 +21,8 @@ from worldmm.chat.cursor import decode_cursor, encode_cursor
 from worldmm.chat.models import iso_timestamp
 from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
 from worldmm.errors import BadRequest, Forbidden
+from worldmm.ingest.events import SESSION_ID_PATTERN
+from worldmm.ingest.sessions.port import SessionInfo, window_span
 from worldmm.memories.models import (
     SCALES,
     MediaLink,
@@ -34,14 +36,12 @@ from worldmm.memories.models import (
     SessionStatus,
     SessionWindow,
 )
-from worldmm.pipeline.events import SESSION_ID_PATTERN
-from worldmm.pipeline.sessions import SessionInfo, window_span
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.db.engine import Database
-    from worldmm.ingest.storage import ObjectStore
-    from worldmm.pipeline.sessions import SessionCatalog
+    from worldmm.ingest.sessions.port import SessionCatalog
+    from worldmm.media.objects import ObjectStore
 
 NOT_YOURS = "memory not found or not yours"
 SESSION_NOT_YOURS = "session not found or not yours"

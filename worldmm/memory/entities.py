@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.db.models import Entity
-from worldmm.db.ports import DatabasePorts
+from worldmm.db.port import DatabasePorts
 from worldmm.db.queries import vector_literal
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import build_request, parse_model
@@ -31,7 +31,7 @@ from worldmm.llm.usage import UsageLog
 if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.llm.port import LLM
-    from worldmm.memory.embedding import TextEmbedder
+    from worldmm.memory.embedding.port import TextEmbedder
 
 logger = Logger(child=True)
 

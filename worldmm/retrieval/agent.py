@@ -46,7 +46,7 @@ from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanit
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
-    from worldmm.retrieval.ports import AgentPorts
+    from worldmm.retrieval.port import AgentPorts
 
 logger = Logger(child=True)
 

@@ -26,7 +26,7 @@ from sqlalchemy import text
 from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.ports import ComposePorts
+    from worldmm.retrieval.port import ComposePorts
 
 logger = Logger(child=True)
 

@@ -27,7 +27,7 @@ from sqlalchemy import text
 from worldmm.db.models import MemoryType
 from worldmm.errors import GpuUnavailableError, ModelOutputError
 from worldmm.graph.build import GraphKey, UserGraph, key_to_uuid
-from worldmm.graph.cache import load_graph
+from worldmm.graph.cache.port import load_graph
 from worldmm.graph.ppr import personalized_pagerank
 from worldmm.llm.structured import build_request, complete_structured
 from worldmm.retrieval.hybrid import hybrid_search
@@ -36,7 +36,7 @@ from worldmm.retrieval.sanitize import sanitize_memory_text
 from worldmm.retrieval.timeref import TimeReference, parse_time_reference
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.ports import EpisodicRetrievalPorts
+    from worldmm.retrieval.port import EpisodicRetrievalPorts
 
 logger = Logger(child=True)
 

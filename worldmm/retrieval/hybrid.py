@@ -33,7 +33,7 @@ from worldmm.retrieval.timeref import TimeFocus, TimeReference, parse_time_refer
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.retrieval.ports import HybridPorts
+    from worldmm.retrieval.port import HybridPorts
 
 K = TypeVar("K", bound=Hashable)
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scipy.sparse import csc_matrix
     from sqlalchemy.orm import Session
 
-    from worldmm.graph.cache import GraphCache
+    from worldmm.graph.cache.port import GraphCache
 
 BM25_K1 = 1.2
 BM25_B = 0.75

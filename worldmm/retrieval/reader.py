@@ -24,7 +24,7 @@ from worldmm.retrieval.compose import Candidate, ReadAnswer, text_lexemes
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.ports import ReaderPorts
+    from worldmm.retrieval.port import ReaderPorts
 
 logger = Logger(child=True)
 

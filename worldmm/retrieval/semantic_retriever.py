@@ -13,12 +13,12 @@ from sqlalchemy import text
 from worldmm.db.models import MemoryType
 from worldmm.db.queries import vector_literal
 from worldmm.graph.build import ENTITY_KEY_SQL, LITERAL_KEY_SQL, GraphKey, key_to_uuid
-from worldmm.graph.cache import load_graph
+from worldmm.graph.cache.port import load_graph
 from worldmm.graph.ppr import personalized_pagerank, top_k, uniform_reset
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.ports import HybridPorts
+    from worldmm.retrieval.port import HybridPorts
 
 
 # Exact per-user scan of valid semantic triples (a filtered HNSW scan may return too few of them).

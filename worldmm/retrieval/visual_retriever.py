@@ -18,7 +18,7 @@ from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.ports import VisualRetrievalPorts
+    from worldmm.retrieval.port import VisualRetrievalPorts
 
 logger = Logger(child=True)
 
@@ -40,7 +40,7 @@ ORDER BY n.distance, s.id
 
 
 def _frame_keys(services: VisualRetrievalPorts, session_id: str, window_index: int) -> list[str]:
-    from worldmm.ingest.frames import list_frame_keys, uniform_sample
+    from worldmm.media.frames import list_frame_keys, uniform_sample
 
     try:
         keys = list_frame_keys(services.store, session_id, window_index)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from worldmm.config import Settings, SummaryProvider
-from worldmm.memory.episodic.multiscale import HOUR, TEN_MIN, ChildCaption, merge_captions
+from worldmm.memory.episodic.scales import HOUR, TEN_MIN, ChildCaption, merge_captions
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLM

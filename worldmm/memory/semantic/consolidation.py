@@ -44,7 +44,7 @@ from worldmm.memory.openie import ExtractedTriple, Extraction, clean_field
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
-    from worldmm.graph.cache import GraphCache
+    from worldmm.graph.cache.port import GraphCache
 
 logger = Logger(child=True)
 

@@ -1,5 +1,5 @@
 """Local claims know their owner: `claim_owner` names the process holding a window's claim (host, boot
-id, pid, start time; see worldmm.pipeline.claim_owner), so a claim whose process is gone is taken over at
+id, pid, start time; see worldmm.ingest.claim_owner), so a claim whose process is gone is taken over at
 once. NULL on the aws profile, where the lease alone decides.
 
 `worldmm_claimed_windows` lets the reaper see what is being produced, for every user, with its owner: a

@@ -1,0 +1,30 @@
+"""POST /sessions/{id}/audio: the presigned PUT URL for a window's audio chunk (AudioPost)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers.http.common import current_user, make_app, parse_body, resolve
+from worldmm.capture.models import PresignAudioRequest
+from worldmm.observability import instrument
+
+app = make_app()
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
+
+
+@app.post("/sessions/<session_id>/audio")
+def presign_audio(session_id: str) -> dict[str, Any]:
+    from worldmm.services import get_services
+
+    user = current_user(app)
+    request = parse_body(app, PresignAudioRequest)
+    return get_services().capture.presign_audio(user, session_id, request).model_dump(mode="json")
+
+
+@logger.inject_lambda_context
+@instrument
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

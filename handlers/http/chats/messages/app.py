@@ -1,0 +1,29 @@
+"""GET /chats/messages: a chat's messages newest first, for its owner only (spec 004 getMessages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers.http.common import current_user, make_app, parse_query, resolve
+from worldmm.chat.models import MessagesQuery
+from worldmm.observability import instrument
+from worldmm.services import get_services
+
+app = make_app()
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
+
+
+@app.get("/chats/messages")
+def get_messages() -> dict[str, Any]:
+    user_id = current_user(app)
+    query = parse_query(app, MessagesQuery)
+    return get_services().chats.get_messages(user_id, query.chat_id, query.cursor, query.limit).model_dump()
+
+
+@logger.inject_lambda_context
+@instrument
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

@@ -1,0 +1,29 @@
+"""PATCH /entities/{id}: rename one of the caller's entities, or merge it into the one already of that name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers.http.common import current_user, make_app, parse_body, resolve
+from worldmm.memories.models import EntityCorrectionRequest
+from worldmm.observability import instrument
+from worldmm.services import get_services
+
+app = make_app()
+logger = Logger()
+
+
+@app.patch("/entities/<entity_id>")
+def correct_entity(entity_id: str) -> dict[str, Any]:
+    user_id = current_user(app)
+    request = parse_body(app, EntityCorrectionRequest)
+    return get_services().corrections.correct(user_id, entity_id, request.name).model_dump()
+
+
+@logger.inject_lambda_context
+@instrument
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

@@ -1,0 +1,28 @@
+"""DELETE /sessions/{id}: erase one of the caller's capture sessions from every store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers.http.common import current_user, make_app, resolve
+from worldmm.memories.forget_span import forget_session
+from worldmm.observability import instrument
+from worldmm.services import get_services
+
+app = make_app()
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
+
+
+@app.delete("/sessions/<session_id>")
+def forget(session_id: str) -> dict[str, Any]:
+    user_id = current_user(app)
+    return forget_session(get_services(), user_id, session_id).model_dump()
+
+
+@logger.inject_lambda_context
+@instrument
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

@@ -1,0 +1,27 @@
+"""GET /sessions/{id}: a capture session's ingest status, window by window, with counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from handlers.http.common import current_user, make_app, resolve
+from worldmm.observability import instrument
+from worldmm.services import get_services
+
+app = make_app()
+logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
+
+
+@app.get("/sessions/<session_id>")
+def session_status(session_id: str) -> dict[str, Any]:
+    user_id = current_user(app)
+    return get_services().memories.session_status(user_id, session_id).model_dump()
+
+
+@logger.inject_lambda_context
+@instrument
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return resolve(app, event, context)

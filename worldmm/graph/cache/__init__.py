@@ -1,0 +1,1 @@
+"""The graph cache port and its adapters (Redis, in-process)."""

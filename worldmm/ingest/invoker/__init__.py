@@ -1,0 +1,1 @@
+"""The function invoker port and its adapters (Lambda, in-process)."""

@@ -1,0 +1,79 @@
+"""The ports each write-side function uses, narrowest first; wider ones are unions of narrower ones.
+
+Session lookups' port stays in worldmm.ingest.sessions.port; the composition root's `Services` satisfies every one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from worldmm.ingest.sessions.port import SessionPorts
+from worldmm.memory.entities import EntityPorts
+
+if TYPE_CHECKING:
+    from worldmm.gpu.demand import GpuDemand
+    from worldmm.graph.cache.port import GraphCache
+    from worldmm.llm.port import LLM
+    from worldmm.media.objects import ObjectStore
+    from worldmm.media.transcription.port import Transcriber
+    from worldmm.memory.episodic.extractor import Extractor
+    from worldmm.memory.episodic.summarizer import Summarizer
+    from worldmm.memory.visual.port import VisualEncoder
+
+
+class EpisodicPorts(EntityPorts, Protocol):
+    """Extracting and storing episodic memories: entity resolution's ports, the whole extractor, the graph cache."""
+
+    @property
+    def extractor(self) -> Extractor: ...
+
+    @property
+    def graph_cache(self) -> GraphCache: ...
+
+
+class EnrichmentPorts(EpisodicPorts, Protocol):
+    """Enriching a window: the episodic ports, the captioning LLM and the visual encoder."""
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def visual(self) -> VisualEncoder: ...
+
+
+class MultiscalePorts(EpisodicPorts, Protocol):
+    """Closing summaries: the summarizer, and extraction and consolidation's ports."""
+
+    @property
+    def summarizer(self) -> Summarizer: ...
+
+
+class TextWindowPorts(MultiscalePorts, Protocol):
+    """Ingesting text windows; `replace` puts a caching embedder in for one run."""
+
+    def replace(self, **overrides: Any) -> TextWindowPorts: ...
+
+
+class IngestSessionPorts(EnrichmentPorts, MultiscalePorts, Protocol):
+    """Ingesting a recorded session: transcription, enrichment, the summaries, and the backfill LLM."""
+
+    @property
+    def transcriber(self) -> Transcriber: ...
+
+    def with_backfill_llm(self) -> IngestSessionPorts: ...
+
+
+class WindowPorts(EnrichmentPorts, MultiscalePorts, SessionPorts, Protocol):
+    """Ingesting one live window: its frames and audio, transcription, the GPU worker's address,
+    enrichment and the summaries above it."""
+
+    @property
+    def store(self) -> ObjectStore: ...
+
+    @property
+    def transcriber(self) -> Transcriber: ...
+
+    @property
+    def gpu_demand(self) -> GpuDemand: ...
+
+    def gpu_url(self) -> str | None: ...

@@ -1,0 +1,316 @@
+"""ingest_session (spec 000 "Flow: ingestSession"): a whole recorded session directory, offline.
+
+The directory mirrors the object store's `sessions/{sessionId}/` prefix:
+
+    metadata.json            {session_id, window_count, video_start_ms, audio_start_ms, created_at?}
+    audio.m4a | audio.wav    the full recording (optional; transcribed once)
+    window_{n}/frame_*.jpg   the window's frames
+    window_{n}/audio.wav     a window's own audio chunk (used when there is no full recording)
+
+Stages: 1 metadata → 2 full-audio transcription aligned to 30 s windows (audio_start_ms offset) →
+3 per-window enrichment with the *same* code as the live window path (`claim_segment` +
+`enrich_segment`, then `on_window_complete`, which also runs stage 4 as windows close) → 4 partial
+windows closed at the end (`on_session_end`) → 5 semantic triples from each 10 min summary (inside 4).
+
+Windows run concurrently (at most `concurrency`, default `ingest_concurrency`); a window already
+complete is skipped, so re-running after a crash resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, ConfigDict, Field
+
+from worldmm.config import LLMMode
+from worldmm.errors import BadRequest
+from worldmm.ingest.sessions.port import info_from_item, window_span
+from worldmm.media.frames import list_frame_keys, load_frames, window_audio_key, window_prefix
+from worldmm.media.objects import DirectoryObjectStore, ObjectNotFound
+from worldmm.media.transcription.port import Transcript
+
+if TYPE_CHECKING:
+    from worldmm.ingest.port import IngestSessionPorts
+
+logger = Logger(child=True)
+
+
+FULL_AUDIO_NAMES = ("audio.m4a", "audio.wav", "audio.mp3")
+
+
+class SessionMetadata(BaseModel):
+    """metadata.json (stage 1); user_id is never read from it."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    session_id: str = Field(min_length=1, max_length=128, alias="session_id")
+    window_count: int = Field(ge=0)
+    video_start_ms: int | None = None
+    audio_start_ms: int | None = None
+    created_at: str | int | None = None
+
+
+@dataclass
+class IngestSessionReport:
+    """What one ingest_session run did."""
+
+    session_id: str
+    windows: int
+    enriched: int = 0
+    audio_only: int = 0
+    skipped_complete: int = 0
+    busy: int = 0
+    failed: dict[int, str] = field(default_factory=dict)
+    summaries: int = 0  # complete 3 min / 10 min / 1 h summaries of the session after the run
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "windows": self.windows,
+            "enriched": self.enriched,
+            "audio_only": self.audio_only,
+            "skipped_complete": self.skipped_complete,
+            "busy": self.busy,
+            "failed": {str(k): v for k, v in sorted(self.failed.items())},
+            "summaries": self.summaries,
+            "wall_s": round(self.wall_s, 3),
+        }
+
+
+class SessionDirectoryStore:
+    """The session directory seen as the object store's `sessions/{sessionId}/` prefix (read-only)."""
+
+    def __init__(self, root: Path, session_id: str) -> None:
+        self.prefix = f"sessions/{session_id}/"
+        self._files = DirectoryObjectStore(root)
+
+    def _relative(self, key: str) -> str:
+        if not key.startswith(self.prefix):
+            raise ObjectNotFound(key)
+        return key[len(self.prefix) :]
+
+    def get(self, key: str) -> bytes:
+        return self._files.get(self._relative(key))
+
+    def put(self, key: str, data: bytes) -> None:
+        raise PermissionError("a session directory is read-only input")
+
+    def exists(self, key: str) -> bool:
+        return key.startswith(self.prefix) and self._files.exists(self._relative(key))
+
+    def list(self, prefix: str) -> list[str]:
+        if prefix.startswith(self.prefix):
+            inner = prefix[len(self.prefix) :]
+        elif self.prefix.startswith(prefix):
+            inner = ""
+        else:
+            return []
+        return [self.prefix + key for key in self._files.list(inner)]
+
+
+@dataclass(frozen=True)
+class _Session:
+    """Everything a window worker needs, read once."""
+
+    session_id: str
+    created_at: datetime
+    audio_offset_s: float
+    transcript: Transcript | None
+    store: SessionDirectoryStore
+
+
+def load_metadata(session_dir: Path) -> SessionMetadata:
+    """Stage 1: metadata.json, validated."""
+    path = session_dir / "metadata.json"
+    if not path.is_file():
+        raise BadRequest(f"{session_dir} has no metadata.json")
+    try:
+        return SessionMetadata.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise BadRequest(f"invalid metadata.json: {exc}") from exc
+
+
+def ingest_session(
+    session_dir: str | Path,
+    user_id: str,
+    *,
+    services: IngestSessionPorts,
+    concurrency: int | None = None,
+    progress: bool = True,
+) -> IngestSessionReport:
+    """Ingest a recorded session directory for `user_id` (stages 1–5); safe to re-run."""
+    from worldmm.ingest.summary_schedule import on_session_end
+
+    services = services.with_backfill_llm()
+    settings = services.settings
+    batching = settings.llm_mode == LLMMode.BATCH
+    # In batch mode every window waits on shared Batch jobs, so run enough of them to fill a job.
+    default_workers = settings.batch_max_requests if batching else settings.ingest_concurrency
+    workers = max(1, concurrency or default_workers)
+    started = time.perf_counter()
+    root = Path(session_dir)
+    meta = load_metadata(root)
+    raw = json.loads((root / "metadata.json").read_text(encoding="utf-8"))
+    created_at = info_from_item(meta.session_id, raw).created_at
+    if created_at is None:
+        raise BadRequest("metadata.json needs created_at or video_start_ms to place the windows in time")
+    offset = 0.0
+    if meta.video_start_ms is not None and meta.audio_start_ms is not None:
+        offset = (meta.video_start_ms - meta.audio_start_ms) / 1000.0
+    store = SessionDirectoryStore(root, meta.session_id)
+    # A re-run whose windows are all complete skips the (slow) full transcription.
+    incomplete = _incomplete_window_count(services, user_id, meta.session_id, meta.window_count)
+    transcript = _transcribe_full(services, root) if incomplete else None
+    session = _Session(meta.session_id, created_at, offset, transcript, store)
+    report = IngestSessionReport(session_id=meta.session_id, windows=meta.window_count)
+    logger.info(
+        "ingest_session_started",
+        extra={"session_id": meta.session_id, "window_count": meta.window_count, "concurrency": workers},
+    )
+
+    from tqdm import tqdm
+
+    with (
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-session") as pool,
+        tqdm(
+            total=meta.window_count, desc=f"session {meta.session_id}", unit="window", disable=not progress
+        ) as bar,
+    ):
+        futures = {
+            pool.submit(_ingest_window, services, user_id, session, n): n for n in range(meta.window_count)
+        }
+        for future in as_completed(futures):
+            n = futures[future]
+            try:
+                outcome = future.result()
+            except Exception as exc:  # one window failing never stops the others; re-run retries it
+                report.failed[n] = f"{type(exc).__name__}: {exc}"
+                logger.warning("ingest_session_window_failed", extra={"window_index": n, "error": str(exc)})
+            else:
+                setattr(report, outcome, getattr(report, outcome) + 1)
+            bar.update(1)
+
+    on_session_end(services, user_id, meta.session_id, concurrency=workers)
+    report.summaries = _count_summaries(services, user_id, meta.session_id)
+    report.wall_s = time.perf_counter() - started
+    logger.info("ingest_session_completed", extra=report.as_dict())
+    return report
+
+
+def _count_summaries(services: IngestSessionPorts, user_id: str, session_id: str) -> int:
+    from sqlalchemy import func, select
+
+    from worldmm.db.models import ProcessingStatus, Segment
+
+    with services.db.unit_of_work(user_id) as session:
+        return (
+            session.scalar(
+                select(func.count()).where(
+                    Segment.session_id == session_id,
+                    Segment.duration_seconds > services.settings.window_seconds,
+                    Segment.processing_status == ProcessingStatus.COMPLETE,
+                )
+            )
+            or 0
+        )
+
+
+def _incomplete_window_count(services: IngestSessionPorts, user_id: str, session_id: str, window_count: int) -> int:
+    """How many of the session's 30 s windows are not complete yet."""
+    from sqlalchemy import func, select
+
+    from worldmm.db.models import ProcessingStatus, Segment
+
+    with services.db.unit_of_work(user_id) as session:
+        complete = session.scalar(
+            select(func.count()).where(
+                Segment.session_id == session_id,
+                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.window_index < window_count,
+                Segment.processing_status == ProcessingStatus.COMPLETE,
+            )
+        )
+    return window_count - (complete or 0)
+
+
+def _transcribe_full(services: IngestSessionPorts, root: Path) -> Transcript | None:
+    """Stage 2: the full recording transcribed once, or None when the session has none."""
+    for name in FULL_AUDIO_NAMES:
+        path = root / name
+        if path.is_file():
+            transcript = services.transcriber.transcribe(path.read_bytes(), name)
+            logger.info("transcription_complete", extra={"transcript_length": len(transcript.text)})
+            return transcript
+    return None
+
+
+def _window_transcript(services: IngestSessionPorts, session: _Session, window_index: int) -> str:
+    """The window's words: its span of the full recording, else its own audio chunk, else nothing."""
+    seconds = services.settings.window_seconds
+    if session.transcript is not None:
+        start = window_index * seconds + session.audio_offset_s
+        return session.transcript.window(start, start + seconds)
+    key = window_audio_key(session.session_id, window_index)
+    if session.store.exists(key):
+        return services.transcriber.transcribe(session.store.get(key), "audio.wav").text.strip()
+    return ""
+
+
+def _ingest_window(services: IngestSessionPorts, user_id: str, session: _Session, window_index: int) -> str:
+    """Stage 3 for one window (the live path's enrichment), then close what it completes; the report field."""
+    from worldmm.ingest.enrichment import (
+        ClaimStatus,
+        WindowMaterial,
+        claim_segment,
+        complete_without_enrichment,
+        enrich_segment,
+        release_claim,
+    )
+    from worldmm.ingest.summary_schedule import on_window_complete
+
+    settings = services.settings
+    keys = list_frame_keys(session.store, session.session_id, window_index)
+    start, end = window_span(session.created_at, window_index, settings.window_seconds)
+    claim = claim_segment(
+        services,
+        user_id=user_id,
+        session_id=session.session_id,
+        window_index=window_index,
+        duration_seconds=settings.window_seconds,
+        start_time=start,
+        end_time=end,
+        frame_count=len(keys),
+        s3_frames_key=window_prefix(session.session_id, window_index) if keys else None,
+    )
+    if claim.status == ClaimStatus.COMPLETE:
+        on_window_complete(
+            services, user_id, session.session_id, window_index
+        )  # resumes an interrupted close
+        return "skipped_complete"
+    if not claim.claimed:
+        return "busy"
+    try:
+        frames, chosen = load_frames(session.store, keys, settings.sample_frames)
+        transcript = _window_transcript(services, session, window_index)
+        if keys or (settings.enrich_audio_only and transcript.strip()):
+            material = WindowMaterial(frames=frames, frame_keys=chosen, transcript=transcript)
+            enrich_segment(services, user_id, claim.segment_id, material, claim_token=claim.claim_token)
+            outcome = "enriched" if keys else "audio_only"
+        else:  # spec 000's audio-only path: the transcript alone, enriched=false
+            complete_without_enrichment(services, user_id, claim.segment_id, claim.claim_token, transcript)
+            outcome = "audio_only"
+    except Exception as exc:
+        release_claim(
+            services, user_id, claim.segment_id, claim.claim_token, error=f"{type(exc).__name__}: {exc}"
+        )
+        raise
+    on_window_complete(services, user_id, session.session_id, window_index)
+    return outcome

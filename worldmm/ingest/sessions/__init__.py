@@ -1,0 +1,1 @@
+"""The session catalog port and its adapters (DynamoDB, the local object store)."""

@@ -1,0 +1,1 @@
+"""The transcriber port and its providers."""

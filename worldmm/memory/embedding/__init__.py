@@ -1,0 +1,1 @@
+"""The text embedder port and its providers."""
