@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from worldmm.memories.models import SCALES
+from worldmm.scale import SCALES
 
 DAY = datetime(2026, 11, 24, tzinfo=UTC)
 USER = "bench-user"

@@ -334,8 +334,6 @@ class Settings(BaseSettings):
     """Windows one reaper run re-triggers at most."""
 
     # --- memory construction --------------------------------------------------
-    scale_durations: tuple[int, ...] = (30, 180, 600, 3600)
-    """The memory scales in seconds: the window and the summaries built from it."""
     consolidation_mode: ConsolidationMode = ConsolidationMode.APPLY
     """`apply` writes semantic consolidation decisions; `shadow` only audits them."""
     consolidation_threshold: float = 0.75

@@ -115,7 +115,7 @@ def ask(question: str, user_id: str, chat_id: str | None = None) -> DemoAnswer:
     """Ask through the real chat-verbose Lambda handler (in process), as API Gateway would call it."""
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handlers.http.memories.chat_verbose.app import lambda_handler
+    from handlers.http.memories.chat.app import lambda_handler
     from worldmm.gateway.events import LocalLambdaContext, build_event
 
     body: dict[str, Any] = {"question": question}

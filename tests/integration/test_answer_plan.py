@@ -90,7 +90,7 @@ def test_chat_verbose_trace_lists_the_citations(sample: Services) -> None:
     # WHEN the question goes through the chat-verbose handler, as API Gateway calls it
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from handlers.http.memories.chat_verbose.app import lambda_handler
+    from handlers.http.memories.chat.app import lambda_handler
     from worldmm.gateway.events import LocalLambdaContext, build_event
 
     event = build_event(

@@ -63,7 +63,7 @@ def test_post_sessions_without_a_jwt_is_401(deployed: tuple[Settings, InProcessI
 
 
 def test_post_frames_returns_presigned_urls(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from handlers.http.capture.frames import app
+    from handlers.http.capture.uploads import app
 
     sid = start()
     status, body = call(
@@ -77,7 +77,7 @@ def test_post_frames_returns_presigned_urls(deployed: tuple[Settings, InProcessI
 
 
 def test_post_audio_returns_a_presigned_url(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from handlers.http.capture.audio import app
+    from handlers.http.capture.uploads import app
 
     sid = start()
     status, body = call(app, "POST", f"/sessions/{sid}/audio", body={"windowIndex": 7}, session_id=sid)
@@ -86,9 +86,9 @@ def test_post_audio_returns_a_presigned_url(deployed: tuple[Settings, InProcessI
 
 
 def test_another_users_session_is_403_on_every_route(deployed: tuple[Settings, InProcessInvoker]) -> None:
-    from handlers.http.capture.audio import app as audio
     from handlers.http.capture.end import app as end
-    from handlers.http.capture.frames import app as frames
+    from handlers.http.capture.uploads import app as audio
+    from handlers.http.capture.uploads import app as frames
 
     sid = start("alice")
     assert (
@@ -124,7 +124,7 @@ def test_another_users_session_is_403_on_every_route(deployed: tuple[Settings, I
 def test_post_frames_with_invalid_input_is_400(
     deployed: tuple[Settings, InProcessInvoker], body: Any
 ) -> None:
-    from handlers.http.capture.frames import app
+    from handlers.http.capture.uploads import app
 
     sid = start()
     status, payload = call(app, "POST", f"/sessions/{sid}/frames", body=body, session_id=sid)

@@ -20,7 +20,7 @@ from ulid import ULID
 from handlers.http.chats.list.app import lambda_handler as list_handler
 from handlers.http.chats.messages.app import lambda_handler as messages_handler
 from handlers.http.memories.chat.app import lambda_handler as chat_handler
-from handlers.http.memories.chat_verbose.app import lambda_handler as verbose_handler
+from handlers.http.memories.chat.app import lambda_handler as verbose_handler
 from tests.support.harness import make_settings
 from worldmm.chat.service import GPU_STARTING_ANSWER
 from worldmm.config import Settings

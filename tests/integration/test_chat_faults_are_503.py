@@ -12,7 +12,7 @@ import boto3
 import pytest
 
 from handlers.http.memories.chat.app import lambda_handler as chat_handler
-from handlers.http.memories.chat_verbose.app import lambda_handler as verbose_handler
+from handlers.http.memories.chat.app import lambda_handler as verbose_handler
 from tests.support.capture import http_event, lambda_context
 from tests.support.retrieval import MemoryWriter
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions

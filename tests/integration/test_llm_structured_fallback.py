@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from handlers.http.memories.chat_verbose.app import lambda_handler as verbose_handler
+from handlers.http.memories.chat.app import lambda_handler as verbose_handler
 from tests.support.capture import http_event, lambda_context
 from tests.support.retrieval import MemoryWriter
 from worldmm.config import AgentMode, LLMProvider, Settings

@@ -74,9 +74,9 @@ def _quota_items(services: Services) -> list[dict[str, Any]]:
 
 
 def test_security_sessions_and_windows_a_day_are_429_past_their_limit(deployed: Services) -> None:
-    from handlers.http.capture.audio import app as audio
-    from handlers.http.capture.frames import app as frames
     from handlers.http.capture.start import app as start
+    from handlers.http.capture.uploads import app as audio
+    from handlers.http.capture.uploads import app as frames
 
     started = [call(start, "POST", "/sessions") for _ in range(3)]
     assert [r["statusCode"] for r in started] == [201, 201, 429]
@@ -114,8 +114,8 @@ def test_security_sessions_and_windows_a_day_are_429_past_their_limit(deployed: 
 
 
 def test_security_forget_me_erases_the_capture_counters(deployed: Services) -> None:
-    from handlers.http.capture.frames import app as frames
     from handlers.http.capture.start import app as start
+    from handlers.http.capture.uploads import app as frames
 
     for user in ("alice", "bob"):
         sid = json.loads(call(start, "POST", "/sessions", sub=user)["body"])["sessionId"]

@@ -9,7 +9,7 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.config import SummaryProvider
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.scales import TEN_MIN, THREE_MIN, WINDOW, ChildCaption
+from worldmm.memory.episodic.scales import ChildCaption
 from worldmm.memory.episodic.summarizer import (
     EXTRACTIVE_MODEL,
     ExtractiveSummarizer,
@@ -17,6 +17,7 @@ from worldmm.memory.episodic.summarizer import (
     build_summarizer,
     extractive_summary,
 )
+from worldmm.scale import Scale
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +43,7 @@ TRANSCRIPTS = [
 
 def _children() -> list[ChildCaption]:
     return [
-        ChildCaption(f"w{n}", WINDOW, T0 + timedelta(seconds=30 * n), T0 + timedelta(seconds=30 * n + 30), c, t)
+        ChildCaption(f"w{n}", Scale.WINDOW, T0 + timedelta(seconds=30 * n), T0 + timedelta(seconds=30 * n + 30), c, t)
         for n, (c, t) in enumerate(zip(CAPTIONS, TRANSCRIPTS, strict=True))
     ]
 
@@ -82,8 +83,8 @@ def test_extractive_summary_keeps_speech_with_content_on_its_own_line() -> None:
 
 def test_summarizer_budget_grows_with_scale() -> None:
     summarizer = ExtractiveSummarizer(make_settings(summary_max_chars=150))
-    short, model = summarizer.summarize(THREE_MIN, _children())
-    longer, _ = summarizer.summarize(TEN_MIN, _children())
+    short, model = summarizer.summarize(Scale.THREE_MIN, _children())
+    longer, _ = summarizer.summarize(Scale.TEN_MIN, _children())
     assert model == EXTRACTIVE_MODEL
     assert len(short) <= 150 < len(longer) <= 225
 

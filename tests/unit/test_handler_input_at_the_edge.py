@@ -55,14 +55,14 @@ def tripwire() -> Iterator[Tripwire]:
 
 
 def _handlers() -> dict[str, tuple[Callable[..., dict[str, Any]], str, str]]:
-    from handlers.http.capture.audio.app import lambda_handler as audio
     from handlers.http.capture.end.app import lambda_handler as end
-    from handlers.http.capture.frames.app import lambda_handler as frames
     from handlers.http.capture.start.app import lambda_handler as start
+    from handlers.http.capture.uploads.app import lambda_handler as audio
+    from handlers.http.capture.uploads.app import lambda_handler as frames
     from handlers.http.chats.list.app import lambda_handler as chats_list
     from handlers.http.chats.messages.app import lambda_handler as messages
     from handlers.http.memories.chat.app import lambda_handler as chat
-    from handlers.http.memories.chat_verbose.app import lambda_handler as chat_verbose
+    from handlers.http.memories.chat.app import lambda_handler as chat_verbose
 
     return {
         "chat": (chat, "POST", "/memories/chat"),

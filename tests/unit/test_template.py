@@ -126,12 +126,12 @@ def http_routes() -> dict[tuple[str, str], str]:
 def test_template_routes_every_chat_and_capture_endpoint_to_its_handler() -> None:
     assert http_routes() == {
         ("POST", "/memories/chat"): "handlers.http.memories.chat.app.lambda_handler",
-        ("POST", "/memories/chat/verbose"): "handlers.http.memories.chat_verbose.app.lambda_handler",
+        ("POST", "/memories/chat/verbose"): "handlers.http.memories.chat.app.lambda_handler",
         ("POST", "/chats/list"): "handlers.http.chats.list.app.lambda_handler",
         ("GET", "/chats/messages"): "handlers.http.chats.messages.app.lambda_handler",
         ("POST", "/sessions"): "handlers.http.capture.start.app.lambda_handler",
-        ("POST", "/sessions/{id}/frames"): "handlers.http.capture.frames.app.lambda_handler",
-        ("POST", "/sessions/{id}/audio"): "handlers.http.capture.audio.app.lambda_handler",
+        ("POST", "/sessions/{id}/frames"): "handlers.http.capture.uploads.app.lambda_handler",
+        ("POST", "/sessions/{id}/audio"): "handlers.http.capture.uploads.app.lambda_handler",
         ("POST", "/sessions/{id}/end"): "handlers.http.capture.end.app.lambda_handler",
         ("POST", "/mcp"): "handlers.http.mcp.app.lambda_handler",
         ("GET", "/memories"): "handlers.http.memories.list.app.lambda_handler",

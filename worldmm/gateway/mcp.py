@@ -28,10 +28,11 @@ from worldmm.config import Settings
 from worldmm.errors import BadRequest, Unauthenticated
 from worldmm.gateway.auth import decode_token
 from worldmm.gateway.confirm import ConfirmationCodes
-from worldmm.memories.models import MemoriesQuery, Scale
+from worldmm.memories.models import MemoriesQuery
 from worldmm.memories.models import Memory as TimelineMemory
 from worldmm.retrieval.models import Citation, MemoryKind
 from worldmm.retrieval.sanitize import sanitize_memory_text
+from worldmm.scale import Scale
 
 if TYPE_CHECKING:
     from worldmm.services import Services

@@ -95,20 +95,25 @@ def _parameters(route: ApiRoute) -> list[dict[str, Any]]:
     if route.query is not None:
         schema = route.query.model_json_schema()
         required = set(schema.get("required", []))
+        defs = schema.get("$defs", {})
         parameters += [
-            {"name": name, "in": "query", "required": name in required, "schema": _query_value(prop)}
+            {"name": name, "in": "query", "required": name in required, "schema": _query_value(prop, defs)}
             for name, prop in schema["properties"].items()
         ]
     return parameters
 
 
-def _query_value(prop: dict[str, Any]) -> dict[str, Any]:
-    """A query parameter's schema: an optional field's `null` is the parameter being absent."""
-    branches = [b for b in prop.get("anyOf", []) if b.get("type") != "null"]
+def _query_value(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter's schema, inline (a parameter cannot name the model's `$defs`); an optional
+    field's `null` is the parameter being absent."""
+    branches = [b for b in prop.get("anyOf", [prop]) if b.get("type") != "null"]
     if len(branches) != 1:
         return prop
-    rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
-    return {**branches[0], **rest}
+    branch = branches[0]
+    if "$ref" in branch:
+        branch = {k: v for k, v in defs[branch["$ref"].rsplit("/", 1)[-1]].items() if k != "description"}
+    rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default", "$ref")}
+    return {**branch, **rest}
 
 
 def _operation(route: ApiRoute, refs: dict[str, str]) -> dict[str, Any]:

@@ -107,7 +107,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "handlers.http.capture.frames.app",
+        "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "handlers.http.capture.uploads.app",
         "Upload URLs for a window's frames", PresignResult, body=PresignFramesRequest,
         errors=(400, 403, 404, 429), path_patterns=_SESSION,
         links=(
@@ -116,7 +116,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         ),
     ),
     ApiRoute(
-        "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "handlers.http.capture.audio.app",
+        "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "handlers.http.capture.uploads.app",
         "The upload URL for a window's audio chunk", PresignResult, body=PresignAudioRequest,
         errors=(400, 403, 404, 429), path_patterns=_SESSION,
         links=(_session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),),
@@ -132,7 +132,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         errors=(400, 403, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
-        "ChatVerboseFunction", "POST", "/memories/chat/verbose", "handlers.http.memories.chat_verbose.app",
+        "ChatVerboseFunction", "POST", "/memories/chat/verbose", "handlers.http.memories.chat.app",
         "Answer with the agent's trace and citations", VerboseChatResponse, body=ChatRequest,
         errors=(400, 403, 503), links=(_READ_CHAT,),
     ),

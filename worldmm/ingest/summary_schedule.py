@@ -39,15 +39,13 @@ from worldmm.ingest.claim_owner import owner_for, owner_gone
 from worldmm.llm.usage import UsageLog
 from worldmm.memory.episodic.scales import (
     PARTIAL_MIN_CHILDREN,
-    SUMMARY_SCALES,
-    TEN_MIN,
-    WINDOW,
     ChildCaption,
     SlotKey,
     children_of,
     fingerprint,
     parent_of,
 )
+from worldmm.scale import SUMMARY_SCALES, Scale
 
 if TYPE_CHECKING:
     from worldmm.ingest.port import MultiscalePorts
@@ -78,7 +76,7 @@ class SummaryOutcome:
 
 def on_window_complete(services: MultiscalePorts, user_id: str, session_id: str, window_index: int) -> None:
     """Called after a 30 s window's segment is complete: close every summary it was the last child of."""
-    close_upwards(services, user_id, session_id, SlotKey(WINDOW, window_index))
+    close_upwards(services, user_id, session_id, SlotKey(Scale.WINDOW, window_index))
 
 
 def on_session_end(
@@ -372,7 +370,7 @@ def _extract(services: MultiscalePorts, user_id: str, claim: _Claim, summary: st
         "summary_triples_extracted",
         extra={"segment_id": str(claim.segment_id), "entity_count": entities, "triple_count": triples},
     )
-    if claim.key.duration_seconds == TEN_MIN:
+    if claim.key.duration_seconds == Scale.TEN_MIN:
         from worldmm.memory.semantic.consolidation import consolidate_summary
 
         consolidate_summary(services, user_id, claim.segment_id, summary)

@@ -32,7 +32,6 @@ from worldmm.ingest.summary_schedule import on_session_end
 from worldmm.llm.usage import UsageLog
 from worldmm.memory.embedding.port import CachingEmbedder
 from worldmm.memory.entities import resolve_entities
-from worldmm.memory.episodic.scales import WINDOW
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.memory.episodic.triples import (
     delete_derivatives_of,
@@ -40,6 +39,7 @@ from worldmm.memory.episodic.triples import (
     prepare_triple_groups,
     triple_entity_forms,
 )
+from worldmm.scale import Scale
 
 if TYPE_CHECKING:
     from worldmm.ingest.port import TextWindowPorts
@@ -159,7 +159,7 @@ def _complete_indexes(services: TextWindowPorts, user_id: str, session_id: str, 
             select(Segment.window_index).where(
                 Segment.user_id == user_id,
                 Segment.session_id == session_id,
-                Segment.duration_seconds == WINDOW,
+                Segment.duration_seconds == Scale.WINDOW,
                 Segment.processing_status == ProcessingStatus.COMPLETE,
                 Segment.window_index.in_(indexes),
             )
@@ -173,7 +173,7 @@ def _summary_count(services: TextWindowPorts, user_id: str, session_id: str) -> 
             select(func.count()).where(
                 Segment.user_id == user_id,
                 Segment.session_id == session_id,
-                Segment.duration_seconds > WINDOW,
+                Segment.duration_seconds > Scale.WINDOW,
                 Segment.processing_status == ProcessingStatus.COMPLETE,
             )
         )
@@ -230,7 +230,7 @@ def _write_chunk(
         usage.flush(session, user_id, None)
     report.time("write", t)
     if stored:
-        invalidate_episodic_graph(services, user_id, WINDOW)
+        invalidate_episodic_graph(services, user_id, Scale.WINDOW)
     report.written += len(batch)
     report.entities += len(entity_ids)
     report.triples += stored
@@ -247,7 +247,7 @@ def _upsert_segments(
             "session_id": w.session_id,
             "source_session_id": w.session_id,
             "window_index": w.window_index,
-            "duration_seconds": WINDOW,
+            "duration_seconds": Scale.WINDOW,
             "start_time": w.start_time,
             "end_time": w.end_time,
             "caption": w.caption or None,

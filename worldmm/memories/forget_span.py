@@ -43,6 +43,7 @@ from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.ingest.sessions.port import window_span
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
 from worldmm.memory.entities import delete_unreferenced_entities
+from worldmm.scale import SCALES, Scale
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -51,7 +52,6 @@ logger = Logger(child=True)
 
 SESSION_NOT_YOURS = "session not found or not yours"
 FORGOTTEN_SUMMARY = "span forgotten: to be summarised again from what remains"
-_LONGEST_SUMMARY_S = 3600
 _WINDOW = re.compile(r"^sessions/[^/]+/window_(\d+)/")
 
 
@@ -179,10 +179,12 @@ def _target_sql(target: SpanTarget, alias: str = "s") -> str:
 
 
 def _params(user_id: str, target: SpanTarget) -> dict[str, Any]:
-    params: dict[str, Any] = {"u": user_id, "sid": target.session_id, "start": target.start, "end": target.end}
+    params: dict[str, Any] = {
+        "u": user_id, "sid": target.session_id, "start": target.start, "end": target.end, "window": int(Scale.WINDOW)
+    }
     if target.start is not None:
         floor = datetime.min.replace(tzinfo=UTC)
-        longest = timedelta(seconds=_LONGEST_SUMMARY_S)
+        longest = timedelta(seconds=max(SCALES))
         params["earliest"] = target.start - longest if target.start > floor + longest else floor
     return params
 
@@ -193,7 +195,7 @@ def _find(services: ForgetPorts, user_id: str, target: SpanTarget) -> _Windows:
         windows = session.execute(
             text(
                 f"SELECT s.id, s.session_id, s.window_index FROM worldmm_segments s "
-                f"WHERE s.user_id = :u AND s.duration_seconds = 30 AND {where}"
+                f"WHERE s.user_id = :u AND s.duration_seconds = :window AND {where}"
             ),
             params,
         ).all()
@@ -202,14 +204,14 @@ def _find(services: ForgetPorts, user_id: str, target: SpanTarget) -> _Windows:
         under = (
             ""
             if target.session_id is not None
-            else "AND EXISTS (SELECT 1 FROM worldmm_segments w WHERE w.user_id = :u AND w.duration_seconds = 30 "
+            else "AND EXISTS (SELECT 1 FROM worldmm_segments w WHERE w.user_id = :u AND w.duration_seconds = :window "
             f"AND w.session_id = s.session_id AND w.start_time >= s.start_time AND w.start_time < s.end_time "
             f"AND {_target_sql(target, 'w')})"
         )
         summaries = session.execute(
             text(
                 "SELECT s.id FROM worldmm_segments s "
-                f"WHERE s.user_id = :u AND s.duration_seconds IN (180, 600, 3600) AND {where} {under}"
+                f"WHERE s.user_id = :u AND s.duration_seconds > :window AND {where} {under}"
             ),
             params,
         ).scalars()
@@ -272,7 +274,8 @@ def _erase_postgres(
         return
     with services.db.unit_of_work(user_id) as session:
         lock_forgetting(session, user_id)
-        run = _runner(session, report, {"u": user_id, "ids": ids, "wids": window_ids, "sids": found.summaries})
+        params = {"u": user_id, "ids": ids, "wids": window_ids, "sids": found.summaries, "window": int(Scale.WINDOW)}
+        run = _runner(session, report, params)
         run(
             "postgres.memory_history",
             "DELETE FROM worldmm_memory_history WHERE user_id = :u AND (segment_id = ANY(:ids) OR triple_id IN "
@@ -301,7 +304,7 @@ def _erase_postgres(
             "postgres.summaries",
             "DELETE FROM worldmm_segments s WHERE s.user_id = :u AND s.id = ANY(:sids) AND NOT EXISTS ("
             "SELECT 1 FROM worldmm_segments w WHERE w.user_id = :u AND w.session_id = s.session_id "
-            "AND w.duration_seconds = 30 AND w.start_time >= s.start_time AND w.start_time < s.end_time)",
+            "AND w.duration_seconds = :window AND w.start_time >= s.start_time AND w.start_time < s.end_time)",
         )
         run(
             "postgres.summaries_invalidated",

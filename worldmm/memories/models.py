@@ -10,15 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from worldmm.chat.models import CURSOR_PATTERN
 from worldmm.ingest.events import SESSION_ID_PATTERN
+from worldmm.scale import Scale
 from worldmm.wire import MAX_JSON_INT
-
-SCALES = (30, 180, 600, 3600)
-"""Segment lengths in seconds: the 30 s window and the 3 min / 10 min / 1 h summaries."""
 
 MEMORY_ID_PATTERN = r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$"
 """Memory ids are UUIDs (the segment's id); anything else names no memory."""
 
-Scale = Literal[30, 180, 600, 3600]
 MemoryStatus = Literal["pending", "complete", "failed"]
 WindowStatus = Literal["pending", "complete", "failed", "waiting_for_gpu"]
 CaptionSource = Literal["seen", "tidied", "heard"]

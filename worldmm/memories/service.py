@@ -24,7 +24,6 @@ from worldmm.errors import BadRequest, Forbidden
 from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.ingest.sessions.port import SessionInfo, window_span
 from worldmm.memories.models import (
-    SCALES,
     MediaLink,
     MemoriesPage,
     MemoriesQuery,
@@ -36,6 +35,7 @@ from worldmm.memories.models import (
     SessionStatus,
     SessionWindow,
 )
+from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
     from worldmm.config import Settings

@@ -34,6 +34,7 @@ from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.sanitize import sanitize_memory_text
 from worldmm.retrieval.timeref import TimeReference, parse_time_reference
+from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
     from worldmm.retrieval.port import EpisodicRetrievalPorts
@@ -193,7 +194,7 @@ def retrieve_episodic(
     settings = services.settings
     reference = parse_time_reference(query, now or datetime.now(UTC))
     limit = limit or settings.episodic_final_k
-    chosen_scales = list(scales or settings.scale_durations)
+    chosen_scales = list(scales or SCALES)
     usage = _Usage()
     seeds = query_seed_entities(services, user_id, query)
     ranking = graph_ranking(services, user_id, seeds, reference, chosen_scales, settings.hybrid_pool) if seeds else []

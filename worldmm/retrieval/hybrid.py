@@ -29,6 +29,7 @@ from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.lexical import SegmentIndex, query_lexemes, segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.timeref import TimeFocus, TimeReference, parse_time_reference
+from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -294,7 +295,7 @@ def hybrid_search(
     settings = services.settings
     reference = reference or parse_time_reference(query, now or datetime.now(UTC))
     limit = max(1, limit or settings.hybrid_top_k)
-    scales = list(durations or settings.scale_durations)
+    scales = list(durations or SCALES)
     pool = max(settings.hybrid_pool, limit)
     [query_embedding] = services.embedder.embed([query])
 

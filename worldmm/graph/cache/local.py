@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph
 from worldmm.graph.cache.keys import GenerationReader, GraphBuilder, GraphLRU, graph_keys, snapshot_key, type_prefix
+from worldmm.scale import SCALES
 
 
 class LocalGraphCache:
@@ -26,7 +27,7 @@ class LocalGraphCache:
         self,
         capacity: int = 64,
         generation: GenerationReader | None = None,
-        scales: tuple[int, ...] = (30, 180, 600, 3600),
+        scales: tuple[int, ...] = SCALES,
     ) -> None:
         self._lru = GraphLRU(capacity)
         self._read_generation = generation

@@ -84,7 +84,7 @@ def build_graph_cache(settings: Settings, generation: GenerationReader | None = 
         return RedisGraphCache.from_url(settings.redis_url, settings)
     from worldmm.graph.cache.local import LocalGraphCache
 
-    return LocalGraphCache(settings.graph_cache_local_entries, generation, settings.scale_durations)
+    return LocalGraphCache(settings.graph_cache_local_entries, generation)
 
 
 def stored_generation(db: Database, key: GraphKey) -> int:

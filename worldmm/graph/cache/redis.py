@@ -18,6 +18,7 @@ from aws_lambda_powertools import Logger
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph
 from worldmm.graph.cache.keys import GENERATION_COUNTER_KEY, GraphBuilder, GraphLRU, graph_keys, snapshot_key
+from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
     from worldmm.config import Settings
@@ -86,7 +87,7 @@ class RedisGraphCache:
         )
         return cls(
             client,
-            scales=settings.scale_durations,
+            scales=SCALES,
             ttl_s=settings.graph_cache_ttl_s,
             local_entries=settings.graph_cache_local_entries,
         )

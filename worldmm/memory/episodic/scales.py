@@ -21,12 +21,7 @@ from pydantic import BaseModel, Field
 from worldmm.config import Settings
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import NonPlaceholderStr, build_request, complete_structured
-
-WINDOW = 30
-THREE_MIN = 180
-TEN_MIN = 600
-HOUR = 3600
-SUMMARY_SCALES: tuple[int, ...] = (THREE_MIN, TEN_MIN, HOUR)
+from worldmm.scale import Scale, label_of
 
 _WINDOWS_PER_BLOCK = 20  # 30 s windows in one 10 min block
 _WINDOWS_PER_3MIN = 6
@@ -36,13 +31,6 @@ _10MIN_PER_HOUR = 6
 # A partial summary (closed at session end before all its children exist) needs at least this many
 # children: a "summary" of one child would only repeat it at a coarser scale.
 PARTIAL_MIN_CHILDREN = 2
-
-SCALE_LABELS: dict[int, str] = {
-    WINDOW: "30-second",
-    THREE_MIN: "3-minute",
-    TEN_MIN: "10-minute",
-    HOUR: "1-hour",
-}
 
 
 @dataclass(frozen=True, order=True)
@@ -56,16 +44,16 @@ class SlotKey:
 def parent_of(child: SlotKey) -> SlotKey | None:
     """The summary `child` belongs to, or None for a 1 h summary."""
     d, i = child.duration_seconds, child.window_index
-    if d == WINDOW:
+    if d == Scale.WINDOW:
         block, offset = divmod(i, _WINDOWS_PER_BLOCK)
         if offset >= _3MIN_PER_BLOCK * _WINDOWS_PER_3MIN:
-            return SlotKey(TEN_MIN, block)
-        return SlotKey(THREE_MIN, _3MIN_PER_BLOCK * block + offset // _WINDOWS_PER_3MIN)
-    if d == THREE_MIN:
-        return SlotKey(TEN_MIN, i // _3MIN_PER_BLOCK)
-    if d == TEN_MIN:
-        return SlotKey(HOUR, i // _10MIN_PER_HOUR)
-    if d == HOUR:
+            return SlotKey(Scale.TEN_MIN, block)
+        return SlotKey(Scale.THREE_MIN, _3MIN_PER_BLOCK * block + offset // _WINDOWS_PER_3MIN)
+    if d == Scale.THREE_MIN:
+        return SlotKey(Scale.TEN_MIN, i // _3MIN_PER_BLOCK)
+    if d == Scale.TEN_MIN:
+        return SlotKey(Scale.HOUR, i // _10MIN_PER_HOUR)
+    if d == Scale.HOUR:
         return None
     raise ValueError(f"unknown scale {d}")
 
@@ -73,17 +61,17 @@ def parent_of(child: SlotKey) -> SlotKey | None:
 def children_of(parent: SlotKey) -> list[SlotKey]:
     """Every child a complete summary `parent` is merged from, in time order."""
     d, i = parent.duration_seconds, parent.window_index
-    if d == THREE_MIN:
+    if d == Scale.THREE_MIN:
         block, m = divmod(i, _3MIN_PER_BLOCK)
         first = _WINDOWS_PER_BLOCK * block + _WINDOWS_PER_3MIN * m
-        return [SlotKey(WINDOW, first + n) for n in range(_WINDOWS_PER_3MIN)]
-    if d == TEN_MIN:
+        return [SlotKey(Scale.WINDOW, first + n) for n in range(_WINDOWS_PER_3MIN)]
+    if d == Scale.TEN_MIN:
         covered = _3MIN_PER_BLOCK * _WINDOWS_PER_3MIN  # windows of the block under its 3 min summaries
-        return [SlotKey(THREE_MIN, _3MIN_PER_BLOCK * i + m) for m in range(_3MIN_PER_BLOCK)] + [
-            SlotKey(WINDOW, _WINDOWS_PER_BLOCK * i + n) for n in range(covered, _WINDOWS_PER_BLOCK)
+        return [SlotKey(Scale.THREE_MIN, _3MIN_PER_BLOCK * i + m) for m in range(_3MIN_PER_BLOCK)] + [
+            SlotKey(Scale.WINDOW, _WINDOWS_PER_BLOCK * i + n) for n in range(covered, _WINDOWS_PER_BLOCK)
         ]
-    if d == HOUR:
-        return [SlotKey(TEN_MIN, _10MIN_PER_HOUR * i + n) for n in range(_10MIN_PER_HOUR)]
+    if d == Scale.HOUR:
+        return [SlotKey(Scale.TEN_MIN, _10MIN_PER_HOUR * i + n) for n in range(_10MIN_PER_HOUR)]
     raise ValueError(f"scale {d} has no children")
 
 
@@ -123,7 +111,7 @@ def format_captions(children: Sequence[ChildCaption]) -> str:
     for n, child in enumerate(ordered, start=1):
         span = f"{child.start_time:%H:%M:%S}-{child.end_time:%H:%M:%S}"
         lines.append(
-            f"{n}. [{span}, {SCALE_LABELS.get(child.duration_seconds, 'segment')}] {child.caption.strip()}"
+            f"{n}. [{span}, {label_of(child.duration_seconds, 'segment')}] {child.caption.strip()}"
         )
     return "\n".join(lines)
 
@@ -139,7 +127,7 @@ def merge_captions(
         model=settings.extraction_model,
         max_tokens=settings.extraction_max_tokens,
         response_model=MergeResult,
-        scale=SCALE_LABELS[scale],
+        scale=Scale(scale).label,
         count=len(children),
         captions=format_captions(children),
     )

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from worldmm.config import Settings, SummaryProvider
-from worldmm.memory.episodic.scales import HOUR, TEN_MIN, ChildCaption, merge_captions
+from worldmm.memory.episodic.scales import ChildCaption, merge_captions
+from worldmm.scale import Scale
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLM
@@ -50,7 +51,8 @@ class LLMSummarizer:
 
 
 EXTRACTIVE_MODEL = "extractive-tfidf-mmr"
-SCALE_BUDGET = {TEN_MIN: 1.5, HOUR: 2.0}  # times SUMMARY_MAX_CHARS; 3 min summaries get 1.0
+# Times SUMMARY_MAX_CHARS; 3 min summaries get 1.0.
+SCALE_BUDGET: dict[int, float] = {Scale.TEN_MIN: 1.5, Scale.HOUR: 2.0}
 MMR_LAMBDA = 0.7
 DUPLICATE_SIMILARITY = 0.8  # a sentence this close to one already kept adds nothing
 MAX_UNIT_CHARS = 300

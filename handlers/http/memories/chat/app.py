@@ -1,4 +1,6 @@
-"""POST /memories/chat: answer a question from the caller's memories inside a chat thread (spec 004)."""
+"""POST /memories/chat and /memories/chat/verbose: answer a question from the caller's memories inside a
+chat thread (spec 004); the verbose route adds the reasoning agent's trace. ChatFunction and
+ChatVerboseFunction both run this module; the route decides the response."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers.http.common import current_user, make_app, parse_body, resolve
-from worldmm.chat.models import ChatRequest, ChatResponse
-from worldmm.chat.service import handle_chat
+from worldmm.chat.models import ChatRequest, ChatResponse, VerboseChatResponse
+from worldmm.chat.service import ChatResult, handle_chat
 from worldmm.observability import instrument, timed
 from worldmm.services import get_services
 
@@ -17,13 +19,23 @@ app = make_app()
 logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 
 
-@app.post("/memories/chat")
-def chat() -> dict[str, Any]:
+def _answer(*, verbose: bool) -> ChatResult:
     user_id = current_user(app)
     request = parse_body(app, ChatRequest)
     with timed("ChatLatency"):
-        result = handle_chat(get_services(), user_id, request.question, request.chat_id)
+        return handle_chat(get_services(), user_id, request.question, request.chat_id, verbose=verbose)
+
+
+@app.post("/memories/chat")
+def chat() -> dict[str, Any]:
+    result = _answer(verbose=False)
     return ChatResponse(answer=result.answer, chat_id=result.chat_id).model_dump()
+
+
+@app.post("/memories/chat/verbose")
+def chat_verbose() -> dict[str, Any]:
+    result = _answer(verbose=True)
+    return VerboseChatResponse(answer=result.answer, chat_id=result.chat_id, trace=result.trace).model_dump()
 
 
 @logger.inject_lambda_context

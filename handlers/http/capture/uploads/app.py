@@ -1,4 +1,5 @@
-"""POST /sessions/{id}/audio: the presigned PUT URL for a window's audio chunk (AudioPost)."""
+"""POST /sessions/{id}/frames and /sessions/{id}/audio: presigned uploads for a window's frames (FramePost)
+and its audio chunk (AudioPost). CaptureFramesFunction and CaptureAudioFunction both run this module."""
 
 from __future__ import annotations
 
@@ -8,11 +9,20 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers.http.common import current_user, make_app, parse_body, resolve
-from worldmm.capture.models import PresignAudioRequest
+from worldmm.capture.models import PresignAudioRequest, PresignFramesRequest
 from worldmm.observability import instrument
 
 app = make_app()
 logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
+
+
+@app.post("/sessions/<session_id>/frames")
+def presign_frames(session_id: str) -> dict[str, Any]:
+    from worldmm.services import get_services
+
+    user = current_user(app)
+    request = parse_body(app, PresignFramesRequest)
+    return get_services().capture.presign_frames(user, session_id, request).model_dump(mode="json")
 
 
 @app.post("/sessions/<session_id>/audio")

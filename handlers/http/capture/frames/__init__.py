@@ -1,1 +1,0 @@
-"""Capture API handlers (API Gateway HTTP API, JWT authorizer)."""
