@@ -21,14 +21,15 @@ import json
 import os
 import platform
 import random
-import statistics
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from worldmm.memories.models import SCALES, MemoriesQuery
+from bench.latency import time_calls
+from worldmm.memories.models import MemoriesQuery
+from worldmm.scale import SCALES
 
 _FILL = """
 INSERT INTO worldmm_segments (id, user_id, session_id, window_index, duration_seconds, start_time, end_time,
@@ -53,21 +54,6 @@ def _fill(admin_url: str, users: list[str], days: int) -> dict[str, int]:
                 counts[str(scale)] = counts.get(str(scale), 0) + n
         conn.execute("ANALYZE worldmm_segments")
     return counts
-
-
-def _time(fn: Any, queries: int) -> dict[str, float]:
-    fn()  # warm
-    samples = []
-    for _ in range(queries):
-        started = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return {
-        "p50_ms": round(statistics.median(samples), 2),
-        "p95_ms": round(samples[max(0, int(len(samples) * 0.95) - 1)], 2),
-        "max_ms": round(samples[-1], 2),
-    }
 
 
 def run(days: int, queries: int, others: int) -> dict[str, Any]:
@@ -107,11 +93,11 @@ def run(days: int, queries: int, others: int) -> dict[str, Any]:
                 page = service.list_memories(user, query)
 
         timings = {
-            "day_windows": _time(lambda: service.list_memories(user, day(30)), queries),
-            "day_all_scales": _time(lambda: service.list_memories(user, day(None)), queries),
-            "no_span_all_scales": _time(lambda: service.list_memories(user, MemoriesQuery()), queries),
+            "day_windows": time_calls(lambda: service.list_memories(user, day(30)), queries),
+            "day_all_scales": time_calls(lambda: service.list_memories(user, day(None)), queries),
+            "no_span_all_scales": time_calls(lambda: service.list_memories(user, MemoriesQuery()), queries),
         }
-        deep_one = _time(deep, max(3, queries // 10))
+        deep_one = time_calls(deep, max(3, queries // 10))
         timings["day_windows_28_pages"] = deep_one
         timings["day_windows_per_page_of_28"] = {k: round(v / 28, 2) for k, v in deep_one.items()}
     return {

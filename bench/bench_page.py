@@ -17,13 +17,13 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.latency import latency_summary
 from worldmm.scale import SCALES
 
 DAY = datetime(2026, 11, 24, tzinfo=UTC)
@@ -63,15 +63,6 @@ def _fill(admin_url: str) -> dict[str, int]:
             )
         conn.execute("ANALYZE worldmm_segments")
     return {str(scale): 86400 // scale for scale in SCALES}
-
-
-def _summary(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered), 1),
-        "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 1),
-        "max_ms": round(ordered[-1], 1),
-    }
 
 
 def run(loads: int, screenshot: Path | None) -> dict[str, Any]:
@@ -125,9 +116,9 @@ def run(loads: int, screenshot: Path | None) -> dict[str, Any]:
         "benchmark": "page_first_content",
         "rows": rows,
         "loads": loads,
-        "first_content": _summary(first),
-        "first_content_painted": _summary(painted),
-        "all_rendered": _summary(complete),
+        "first_content": latency_summary(first, 1),
+        "first_content_painted": latency_summary(painted, 1),
+        "all_rendered": latency_summary(complete, 1),
         "target": "one day (2,880 windows) renders first content in <= 1 s locally (issue 25)",
         "browser": "Debian chromium, headless, via Playwright",
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},

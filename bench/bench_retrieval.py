@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from bench import cold_retrieval
+from bench.latency import latency_summary
 from worldmm.config import Settings
 from worldmm.db import migrate
 from worldmm.db.local import start_local_database
@@ -275,14 +276,6 @@ def _caption_embeddings(conn: Any, dim: int, seed: int) -> int:
     return int(count)
 
 
-def _stats(values: list[float]) -> dict[str, float]:
-    return {
-        "p50_ms": round(statistics.median(values), 1),
-        "p95_ms": round(float(np.percentile(values, 95)), 1),
-        "max_ms": round(max(values), 1),
-    }
-
-
 def _time_queries(services: Services, questions: list[str]) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"episodic": [], "semantic": [], "total": []}
     for q in questions:
@@ -420,11 +413,11 @@ def run(
             "generate_s": round(generate_s, 1),
             "graph_cache": "redis" if redis_url else "in-process",
             "queries": queries,
-            "warm": {k: _stats(v) for k, v in warm.items()},
-            "cold_graph_from_db": {k: _stats(v) for k, v in cold.items()},
+            "warm": {k: latency_summary(v, 1) for k, v in warm.items()},
+            "cold_graph_from_db": {k: latency_summary(v, 1) for k, v in cold.items()},
         }
         if fresh_process["total"]:
-            result["fresh_process_warm_redis"] = {k: _stats(v) for k, v in fresh_process.items()}
+            result["fresh_process_warm_redis"] = {k: latency_summary(v, 1) for k, v in fresh_process.items()}
         if cold_process is not None:
             result["cold_process"] = cold_process
         return result

@@ -118,9 +118,7 @@ def search_memories(
 
     retriever = default_retrievers()[memory_type]
     result = retriever(services, user_id, query, now=until or datetime.now(UTC))
-    items = [
-        m for m in result.items if since is None or m.end_time is None or m.end_time >= _aware(since)
-    ]
+    items = [m for m in result.items if since is None or m.end_time is None or m.end_time >= _aware(since)]
     memories = [
         Memory(
             id=m.id,
@@ -178,25 +176,45 @@ def ask(services: Services, user_id: str, question: str) -> AskResult:
     return AskResult(answer=answer.answer, citations=answer.trace.citations)
 
 
+def _refusal(
+    codes: ConfirmationCodes | None,
+    user_id: str,
+    action: str,
+    code: str | None,
+    *,
+    what: str,
+    elsewhere: str,
+    again: str,
+) -> str | None:
+    """None once the human confirmed `action` with the one-time code `codes` showed them; else why nothing was
+    erased (no way to reach the human; a code just issued, to be told back; a wrong, used or expired one)."""
+    if codes is None:
+        return f"nothing erased: this endpoint has no way to confirm with you outside the conversation; {elsewhere}"
+    if not code:
+        codes.issue(user_id, action)
+        return (
+            f"nothing erased yet: a one-time code{what} was shown to the user outside this conversation. Only if the "
+            f"user asks to erase {again} (valid {codes.ttl_s // 60} minutes)."
+        )
+    if not codes.redeem(user_id, action, code):
+        return "nothing erased: that code is wrong, used up or expired"
+    return None
+
+
 def forget_me(services: Services, user_id: str, code: str | None, codes: ConfirmationCodes | None) -> ForgetResult:
     """Erase everything of `user_id` (the ForgetUserFunction, invoked as operators do) once the human confirmed
     with the code `codes` showed them; without a code, issue one. Nothing is erased without a channel."""
-    if codes is None:
-        return ForgetResult(
-            accepted=False,
-            message="nothing erased: this endpoint has no way to confirm with you outside the conversation; "
-            "erase your memories from the app, or ask the operator",
-        )
-    if not code:
-        codes.issue(user_id, FORGET_ACTION)
-        return ForgetResult(
-            accepted=False,
-            message="nothing erased yet: a one-time code was shown to the user outside this conversation. Only "
-            "if the user asks to erase everything and tells you that code, call forget_me again with it "
-            f"(valid {codes.ttl_s // 60} minutes).",
-        )
-    if not codes.redeem(user_id, FORGET_ACTION, code):
-        return ForgetResult(accepted=False, message="nothing erased: that code is wrong, used up or expired")
+    refused = _refusal(
+        codes,
+        user_id,
+        FORGET_ACTION,
+        code,
+        what="",
+        elsewhere="erase your memories from the app, or ask the operator",
+        again="everything and tells you that code, call forget_me again with it",
+    )
+    if refused:
+        return ForgetResult(accepted=False, message=refused)
     services.invoker.invoke_async(services.settings.forget_function_name, {"userId": user_id, "requestedBy": "mcp"})
     return ForgetResult(accepted=True, message="erasing every memory of yours; an audit record without content remains")
 
@@ -230,22 +248,17 @@ def forget_span(
         if session_id
         else SpanTarget(_aware(since).astimezone(UTC), _aware(until).astimezone(UTC))  # type: ignore[arg-type]
     )
-    if codes is None:
-        return ForgetSpanToolResult(
-            accepted=False,
-            message="nothing erased: this endpoint has no way to confirm with you outside the conversation; "
-            "erase the span from the app",
-        )
-    if not code:
-        codes.issue(user_id, action)
-        return ForgetSpanToolResult(
-            accepted=False,
-            message="nothing erased yet: a one-time code for this span was shown to the user outside this "
-            "conversation. Only if the user asks to erase it and tells you that code, call forget_span again "
-            f"with the same span and the code (valid {codes.ttl_s // 60} minutes).",
-        )
-    if not codes.redeem(user_id, action, code):
-        return ForgetSpanToolResult(accepted=False, message="nothing erased: that code is wrong, used up or expired")
+    refused = _refusal(
+        codes,
+        user_id,
+        action,
+        code,
+        what=" for this span",
+        elsewhere="erase the span from the app",
+        again="it and tells you that code, call forget_span again with the same span and the code",
+    )
+    if refused:
+        return ForgetSpanToolResult(accepted=False, message=refused)
     report = erase_span(services, user_id, target, requested_by="mcp")
     return ForgetSpanToolResult(
         accepted=True, message="erased; an audit record without content remains", deleted=report.deleted
