@@ -17,9 +17,6 @@ Prints one JSON object and writes it to `--out`.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import random
 import tempfile
 import time
@@ -27,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.latency import time_calls
+from bench.report import machine, time_calls, write_result
 from worldmm.memories.models import MemoriesQuery
 from worldmm.scale import SCALES
 
@@ -109,7 +106,7 @@ def run(days: int, queries: int, others: int) -> dict[str, Any]:
         "fill_s": round(fill_s, 1),
         "timings": timings,
         "target": "GET /memories p95 <= 50 ms at 90 days (issue 25)",
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "machine": machine(),
     }
 
 
@@ -121,10 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/results/memories.json"))
     args = parser.parse_args(argv)
     result = run(args.days, args.queries, args.others)
-    text = json.dumps(result, indent=2)
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
+    write_result(result, args.out)
     return 0
 
 

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.latency import latency_summary
+from bench.report import latency_summary, machine, write_result
 from worldmm.scale import SCALES
 
 DAY = datetime(2026, 11, 24, tzinfo=UTC)
@@ -121,7 +119,7 @@ def run(loads: int, screenshot: Path | None) -> dict[str, Any]:
         "all_rendered": latency_summary(complete, 1),
         "target": "one day (2,880 windows) renders first content in <= 1 s locally (issue 25)",
         "browser": "Debian chromium, headless, via Playwright",
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "machine": machine(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
 
@@ -133,10 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/results/page.json"))
     args = parser.parse_args(argv)
     result = run(args.loads, args.screenshot)
-    text = json.dumps(result, indent=2)
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
+    write_result(result, args.out)
     return 0
 
 

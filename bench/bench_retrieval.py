@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from bench import cold_retrieval
-from bench.latency import latency_summary
+from bench.report import latency_summary
 from worldmm.config import Settings
 from worldmm.db import migrate
 from worldmm.db.local import start_local_database

@@ -28,12 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from bench.report import machine, write_result
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 WINDOWS_A_DAY = 2880
@@ -217,7 +218,7 @@ def run(days: int, others: int) -> dict[str, Any]:
         "fill_s": round(fill_s, 1),
         "span_forget": results,
         "target": "a one-hour span delete of a 90-day memory completes in <= 5 s locally (issue 25)",
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "machine": machine(),
     }
 
 
@@ -228,10 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/results/span_forget.json"))
     args = parser.parse_args(argv)
     result = run(args.days, args.others)
-    text = json.dumps(result, indent=2)
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
+    write_result(result, args.out)
     return 0
 
 

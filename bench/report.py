@@ -1,10 +1,15 @@
-"""Latency figures every benchmark reports the same way: p50, p95 (nearest rank) and max in milliseconds."""
+"""What benchmarks report alike: latency as p50, p95 (nearest rank) and max in milliseconds, the machine, the
+JSON result printed and kept."""
 
 from __future__ import annotations
 
+import json
+import os
+import platform
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -27,3 +32,16 @@ def time_calls(fn: Callable[[], Any], calls: int) -> dict[str, float]:
         fn()
         samples.append((time.perf_counter() - started) * 1000)
     return latency_summary(samples)
+
+
+def machine() -> dict[str, Any]:
+    """The machine a result was measured on."""
+    return {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()}
+
+
+def write_result(result: dict[str, Any], out: Path) -> None:
+    """Print the result and keep it as JSON at `out`."""
+    text = json.dumps(result, indent=2)
+    print(text)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n")

@@ -1,4 +1,4 @@
-"""Multiscale geometry and the merge prompt (spec 001 Layer 1: test_multiscale_merge_prompt)."""
+"""The summary tree of the scales and the merge prompt (spec 001 Layer 1: test_multiscale_merge_prompt)."""
 
 from __future__ import annotations
 
