@@ -15,13 +15,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.gateway import HumanScreen, RunningGateway, running_gateway
-from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from tests.support.ingest import (
+    ingest_scripted_window,
+    make_ingest_services,
+)
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
 from worldmm.gateway.confirm import ConfirmationCodes
-from worldmm.ingest.events import IngestWindowEvent
-from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.services import Services, local_handlers, set_services
 
@@ -40,12 +41,9 @@ def memories(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_pa
         (ALICE, "sess-alice", "Kate holds a red mug in the kitchen.", ["Kate", "mug"], [["Kate", "holds", "red mug"]]),
         (BOB, "sess-bob", "Tom rides a blue bicycle in the garage.", ["Tom", "bicycle"], [["Tom", "rides", "bicycle"]]),
     ):
-        script_window_models(scripted_llm, caption=caption, entities=entities, triples=triples)
-        metadata = {"createdAt": CREATED_AT, "userId": user}
-        services.store.put(f"sessions/{session}/metadata.json", json.dumps(metadata).encode())
-        put_window(services.store, session, 0, frames=2)
-        event = IngestWindowEvent(sessionId=session, userId=user, windowIndex=0, frameCount=2)
-        assert ingest_window(services, event).status == "ok"
+        ingest_scripted_window(
+            services, scripted_llm, user, session, caption=caption, entities=entities, triples=triples
+        )
     yield services
     set_services(None)
 

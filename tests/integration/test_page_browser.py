@@ -8,7 +8,6 @@ database; the browser talks to 127.0.0.1 only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,13 +18,15 @@ import pytest
 
 from tests.support.browser import chromium
 from tests.support.gateway import RunningGateway, running_gateway
-from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from tests.support.ingest import (
+    CREATED_AT,
+    ingest_scripted_window,
+    make_ingest_services,
+)
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.gateway.auth import issue_token
-from worldmm.ingest.events import IngestWindowEvent
-from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.services import Services, set_services
 
@@ -62,12 +63,9 @@ def memories(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_pa
         (ALICE, "sess-alice", "Kate holds a red mug in the kitchen.", ["Kate", "mug"], [["Kate", "holds", "red mug"]]),
         (BOB, "sess-bob", "Tom rides a blue bicycle in the garage.", ["Tom", "bicycle"], [["Tom", "rides", "bicycle"]]),
     ):
-        script_window_models(scripted_llm, caption=caption, entities=entities, triples=triples)
-        metadata = {"createdAt": CREATED_AT, "userId": user}
-        services.store.put(f"sessions/{session}/metadata.json", json.dumps(metadata).encode())
-        put_window(services.store, session, 0, frames=2)
-        event = IngestWindowEvent(sessionId=session, userId=user, windowIndex=0, frameCount=2)
-        assert ingest_window(services, event).status == "ok"
+        ingest_scripted_window(
+            services, scripted_llm, user, session, caption=caption, entities=entities, triples=triples
+        )
     with db.unit_of_work(ALICE) as session:
         session.add_all(
             [

@@ -22,14 +22,15 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.integration.test_mcp import _call
 from tests.support.gateway import HumanScreen, RunningGateway, running_gateway
-from tests.support.ingest import CREATED_AT, make_ingest_services, put_window, script_window_models
+from tests.support.ingest import (
+    ingest_scripted_window,
+    make_ingest_services,
+)
 from worldmm.config import AgentMode, Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
 from worldmm.gateway.confirm import MAX_ATTEMPTS, ConfirmationCodes
 from worldmm.gateway.mcp import MAX_QUERY_CHARS
-from worldmm.ingest.events import IngestWindowEvent
-from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.services import Services, local_handlers, set_services
 
@@ -48,11 +49,10 @@ def poisoned(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_pa
     services = make_ingest_services(
         settings.model_copy(update={"agent_mode": AgentMode.PLAN}), db, scripted_llm, tmp_path / "objects"
     )
-    script_window_models(scripted_llm, caption=POSTER, entities=["Kate", "mug"], triples=[["Kate", "holds", "mug"]])
-    services.store.put("sessions/sess-a/metadata.json", json.dumps({"createdAt": CREATED_AT, "userId": ALICE}).encode())
-    put_window(services.store, "sess-a", 0, frames=2)
-    event = IngestWindowEvent(sessionId="sess-a", userId=ALICE, windowIndex=0, frameCount=2)
-    assert ingest_window(services, event).status == "ok"
+    ingest_scripted_window(
+        services, scripted_llm, ALICE, "sess-a", caption=POSTER, entities=["Kate", "mug"],
+        triples=[["Kate", "holds", "mug"]],
+    )
     name = services.settings.forget_function_name
     services.invoker.register(name, local_handlers(services)[name])  # type: ignore[attr-defined]
     yield services

@@ -142,6 +142,28 @@ def put_window(
     return keys
 
 
+def ingest_scripted_window(
+    services: Services,
+    llm: ScriptedLLM,
+    user_id: str,
+    session_id: str,
+    *,
+    caption: str,
+    entities: list[str],
+    triples: list[Any],
+    frames: int = 2,
+) -> None:
+    """One window of `user_id`'s session ingested through the real window path, its models scripted."""
+    from worldmm.ingest.events import IngestWindowEvent
+    from worldmm.ingest.window import ingest_window
+
+    script_window_models(llm, caption=caption, entities=entities, triples=triples)
+    put_session(services.store, session_id, user_id=user_id)
+    put_window(services.store, session_id, 0, frames=frames)
+    event = IngestWindowEvent(sessionId=session_id, userId=user_id, windowIndex=0, frameCount=frames)
+    assert ingest_window(services, event).status == "ok"
+
+
 def make_ingest_services(
     settings: Settings,
     db: Database,
