@@ -19,14 +19,12 @@ import httpx
 import pytest
 
 from tests.support.capture import post_upload
-from tests.support.gateway import RunningGateway, running_gateway
-from tests.support.ingest import make_ingest_services, script_window_models
-from worldmm.config import AgentMode, Settings
+from tests.support.gateway import RunningGateway, local_capture_services, running_gateway
+from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.gateway.auth import issue_token
-from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.services import Services, local_handlers, set_services
+from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
 
@@ -39,12 +37,7 @@ PACKAGE = "worldmm_phone_client"
 @pytest.fixture
 def local(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path: Path) -> Iterator[Services]:
     """Local-profile services: real PostgreSQL, objects under tmp_path, the in-process dispatcher."""
-    local_settings = settings.model_copy(update={"capture_expected_frames": FRAMES, "agent_mode": AgentMode.PLAN})
-    invoker = InProcessInvoker()
-    services = make_ingest_services(local_settings, db, scripted_llm, tmp_path / "objects", invoker=invoker)
-    invoker.handlers.update(local_handlers(services))
-    script_window_models(scripted_llm)
-    yield services
+    yield local_capture_services(settings, db, scripted_llm, tmp_path / "objects", FRAMES)
     set_services(None)
 
 

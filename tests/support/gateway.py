@@ -7,14 +7,20 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 
 from tests.support.harness import _free_port
+from tests.support.ingest import make_ingest_services, script_window_models
+from worldmm.config import AgentMode, Settings
+from worldmm.db.engine import Database
 from worldmm.gateway.app import Gateway, create_app
-from worldmm.services import Services
+from worldmm.ingest.invoker.local import InProcessInvoker
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.services import Services, local_handlers
 
 
 @dataclass
@@ -49,6 +55,19 @@ def running_gateway(
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+def local_capture_services(
+    settings: Settings, db: Database, llm: ScriptedLLM, objects: Path, frames: int
+) -> Services:
+    """Local-profile services as `worldmm serve` runs them: real PostgreSQL, objects under `objects`, windows of
+    `frames` frames, the in-process dispatcher (capture's window close runs the ingest handler), the fixed plan."""
+    local_settings = settings.model_copy(update={"capture_expected_frames": frames, "agent_mode": AgentMode.PLAN})
+    invoker = InProcessInvoker()
+    services = make_ingest_services(local_settings, db, llm, objects, invoker=invoker)
+    invoker.handlers.update(local_handlers(services))
+    script_window_models(llm)
+    return services
 
 
 class HumanScreen:
