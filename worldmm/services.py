@@ -21,6 +21,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import Profile, Settings, get_settings
 
 if TYPE_CHECKING:
+    from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
     from worldmm.chat.port import ChatRepository
     from worldmm.db.engine import Database
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from worldmm.ingest.invoker.port import FunctionInvoker
     from worldmm.ingest.sessions.port import SessionCatalog
     from worldmm.llm.port import LLM
-    from worldmm.media.objects import ObjectStore
+    from worldmm.media.objects import ErasableObjectStore
     from worldmm.media.transcription.port import Transcriber
     from worldmm.memories.corrections import EntityCorrections
     from worldmm.memories.service import MemoryService
@@ -57,7 +58,7 @@ class Services:
         return get_database(self.settings)
 
     @cached_property
-    def store(self) -> ObjectStore:
+    def store(self) -> ErasableObjectStore:
         from worldmm.media.objects import DirectoryObjectStore, S3ObjectStore
 
         if self.settings.worldmm_profile == Profile.AWS:
@@ -183,6 +184,21 @@ class Services:
         return build_capture_service(self.settings, self.invoker)
 
     @cached_property
+    def capture_state(self) -> CaptureStatePort:
+        """Capture's sessions and window buffers: DynamoDB in aws, the object store + this process locally."""
+        if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.capture.dynamo import CaptureStore
+
+            return CaptureStore(
+                self.settings.sessions_table,
+                self.settings.capture_windows_table,
+                open_shards=self.settings.capture_open_shards,
+            )
+        from worldmm.capture.local import LocalCaptureStore
+
+        return LocalCaptureStore(self.store)
+
+    @cached_property
     def gpu_demand(self) -> GpuDemand:
         """How work asks for the GPU: the controller function (aws, discovered worker), else nobody."""
         from worldmm.gpu.demand import ControllerDemand, NoController
@@ -258,6 +274,7 @@ _PORTS = {
     "memories",
     "corrections",
     "capture",
+    "capture_state",
     "gpu_demand",
     "gpu_controller",
 }

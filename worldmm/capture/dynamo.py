@@ -1,5 +1,9 @@
 """Capture state in DynamoDB: the sessions table and the per-window buffer table.
 
+Sessions table: its key schema and the user's counter items are worldmm.ingest.sessions.dynamo's (the catalog
+reads the table, and erases a user's items, there); a session's item holds `userId`, `createdAt`, `endedAt`
+and `quotaWindows` (the windows it counted).
+
 Windows table: PK `sessionId` (S), SK `windowIndex` (N); attributes `userId`, `frames` (number set of
 frame indices that landed), `hasAudio`, `openedAt` (epoch seconds of the first upload), `closedAt`,
 `closeReason`, `frameCount`, `ingestInvokedAt`. While a window is open it carries `openShard`, the
@@ -10,12 +14,12 @@ The close is one conditional write (`attribute_not_exists(closedAt)`), so exactl
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Set
 from decimal import Decimal
 from typing import Any
 
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
-from worldmm.ingest.sessions.port import capture_quota_id
+from worldmm.ingest.sessions.dynamo import SESSION_KEY, capture_quota_id, session_key, sessions_table_definition
 
 OPEN_WINDOWS_INDEX = "open_windows"
 
@@ -23,12 +27,7 @@ OPEN_WINDOWS_INDEX = "open_windows"
 def capture_table_definitions(sessions_table: str, windows_table: str) -> list[dict[str, Any]]:
     """`CreateTable` arguments of the sessions and capture-windows tables, as template.yaml declares them."""
     return [
-        {
-            "TableName": sessions_table,
-            "BillingMode": "PAY_PER_REQUEST",
-            "AttributeDefinitions": [{"AttributeName": "sessionId", "AttributeType": "S"}],
-            "KeySchema": [{"AttributeName": "sessionId", "KeyType": "HASH"}],
-        },
+        sessions_table_definition(sessions_table),
         {
             "TableName": windows_table,
             "BillingMode": "PAY_PER_REQUEST",
@@ -129,7 +128,7 @@ class CaptureStore:
         expires = int(datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()) + QUOTA_KEEP_S
         return {
             "TableName": self.sessions_table,
-            "Key": {"sessionId": {"S": capture_quota_id(user_id, day)}},
+            "Key": session_key(capture_quota_id(user_id, day)),
             "UpdateExpression": "SET userId = :u, expiresAt = :x ADD #n :one",
             "ConditionExpression": "attribute_not_exists(#n) OR #n < :limit",
             "ExpressionAttributeNames": {"#n": counter},
@@ -153,9 +152,9 @@ class CaptureStore:
         day's counter goes up, so a window asked for again never counts twice."""
         remember = {
             "TableName": self.sessions_table,
-            "Key": {"sessionId": {"S": session_id}},
+            "Key": session_key(session_id),
             "UpdateExpression": "ADD quotaWindows :w",
-            "ConditionExpression": "attribute_exists(sessionId) AND NOT contains(quotaWindows, :i)",
+            "ConditionExpression": f"attribute_exists({SESSION_KEY}) AND NOT contains(quotaWindows, :i)",
             "ExpressionAttributeValues": {":w": {"NS": [str(window_index)]}, ":i": {"N": str(window_index)}},
         }
         if limit <= 0:
@@ -171,7 +170,7 @@ class CaptureStore:
         # Cancelled: either the window was counted already (allowed) or the day's counter is at its limit.
         row = self.client.get_item(
             TableName=self.sessions_table,
-            Key={"sessionId": {"S": session_id}},
+            Key=session_key(session_id),
             ProjectionExpression="quotaWindows",
             ConsistentRead=True,
         ).get("Item", {})
@@ -199,22 +198,19 @@ class CaptureStore:
         """Write a new sessions row (`sessionId`, `userId`, `createdAt`); never overwrites one."""
         self.client.put_item(
             TableName=self.sessions_table,
-            Item=self._values(
-                {"sessionId": session.session_id, "userId": session.user_id, "createdAt": session.created_at}
-            ),
-            ConditionExpression="attribute_not_exists(sessionId)",
+            Item=session_key(session.session_id)
+            | self._values({"userId": session.user_id, "createdAt": session.created_at}),
+            ConditionExpression=f"attribute_not_exists({SESSION_KEY})",
         )
 
     def get_session(self, session_id: str) -> CaptureSession | None:
-        response = self.client.get_item(
-            TableName=self.sessions_table, Key={"sessionId": {"S": session_id}}, ConsistentRead=True
-        )
+        response = self.client.get_item(TableName=self.sessions_table, Key=session_key(session_id), ConsistentRead=True)
         raw = response.get("Item")
         if not raw:
             return None
         data = self._item(raw)
         return CaptureSession(
-            session_id=str(data["sessionId"]),
+            session_id=session_id,
             user_id=str(data.get("userId", "")),
             created_at=str(data.get("createdAt", "")),
             ended_at=data.get("endedAt"),
@@ -225,9 +221,9 @@ class CaptureStore:
         try:
             self.client.update_item(
                 TableName=self.sessions_table,
-                Key={"sessionId": {"S": session_id}},
+                Key=session_key(session_id),
                 UpdateExpression="SET endedAt = :e",
-                ConditionExpression="attribute_exists(sessionId) AND attribute_not_exists(endedAt)",
+                ConditionExpression=f"attribute_exists({SESSION_KEY}) AND attribute_not_exists(endedAt)",
                 ExpressionAttributeValues=self._values({":e": ended_at}),
             )
             return ended_at
@@ -385,3 +381,35 @@ class CaptureStore:
             ):
                 for item in page.get("Items", []):
                     yield item["sessionId"]["S"], int(item["windowIndex"]["N"])
+
+    # --- forget-me ------------------------------------------------------------
+    def erase_windows(
+        self, user_id: str, session_ids: Iterable[str], only: Mapping[str, Set[int]] | None = None
+    ) -> dict[str, int]:
+        """Delete the window rows of `session_ids` (with `only`, just those windows of each session), each only
+        while it names `user_id` or no one (a row made by a late upload names no user)."""
+        deleted = 0
+        for sid in session_ids:
+            for page in self.client.get_paginator("query").paginate(
+                TableName=self.windows_table,
+                KeyConditionExpression="sessionId = :s",
+                ExpressionAttributeValues={":s": {"S": sid}},
+                ProjectionExpression="sessionId, windowIndex",
+                ConsistentRead=True,
+            ):
+                for item in page.get("Items", []):
+                    if only is not None and int(item["windowIndex"]["N"]) not in only.get(sid, set()):
+                        continue
+                    try:
+                        self.client.delete_item(
+                            TableName=self.windows_table,
+                            Key={"sessionId": item["sessionId"], "windowIndex": item["windowIndex"]},
+                            ConditionExpression="attribute_not_exists(userId) OR userId = :u",
+                            ExpressionAttributeValues={":u": {"S": user_id}},
+                        )
+                    except Exception as exc:
+                        if not _is_conditional_failure(exc):
+                            raise
+                        continue
+                    deleted += 1
+        return {"dynamodb.capture_windows": deleted} if deleted else {}

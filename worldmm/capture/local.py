@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Set
 
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
 from worldmm.capture.s3_events import parse_key
-from worldmm.ingest.sessions.port import capture_quota_prefix
+from worldmm.ingest.sessions.local import capture_quota_prefix
 from worldmm.media.frames import list_window_indices, session_prefix, window_prefix
 from worldmm.media.objects import ObjectNotFound, ObjectStore
 
@@ -184,6 +184,26 @@ class LocalCaptureStore:
                 if w.closed_at is None and w.opened_at is not None and w.opened_at <= opened_before
             ]
         yield from overdue
+
+    # --- forget-me ------------------------------------------------------------
+    def erase_windows(
+        self, user_id: str, session_ids: Iterable[str], only: Mapping[str, Set[int]] | None = None
+    ) -> dict[str, int]:
+        """Drop this process's buffers of those windows (each only while it names `user_id` or no one)."""
+        sessions = set(session_ids)
+        with self._lock:
+            gone = [
+                key
+                for key, window in self._windows.items()
+                if key[0] in sessions
+                and (only is None or key[1] in only.get(key[0], set()))
+                and window.user_id in (user_id, "")
+            ]
+            for key in gone:
+                del self._windows[key]
+                self._invoked.pop(key, None)
+                self._reruns.pop(key, None)
+        return {"memory.capture_windows": len(gone)} if gone else {}
 
 
 def _with_upload(window: WindowState, kind: UploadKind, frame: int | None) -> WindowState:

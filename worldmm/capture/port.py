@@ -2,12 +2,13 @@
 
 Adapters: `CaptureStore` (DynamoDB, the deployment) and `LocalCaptureStore` (object store + in-process
 window table, `worldmm serve`). tests/integration/test_capture_state_contract.py is the contract both
-meet; tests/integration/test_capture_flow.py runs the flow.
+meet (tests/integration/test_erase_user_contract.py their erase); tests/integration/test_capture_flow.py runs
+the flow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Protocol
 
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
@@ -52,3 +53,14 @@ class CaptureStatePort(Protocol):
     def open_window_indices(self, session_id: str) -> list[int]: ...
 
     def overdue_windows(self, opened_before: float) -> Iterator[tuple[str, int]]: ...
+
+    def erase_windows(
+        self, user_id: str, session_ids: Iterable[str], only: Mapping[str, Set[int]] | None = None
+    ) -> dict[str, int]:
+        """Erase the window buffers of `session_ids` (with `only`, just those windows of each session), each only
+        while it names `user_id` or no one; how many went, per store of the forget audit (forget-me, span forget).
+
+        The sessions themselves are the session catalog's to erase (worldmm.ingest.sessions), with the user's
+        capture counters: both live in the catalog's store.
+        """
+        ...

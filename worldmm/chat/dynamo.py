@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -274,3 +275,49 @@ class DynamoChatRepository:
             for item in page
         ]
         return ChatsPage(conversations=conversations, next_cursor=next_cursor)
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Each of the user's chats: its messages (batched), then its registry item."""
+        client = self._client
+        chat_ids: list[str] = []
+        for page in client.get_paginator("query").paginate(
+            TableName=self._chats,
+            KeyConditionExpression="user_id = :u",
+            ExpressionAttributeValues={":u": _s(user_id)},
+            ProjectionExpression="chat_id",
+            ConsistentRead=True,
+        ):
+            chat_ids.extend(item["chat_id"]["S"] for item in page.get("Items", []))
+        counts: dict[str, int] = {}
+        for chat_id in chat_ids:
+            keys: list[dict[str, Any]] = []
+            for page in client.get_paginator("query").paginate(
+                TableName=self._messages,
+                KeyConditionExpression="chat_id = :c",
+                ExpressionAttributeValues={":c": _s(chat_id)},
+                ProjectionExpression="chat_id, message_id, user_id",
+                ConsistentRead=True,
+            ):
+                # A chat's messages are its owner's; the user_id check keeps that true even for a bad row.
+                keys.extend(
+                    {"chat_id": item["chat_id"], "message_id": item["message_id"]}
+                    for item in page.get("Items", [])
+                    if item.get("user_id", {}).get("S", user_id) == user_id
+                )
+            self._batch_delete(self._messages, keys)
+            counts["dynamodb.messages"] = counts.get("dynamodb.messages", 0) + len(keys)
+            client.delete_item(TableName=self._chats, Key={"user_id": _s(user_id), "chat_id": _s(chat_id)})
+            counts["dynamodb.chats"] = counts.get("dynamodb.chats", 0) + 1
+        return counts
+
+    def _batch_delete(self, table: str, keys: list[dict[str, Any]]) -> None:
+        for start in range(0, len(keys), 25):
+            requests: dict[str, Any] = {table: [{"DeleteRequest": {"Key": k}} for k in keys[start : start + 25]]}
+            for attempt in range(8):
+                unprocessed = self._client.batch_write_item(RequestItems=requests).get("UnprocessedItems") or {}
+                if not unprocessed:
+                    break
+                requests = unprocessed
+                time.sleep(min(2.0, 0.05 * 2**attempt))
+            else:
+                raise RuntimeError(f"{table}: deletes left unprocessed after retries")

@@ -43,3 +43,8 @@ class ChatRepository(Protocol):
     def list_chats(self, user_id: str, cursor: str | None = None, limit: int | None = None) -> ChatsPage:
         """A page of the caller's chats, newest activity first."""
         ...
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Erase every chat of `user_id` with its messages, nothing of anyone else's (forget-me); how many items
+        went, per store of the forget audit. Idempotent: a second run finds nothing."""
+        ...

@@ -183,3 +183,18 @@ class PostgresChatRepository:
 
         found = session.scalar(select(Chat.chat_id).where(Chat.chat_id == chat_id, Chat.user_id == user_id))
         return found is not None
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """The user's messages, then their chats, in one unit of work (row-level security scopes it too)."""
+        from sqlalchemy import delete
+
+        from worldmm.db.models import Chat
+        from worldmm.db.models import ChatMessage as MessageRow
+
+        counts: dict[str, int] = {}
+        with self._db.unit_of_work(user_id) as session:
+            for model in (MessageRow, Chat):
+                result = session.execute(delete(model).where(model.user_id == user_id))
+                if deleted := int(getattr(result, "rowcount", 0) or 0):
+                    counts[f"postgres.{model.__tablename__}"] = deleted
+        return counts

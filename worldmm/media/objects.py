@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +25,24 @@ class ObjectStore(Protocol):
         ...
 
     def exists(self, key: str) -> bool: ...
+
+
+class ErasableObjectStore(ObjectStore, Protocol):
+    """An object store that can erase folders: both adapters (not a read-only view such as a session directory)."""
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Erase every object under the folder `prefix` names; how many went."""
+        ...
+
+    def erase_prefixes(self, prefixes: Iterable[str]) -> dict[str, int]:
+        """Erase every object under each folder of `prefixes` (forget-me); how many went, under the name the
+        forget audit gives this store."""
+        ...
+
+
+def _erase_prefixes(store: ErasableObjectStore, name: str, prefixes: Iterable[str]) -> dict[str, int]:
+    wanted = list(prefixes)
+    return {name: sum(store.delete_prefix(p) for p in wanted)} if wanted else {}
 
 
 class S3ObjectStore:
@@ -78,6 +97,10 @@ class S3ObjectStore:
                     raise RuntimeError(f"{len(errors)} objects under {prefix} could not be erased: {errors[0]}")
                 deleted += len(batch)
         return deleted
+
+    def erase_prefixes(self, prefixes: Iterable[str]) -> dict[str, int]:
+        """Every version under each prefix; counted as `s3.objects`."""
+        return _erase_prefixes(self, "s3.objects", prefixes)
 
     def presign_get(self, key: str, expires_s: int) -> str:
         """A GET URL for `key` that works for `expires_s` seconds."""
@@ -162,3 +185,7 @@ class DirectoryObjectStore:
         deleted = sum(1 for p in folder.rglob("*") if p.is_file())
         shutil.rmtree(folder)
         return deleted
+
+    def erase_prefixes(self, prefixes: Iterable[str]) -> dict[str, int]:
+        """Every file under each prefix; counted as `objects.files`."""
+        return _erase_prefixes(self, "objects.files", prefixes)

@@ -38,7 +38,7 @@ from sqlalchemy import text
 from worldmm.chat.models import iso_timestamp
 from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
-from worldmm.forget import ErasableStore, ForgetPorts, _erase_capture_windows, _erase_redis
+from worldmm.forget import ForgetPorts, tally
 from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.ingest.sessions.port import window_span
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
@@ -103,9 +103,9 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
     windows = _erase_objects(services, user_id, target, found, report)
     _erase_postgres(services, user_id, target, found, report)
     if found.windows or found.summaries:  # the graph and lexical caches were built from them
-        _erase_redis(services, user_id, report)
+        tally(report, services.graph_cache.erase_user(user_id))
     sessions = sorted(set(windows) | ({target.session_id} if target.session_id else set()))
-    _erase_capture_windows(services, user_id, sessions, report, None if target.session_id else windows)
+    tally(report, services.capture_state.erase_windows(user_id, sessions, None if target.session_id else windows))
     _finish_tombstone(services, user_id, audit_id, report)
     logger.info(
         "span forgotten",
@@ -242,7 +242,7 @@ def _erase_objects(
     services: ForgetPorts, user_id: str, target: SpanTarget, found: _Windows, report: SpanReport
 ) -> dict[str, set[int]]:
     """Erase the target's objects; the windows of the span per session (ingested or only uploaded)."""
-    store: ErasableStore = services.store  # type: ignore[assignment]
+    store = services.store
     if target.session_id is not None:
         # Everything of the session but its catalog entry (locally the session's metadata.json, which holds
         # no content and keeps answering ownership checks); S3: every version.

@@ -27,6 +27,17 @@ USER_KEY_REST = re.compile(rf"^(semantic|episodic(:\d+)?|{'|'.join(SNAPSHOT_NAME
 generations and the snapshots. Exact, because a user id may itself contain ':' (forget-me erases by it)."""
 
 
+def user_prefix(user_id: str) -> str:
+    """The namespace of every key the cache keeps for `user_id` (a longer id may share it: see `is_user_key`)."""
+    return f"worldmm:graph:{user_id}:"
+
+
+def is_user_key(key: str, user_id: str) -> bool:
+    """Whether `key` is one of `user_id`'s keys exactly (not one of user `{user_id}:x`'s)."""
+    prefix = user_prefix(user_id)
+    return key.startswith(prefix) and USER_KEY_REST.match(key[len(prefix) :]) is not None
+
+
 def type_prefix(user_id: str, memory_type: MemoryType | str) -> str:
     """The key prefix of all of a user's graphs of one memory type."""
     return f"worldmm:graph:{user_id}:{MemoryType(memory_type).value}"
@@ -80,3 +91,11 @@ class GraphLRU:
         with self._lock:
             for key in keys:
                 self._items.pop(key, None)
+
+    def drop_matching(self, match: Callable[[str], bool]) -> int:
+        """Drop every entry whose key `match`es; how many went."""
+        with self._lock:
+            gone = [k for k in self._items if match(k)]
+            for key in gone:
+                del self._items[key]
+            return len(gone)

@@ -12,7 +12,15 @@ from collections.abc import Iterable
 
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph
-from worldmm.graph.cache.keys import GenerationReader, GraphBuilder, GraphLRU, graph_keys, snapshot_key, type_prefix
+from worldmm.graph.cache.keys import (
+    GenerationReader,
+    GraphBuilder,
+    GraphLRU,
+    graph_keys,
+    is_user_key,
+    snapshot_key,
+    type_prefix,
+)
 from worldmm.scale import SCALES
 
 
@@ -71,3 +79,13 @@ class LocalGraphCache:
     def save_snapshot(self, user_id: str, name: str, generation: int, blob: bytes) -> None:
         snapshot_key(user_id, name)
         return None
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Drop this process's graphs of the user (nothing is kept elsewhere: no store loses an item). Their
+        generations move on first, so a build in flight is not cached either."""
+        with self._lock:
+            for memory_type in MemoryType:
+                prefix = type_prefix(user_id, memory_type)
+                self._generations[prefix] = self._generations.get(prefix, 0) + 1
+        self._lru.drop_matching(lambda key: is_user_key(key, user_id))
+        return {}

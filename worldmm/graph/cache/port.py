@@ -3,7 +3,8 @@
 Two adapters (spec 001 "Graph Caching"): `RedisGraphCache` (worldmm.graph.cache.redis) when REDIS_URL is set,
 shared by every process; else `LocalGraphCache` (worldmm.graph.cache.local), an in-process LRU revalidated
 per query against the generation PostgreSQL stores. Their key grammar lives in worldmm.graph.cache.keys;
-one contract suite (tests/integration/test_graph_cache_contract.py) runs against both.
+one contract suite (tests/integration/test_graph_cache_contract.py) runs against both, and
+tests/integration/test_erase_user_contract.py their erase.
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ class GraphCache(Protocol):
 
         A name outside `SNAPSHOT_NAMES` raises ValueError (forget-me would not know to erase it).
         """
+        ...
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Erase every key of `user_id` (graphs, generations, snapshots), exactly theirs, and drop this process's
+        copies (forget-me, span forget); how many went, per store of the forget audit. Unlike the best-effort
+        methods above, an unreachable cache raises: the erase must not be reported done."""
         ...
 
 

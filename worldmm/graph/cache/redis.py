@@ -10,6 +10,7 @@ transferring the blob again. Redis unreachable → rebuild from the database (lo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,15 @@ from aws_lambda_powertools import Logger
 
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph
-from worldmm.graph.cache.keys import GENERATION_COUNTER_KEY, GraphBuilder, GraphLRU, graph_keys, snapshot_key
+from worldmm.graph.cache.keys import (
+    GENERATION_COUNTER_KEY,
+    GraphBuilder,
+    GraphLRU,
+    graph_keys,
+    is_user_key,
+    snapshot_key,
+    user_prefix,
+)
 from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
@@ -158,3 +167,22 @@ class RedisGraphCache:
         except RedisError as exc:
             # The cached blobs expire after the TTL; until then a stale graph may be served.
             logger.error("graph cache invalidation failed for %s: %s", keys, exc)
+
+    def erase_user(self, user_id: str) -> dict[str, int]:
+        """Every key of the user's namespace that is exactly theirs (a key of user `a:b` is not user `a`'s),
+        in batches of 500; Redis errors propagate."""
+        keys = self.user_keys(user_id)
+        for start in range(0, len(keys), 500):
+            self._client.delete(*keys[start : start + 500])
+        self._local.drop_matching(lambda key: is_user_key(key, user_id))
+        return {"redis.keys": len(keys)}
+
+    def user_keys(self, user_id: str) -> list[bytes]:
+        """The user's keys in Redis (graphs, generations, snapshots), exactly."""
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", user_prefix(user_id)) + "*"
+        keys: list[bytes] = []
+        for key in self._client.scan_iter(match=pattern, count=500):
+            raw = key if isinstance(key, bytes) else str(key).encode()
+            if is_user_key(raw.decode("utf-8", "replace"), user_id):
+                keys.append(raw)
+        return keys

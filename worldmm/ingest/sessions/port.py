@@ -4,7 +4,10 @@ aws: the DynamoDB sessions table item `{sessionId, userId, createdAt, windowCoun
 (`DynamoSessionCatalog`, worldmm.ingest.sessions.dynamo). local: `sessions/{sessionId}/metadata.json` in the
 object store (`userId`, createdAt or video_start_ms), and the window prefixes present there
 (`StoreSessionCatalog`, worldmm.ingest.sessions.local). tests/integration/test_session_catalog_contract.py
-runs one contract over both.
+runs one contract over both, tests/integration/test_erase_user_contract.py their erase.
+
+The catalog's store also holds each user's capture counters per day (aws: sessions-table items; local: a
+prefix of the object store); the catalog erases them with the user's entries.
 
 The catalog is also who owns a session: an ingest or retrigger event is carried out only for the session's
 own user (`owned_session`); the event's `userId` alone is never trusted.
@@ -12,6 +15,7 @@ own user (`owned_session`); the event's `userId` alone is never trusted.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -23,24 +27,6 @@ from worldmm.ingest.events import MAX_WINDOW_INDEX, EventRejected
 from worldmm.ingest.steplog import log_step
 
 logger = Logger(child=True)
-
-
-QUOTA_ID_PREFIX = "quota#"
-"""aws: the sessions table also holds each user's capture counters of one UTC day, under the key
-`quota#{day}#{userId}` with the user's `userId` (so forget-me's scan of the user's items finds them)."""
-
-
-def capture_quota_id(user_id: str, day: str) -> str:
-    """The sessions-table key of `user_id`'s capture counters on `day` (YYYY-MM-DD, UTC)."""
-    return f"{QUOTA_ID_PREFIX}{day}#{user_id}"
-
-
-def capture_quota_prefix(user_id: str) -> str:
-    """local: the object-store prefix of `user_id`'s capture counters (`{prefix}{day}.json`), named by a hash
-    of the id (an id may hold characters a path may not)."""
-    import hashlib
-
-    return f"capture-quota/{hashlib.sha256(user_id.encode()).hexdigest()}/"
 
 
 class SessionPorts(Protocol):
@@ -76,6 +62,19 @@ class SessionCatalog(Protocol):
         """The session's entry (its owner in `user_id` when recorded), or None when the catalog has no such session.
 
         A catalog that cannot be read raises (the caller retries); it never answers None for that.
+        """
+        ...
+
+    def user_sessions(self, user_id: str) -> list[str]:
+        """The ids of the sessions whose entry names `user_id` as owner, sorted (forget-me)."""
+        ...
+
+    def erase_user(self, user_id: str, session_ids: Iterable[str]) -> dict[str, int]:
+        """Erase the entries of `session_ids` (each only while it still names `user_id`) and the user's capture
+        counters; how many items went, per store of the forget audit.
+
+        An entry is what tells a re-run of forget-me that a session is the user's: erase it only after the
+        session's objects (locally the entry is the session folder's metadata.json, and goes with the folder).
         """
         ...
 
