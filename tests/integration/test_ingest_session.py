@@ -17,6 +17,7 @@ from tests.support.memory import caption_answer, script_memory_models
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
+from worldmm.errors import GpuUnavailableError
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.session import ingest_session
 from worldmm.ingest.summary_schedule import on_session_end
@@ -233,3 +234,50 @@ def test_ingest_session_bounds_concurrent_model_calls(
     # THEN windows ran in parallel but never more than 3 at once
     assert report.enriched == 8
     assert peak[0] == 3
+
+
+def test_ingest_session_without_a_recording_transcribes_each_windows_own_chunk(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN a session with no full recording, each window carrying its own audio chunk
+    session_dir = _make_session(tmp_path / "s", 2)
+    (session_dir / "audio.m4a").unlink()
+    for n in range(2):
+        (session_dir / f"window_{n}" / "audio.wav").write_bytes(b"RIFF-wav")
+    services = _services(settings, db, script_memory_models(ScriptedLLM()), 1)
+    # WHEN ingested
+    report = ingest_session(session_dir, "user-w", services=services, progress=False)
+    # THEN each window's chunk was transcribed on its own and is the window's transcript
+    assert report.enriched == 2 and not report.failed
+    assert services.transcriber.calls == ["audio.wav", "audio.wav"]  # type: ignore[attr-defined]
+    with db.unit_of_work("user-w") as session:
+        transcripts = session.scalars(select(Segment.transcript).where(Segment.duration_seconds == 30)).all()
+    assert transcripts == ["words at 0 words at 10 words at 20"] * 2
+
+
+def test_ingest_session_does_not_wait_for_the_gpu_a_gpu_outage_fails_the_window(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN the GPU is required for live windows, there is none, and window 1's caption finds it down
+    session_dir = _make_session(tmp_path / "s", 2)
+    llm = script_memory_models(ScriptedLLM())
+
+    def caption(request: LLMRequest) -> Any:
+        if "words at 30" in request.prompt_text:
+            return GpuUnavailableError("GPU worker not answering")
+        return caption_answer(request)
+
+    llm.script("caption", caption)
+    required = settings.model_copy(update={"ingest_requires_gpu": True})
+    # WHEN ingested offline
+    report = ingest_session(session_dir, "user-g", services=_services(required, db, llm, 2), progress=False)
+    # THEN window 0 is enriched without a GPU check, and window 1 is failed (not left pending for a DLQ)
+    assert report.enriched == 1 and list(report.failed) == [1]
+    assert report.failed[1].startswith("GpuUnavailableError")
+    with db.unit_of_work("user-g") as session:
+        status = dict(
+            session.execute(
+                select(Segment.window_index, Segment.processing_status).where(Segment.duration_seconds == 30)
+            ).all()
+        )
+    assert status == {0: ProcessingStatus.COMPLETE, 1: ProcessingStatus.FAILED}

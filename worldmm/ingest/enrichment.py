@@ -1,4 +1,4 @@
-"""Per-window enrichment shared by the live window handler and the offline ingest_session path.
+"""The window routine's pieces (worldmm.ingest.window.process_window, run by the live and offline paths).
 
 `claim_segment` writes (or takes over) a window's `pending` row before any model call; `enrich_segment`
 runs the model calls with no transaction open, then writes every derived row and marks the segment

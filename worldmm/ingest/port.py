@@ -11,6 +11,7 @@ from worldmm.ingest.sessions.port import SessionPorts
 from worldmm.memory.entities import EntityPorts
 
 if TYPE_CHECKING:
+    from worldmm.config import Settings
     from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache.port import GraphCache
     from worldmm.llm.port import LLM
@@ -54,26 +55,34 @@ class TextWindowPorts(MultiscalePorts, Protocol):
     def replace(self, **overrides: Any) -> TextWindowPorts: ...
 
 
-class IngestSessionPorts(EnrichmentPorts, MultiscalePorts, Protocol):
-    """Ingesting a recorded session: transcription, enrichment, the summaries, and the backfill LLM."""
+class WindowProcessPorts(EnrichmentPorts, Protocol):
+    """Processing one window (`process_window`): enrichment's ports and the transcriber for its own audio."""
 
     @property
     def transcriber(self) -> Transcriber: ...
 
-    def with_backfill_llm(self) -> IngestSessionPorts: ...
 
-
-class WindowPorts(EnrichmentPorts, MultiscalePorts, SessionPorts, Protocol):
-    """Ingesting one live window: its frames and audio, transcription, the GPU worker's address,
-    enrichment and the summaries above it."""
+class GpuWaitPorts(Protocol):
+    """Waiting for the GPU worker: its address (None while there is none) and the demand that starts it."""
 
     @property
-    def store(self) -> ObjectStore: ...
-
-    @property
-    def transcriber(self) -> Transcriber: ...
+    def settings(self) -> Settings: ...
 
     @property
     def gpu_demand(self) -> GpuDemand: ...
 
     def gpu_url(self) -> str | None: ...
+
+
+class IngestSessionPorts(WindowProcessPorts, MultiscalePorts, Protocol):
+    """Ingesting a recorded session: its windows, the summaries, and the backfill LLM."""
+
+    def with_backfill_llm(self) -> IngestSessionPorts: ...
+
+
+class WindowPorts(WindowProcessPorts, MultiscalePorts, SessionPorts, GpuWaitPorts, Protocol):
+    """Ingesting one live window: its frames and audio, the window routine's ports, the GPU worker's
+    address and demand, and the summaries above it."""
+
+    @property
+    def store(self) -> ObjectStore: ...

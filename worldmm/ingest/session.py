@@ -8,9 +8,10 @@ The directory mirrors the object store's `sessions/{sessionId}/` prefix:
     window_{n}/audio.wav     a window's own audio chunk (used when there is no full recording)
 
 Stages: 1 metadata → 2 full-audio transcription aligned to 30 s windows (audio_start_ms offset) →
-3 per-window enrichment with the *same* code as the live window path (`claim_segment` +
-`enrich_segment`, then `on_window_complete`, which also runs stage 4 as windows close) → 4 partial
-windows closed at the end (`on_session_end`) → 5 semantic triples from each 10 min summary (inside 4).
+3 each window through the live path's own window routine (`worldmm.ingest.window.process_window`: its
+frames from the directory, its words sliced from the recording; then `on_window_complete`, which also
+runs stage 4 as windows close) → 4 partial windows closed at the end (`on_session_end`) → 5 semantic
+triples from each 10 min summary (inside 4).
 
 Windows run concurrently (at most `concurrency`, default `ingest_concurrency`); a window already
 complete is skipped, so re-running after a crash resumes where it stopped.
@@ -23,6 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worldmm.config import LLMMode
 from worldmm.errors import BadRequest
-from worldmm.ingest.sessions.port import info_from_item, window_span
-from worldmm.media.frames import list_frame_keys, load_frames, window_audio_key, window_prefix
+from worldmm.ingest.sessions.port import info_from_item
+from worldmm.ingest.window import WindowOutcome, WindowSource, process_window
+from worldmm.media.frames import list_frame_keys
 from worldmm.media.objects import DirectoryObjectStore, ObjectNotFound
 from worldmm.media.transcription.port import Transcript
 
@@ -252,65 +255,33 @@ def _transcribe_full(services: IngestSessionPorts, root: Path) -> Transcript | N
     return None
 
 
-def _window_transcript(services: IngestSessionPorts, session: _Session, window_index: int) -> str:
-    """The window's words: its span of the full recording, else its own audio chunk, else nothing."""
-    seconds = services.settings.window_seconds
-    if session.transcript is not None:
-        start = window_index * seconds + session.audio_offset_s
-        return session.transcript.window(start, start + seconds)
-    key = window_audio_key(session.session_id, window_index)
-    if session.store.exists(key):
-        return services.transcriber.transcribe(session.store.get(key), "audio.wav").text.strip()
-    return ""
+# Where each outcome of the window routine counts in the report (ENRICHED: `enriched`, or `audio_only`
+# for a window without frames whose transcript was enriched).
+_REPORT_FIELDS = {
+    WindowOutcome.TRANSCRIPT_ONLY: "audio_only",
+    WindowOutcome.ALREADY_COMPLETE: "skipped_complete",
+    WindowOutcome.BUSY: "busy",
+    WindowOutcome.EXHAUSTED: "busy",
+    WindowOutcome.FORGOTTEN: "busy",
+    WindowOutcome.CLAIM_LOST: "busy",
+}
 
 
 def _ingest_window(services: IngestSessionPorts, user_id: str, session: _Session, window_index: int) -> str:
-    """Stage 3 for one window (the live path's enrichment), then close what it completes; the report field."""
-    from worldmm.ingest.enrichment import (
-        ClaimStatus,
-        WindowMaterial,
-        claim_segment,
-        complete_without_enrichment,
-        enrich_segment,
-        release_claim,
-    )
+    """Stage 3 for one window (the window routine on the directory's material); the report field."""
     from worldmm.ingest.summary_schedule import on_window_complete
 
-    settings = services.settings
     keys = list_frame_keys(session.store, session.session_id, window_index)
-    start, end = window_span(session.created_at, window_index, settings.window_seconds)
-    claim = claim_segment(
+    result = process_window(
         services,
-        user_id=user_id,
-        session_id=session.session_id,
-        window_index=window_index,
-        duration_seconds=settings.window_seconds,
-        start_time=start,
-        end_time=end,
-        frame_count=len(keys),
-        s3_frames_key=window_prefix(session.session_id, window_index) if keys else None,
+        user_id,
+        session.session_id,
+        window_index,
+        created_at=session.created_at,
+        source=WindowSource(session.store, keys, session.transcript, session.audio_offset_s),
+        # unguarded: a summary failing here counts the window failed, and a re-run resumes it
+        on_complete=partial(on_window_complete, services, user_id, session.session_id, window_index),
     )
-    if claim.status == ClaimStatus.COMPLETE:
-        on_window_complete(
-            services, user_id, session.session_id, window_index
-        )  # resumes an interrupted close
-        return "skipped_complete"
-    if not claim.claimed:
-        return "busy"
-    try:
-        frames, chosen = load_frames(session.store, keys, settings.sample_frames)
-        transcript = _window_transcript(services, session, window_index)
-        if keys or (settings.enrich_audio_only and transcript.strip()):
-            material = WindowMaterial(frames=frames, frame_keys=chosen, transcript=transcript)
-            enrich_segment(services, user_id, claim.segment_id, material, claim_token=claim.claim_token)
-            outcome = "enriched" if keys else "audio_only"
-        else:  # spec 000's audio-only path: the transcript alone, enriched=false
-            complete_without_enrichment(services, user_id, claim.segment_id, claim.claim_token, transcript)
-            outcome = "audio_only"
-    except Exception as exc:
-        release_claim(
-            services, user_id, claim.segment_id, claim.claim_token, error=f"{type(exc).__name__}: {exc}"
-        )
-        raise
-    on_window_complete(services, user_id, session.session_id, window_index)
-    return outcome
+    if result.outcome == WindowOutcome.ENRICHED:
+        return "enriched" if keys else "audio_only"
+    return _REPORT_FIELDS[result.outcome]

@@ -1,8 +1,22 @@
-"""IngestWindowFunction's core (spec 000 lambda_handler steps 1–11) for one 30-second window."""
+"""One 30-second window, processed the same way on every path that brings one.
+
+`process_window` is the window routine: claim the window's row → load its frames → obtain its words →
+enrich it (or complete it with its transcript alone) → release the claim on failure → the
+window-complete hook. Its callers differ only in where the material comes from and how the words are
+obtained (`WindowSource`), whether they may wait for the GPU worker, and what follows a complete window:
+`ingest_window` here (IngestWindowFunction, spec 000 lambda_handler steps 1–11: the window's own audio
+chunk is transcribed) and `worldmm.ingest.session` (a recorded session directory: the full recording's
+transcript is sliced to the window, else the window's chunk is transcribed).
+"""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from functools import partial
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
@@ -14,6 +28,7 @@ from worldmm.errors import GpuUnavailableError
 from worldmm.ingest.enrichment import (
     ClaimLostError,
     ClaimStatus,
+    EnrichmentResult,
     WindowMaterial,
     claim_segment,
     complete_without_enrichment,
@@ -40,7 +55,9 @@ from worldmm.media.frames import (
 )
 
 if TYPE_CHECKING:
-    from worldmm.ingest.port import WindowPorts
+    from worldmm.ingest.port import GpuWaitPorts, WindowPorts, WindowProcessPorts
+    from worldmm.media.objects import ObjectStore
+    from worldmm.media.transcription.port import Transcript
 
 logger = Logger(child=True)
 
@@ -55,7 +72,7 @@ def gpu_required(settings: Settings) -> bool:
     return settings.worldmm_profile == Profile.AWS
 
 
-def require_gpu(services: WindowPorts, segment_id: uuid.UUID) -> str:
+def require_gpu(services: GpuWaitPorts, segment_id: uuid.UUID) -> str:
     """The GPU worker URL (steps 7–8), or GpuUnavailableError when there is none."""
     url = services.gpu_url()
     if url is None or any(host in url for host in UNAVAILABLE_HOSTS):
@@ -71,7 +88,7 @@ def require_gpu(services: WindowPorts, segment_id: uuid.UUID) -> str:
     return url
 
 
-def _gpu_sentinel(services: WindowPorts) -> str:
+def _gpu_sentinel(services: GpuWaitPorts) -> str:
     """Why there was no worker URL: the GPU instance parameter's value as read (aws: `none`, `absent`, a
     stopped instance's id, ...); `none` elsewhere (no GPU_WORKER_URL, nothing to discover)."""
     if services.settings.worldmm_profile != Profile.AWS:
@@ -139,13 +156,168 @@ def _close_ended_session(services: WindowPorts, user_id: str, session_id: str) -
         on_session_end(services, user_id, session_id)
 
 
+@dataclass(frozen=True)
+class WindowSource:
+    """Where one window's material comes from and how its words are obtained.
+
+    Frames (and the window's own audio chunk) are read from `store` under `sessions/{id}/window_{n}/`.
+    With `recording` (a whole session's transcript, transcribed once) the window's words are its span of
+    it, `recording_offset_s` being the recording's time at the video's start; without, the window's audio
+    is found in `store` and transcribed.
+    """
+
+    store: ObjectStore
+    frame_keys: list[str]
+    recording: Transcript | None = None
+    recording_offset_s: float = 0.0
+
+
+class WindowOutcome(StrEnum):
+    """What `process_window` came to."""
+
+    ENRICHED = "enriched"  # captioned, entities, triples (and visual) written: complete
+    TRANSCRIPT_ONLY = "transcript_only"  # complete with its transcript alone (spec 000 audio-only, enriched=false)
+    ALREADY_COMPLETE = "already_complete"  # complete before this run: nothing redone but the complete hook
+    FORGOTTEN = "forgotten"  # in a span or session the user erased: nothing written
+    BUSY = "busy"  # another invocation holds a live claim
+    EXHAUSTED = "exhausted"  # claimed INGEST_MAX_ATTEMPTS times already: left failed
+    CLAIM_LOST = "claim_lost"  # another invocation took the claim over meanwhile; our results were dropped
+
+
+_NOT_CLAIMED = {
+    ClaimStatus.FORGOTTEN: WindowOutcome.FORGOTTEN,
+    ClaimStatus.BUSY: WindowOutcome.BUSY,
+    ClaimStatus.EXHAUSTED: WindowOutcome.EXHAUSTED,
+}
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    """The outcome of one window, its segment id, and what enrichment stored (ENRICHED only)."""
+
+    outcome: WindowOutcome
+    segment_id: uuid.UUID
+    enrichment: EnrichmentResult | None = None
+
+
+def process_window(
+    services: WindowProcessPorts,
+    user_id: str,
+    session_id: str,
+    window_index: int,
+    *,
+    created_at: datetime,
+    source: WindowSource,
+    on_complete: Callable[[], object],
+    gpu: GpuWaitPorts | None = None,
+) -> WindowResult:
+    """Claim → load frames → words → enrich (or transcript only) → complete, then `on_complete`.
+
+    `on_complete` (the summary scheduling hook) also runs for a window already complete, so a run killed
+    between completing the window and closing its summaries is resumed. `gpu` is given by a path that can
+    wait for the GPU worker (the live one: its event waits in the DLQ): a window with frames then needs
+    the worker first where it is required, and GpuUnavailableError leaves the row pending, wakes the
+    worker and propagates. Any other failure (GpuUnavailableError too, without `gpu`) marks the row
+    failed and propagates. Safe to run any number of times, concurrently.
+    """
+    settings = services.settings
+    keys = source.frame_keys
+    start, end = window_span(created_at, window_index, settings.window_seconds)
+    claim = claim_segment(
+        services,
+        user_id=user_id,
+        session_id=session_id,
+        window_index=window_index,
+        duration_seconds=settings.window_seconds,
+        start_time=start,
+        end_time=end,
+        frame_count=len(keys),
+        s3_frames_key=window_prefix(session_id, window_index) if keys else None,
+    )
+    if claim.status == ClaimStatus.COMPLETE:
+        log_step(logger, "already_processed", segment_id=str(claim.segment_id))
+        on_complete()
+        return WindowResult(WindowOutcome.ALREADY_COMPLETE, claim.segment_id)
+    if claim.status == ClaimStatus.BUSY:
+        log_step(logger, "window_in_progress", segment_id=str(claim.segment_id))
+    if not claim.claimed:
+        return WindowResult(_NOT_CLAIMED[claim.status], claim.segment_id)
+    segment_id, token = claim.segment_id, claim.claim_token
+
+    enrichment: EnrichmentResult | None = None
+    try:
+        if keys and gpu is not None and gpu_required(settings):
+            require_gpu(gpu, segment_id)  # before transcription: a GPU outage costs no Whisper calls
+        frames, frame_keys = load_frames(source.store, keys, settings.sample_frames)
+        log_step(logger, "frames_loaded", frame_count=len(frames))
+        transcript = _window_transcript(services, source, session_id, window_index)
+        if keys or (settings.enrich_audio_only and transcript.strip()):
+            material = WindowMaterial(frames=frames, frame_keys=frame_keys, transcript=transcript)
+            enrichment = enrich_segment(services, user_id, segment_id, material, claim_token=token)
+        else:  # spec 000's audio-only path: the transcript alone, enriched=false
+            complete_without_enrichment(services, user_id, segment_id, token, transcript)
+    except ClaimLostError:
+        log_step(logger, "claim_lost", level="warning", segment_id=str(segment_id))
+        return WindowResult(WindowOutcome.CLAIM_LOST, segment_id)
+    except Exception as exc:
+        if gpu is not None and isinstance(exc, GpuUnavailableError):
+            release_claim(services, user_id, segment_id, token)  # stays pending for the DLQ consumer
+            gpu.gpu_demand.wake("ingest")  # the controller starts the GPU; the DLQ holds the window till then
+            raise
+        release_claim(services, user_id, segment_id, token, error=f"{type(exc).__name__}: {exc}")
+        # spec 000 gpuException (and any other step failing): the window is `failed`, the error propagates.
+        log_step(
+            logger,
+            "window_failed",
+            level="error",
+            segment_id=str(segment_id),
+            error_type=type(exc).__name__,
+            error=str(exc)[:500],
+        )
+        raise
+
+    log_step(
+        logger,
+        "completed",
+        segment_id=str(segment_id),
+        entity_count=enrichment.entity_count if enrichment else 0,
+        triple_count=enrichment.triple_count if enrichment else 0,
+        visual_stored=enrichment.visual_stored if enrichment else False,
+    )
+    on_complete()
+    if enrichment is None:
+        return WindowResult(WindowOutcome.TRANSCRIPT_ONLY, segment_id)
+    return WindowResult(WindowOutcome.ENRICHED, segment_id, enrichment)
+
+
+def _window_transcript(services: WindowProcessPorts, source: WindowSource, session_id: str, window_index: int) -> str:
+    """The window's words: its span of the whole recording when there is one, else its own audio transcribed."""
+    seconds = services.settings.window_seconds
+    if source.recording is not None:
+        start = window_index * seconds + source.recording_offset_s
+        return source.recording.window(start, start + seconds)
+    audio = find_window_audio(source.store, session_id, window_index)
+    log_step(logger, "audio_loaded", has_audio=audio is not None)
+    if audio is None:
+        return ""
+    transcript = transcribe_window(services.transcriber, audio, window_index, seconds)
+    log_step(logger, "transcription_complete", transcript_length=len(transcript))
+    return transcript
+
+
+_SKIP_REASONS = {
+    WindowOutcome.BUSY: "in_progress",
+    WindowOutcome.EXHAUSTED: "attempts_exhausted",
+    WindowOutcome.CLAIM_LOST: "claim_lost",
+}
+
+
 def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWindowSuccess:
     """Ingest one window: raw material → pending row → caption, entities, triples, visual → complete.
 
     Raises GpuUnavailableError (row left pending) or the failing step's error (row marked failed); both
     route the event to the DLQ. Safe to run any number of times, concurrently.
     """
-    settings = services.settings
     user_id, session_id, index = event.userId, event.sessionId, event.windowIndex
     log_step(logger, "invoked", session_id=session_id, window_index=index, frame_count=event.frameCount)
     try:
@@ -162,8 +334,8 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
         )
         return IngestWindowSkipped(reason=rejected.reason)
 
-    # Idempotency (step 2) is decided by the claim below, which reports a complete row in the same round
-    # trip that would create the pending one; only the no-frames exit needs its own look-up first.
+    # Idempotency (step 2) is decided by the claim, which reports a complete row in the same round trip
+    # that would create the pending one; only the no-frames exit needs its own look-up first.
     keys = list_frame_keys(services.store, session_id, index)
     if event.frameCount > 0 and not keys:
         existing = find_window_segment(services, user_id, session_id, index)
@@ -173,96 +345,32 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
             return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
         log_step(logger, "no_frames", session_id=session_id, window_index=index)
         return IngestWindowSkipped(reason="no_frames")
-    audio_only = not keys
 
-    start, end = window_span(created_at_of(info), index, settings.window_seconds)
-    claim = claim_segment(
+    result = process_window(
         services,
-        user_id=user_id,
-        session_id=session_id,
-        window_index=index,
-        duration_seconds=settings.window_seconds,
-        start_time=start,
-        end_time=end,
-        frame_count=len(keys),
-        s3_frames_key=window_prefix(session_id, index) if keys else None,
+        user_id,
+        session_id,
+        index,
+        created_at=created_at_of(info),
+        source=WindowSource(services.store, keys),
+        on_complete=partial(_window_complete, services, user_id, session_id, index),
+        gpu=services,
     )
-    if claim.status == ClaimStatus.COMPLETE:
-        log_step(logger, "already_processed", segment_id=str(claim.segment_id))
-        # A run killed between completing the window and closing its summaries is resumed here.
-        _window_complete(services, user_id, session_id, index)
-        return IngestWindowAlreadyProcessed(segment_id=str(claim.segment_id))
-    if claim.status == ClaimStatus.FORGOTTEN:
+    segment_id = str(result.segment_id)
+    if result.enrichment is not None:
+        return IngestWindowEnriched(
+            segmentId=segment_id,
+            entityCount=result.enrichment.entity_count,
+            tripleCount=result.enrichment.triple_count,
+            visualStored=result.enrichment.visual_stored,
+        )
+    if result.outcome == WindowOutcome.TRANSCRIPT_ONLY:
+        return IngestWindowAudioOnly(segmentId=segment_id)
+    if result.outcome == WindowOutcome.ALREADY_COMPLETE:
+        return IngestWindowAlreadyProcessed(segment_id=segment_id)
+    if result.outcome == WindowOutcome.FORGOTTEN:
         # The user erased this span (or session) already: what landed since goes too, nothing is written.
         erased = services.store.delete_prefix(window_prefix(session_id, index))  # type: ignore[attr-defined]
         log_step(logger, "forgotten_window_erased", session_id=session_id, window_index=index, objects=erased)
         return IngestWindowSkipped(reason="forgotten")
-    if claim.status == ClaimStatus.BUSY:
-        log_step(logger, "window_in_progress", segment_id=str(claim.segment_id))
-        return IngestWindowSkipped(reason="in_progress")
-    if claim.status == ClaimStatus.EXHAUSTED:
-        return IngestWindowSkipped(reason="attempts_exhausted")
-    segment_id, token = claim.segment_id, claim.claim_token
-
-    try:
-        if not audio_only and gpu_required(settings):
-            require_gpu(services, segment_id)  # before transcription: a GPU outage costs no Whisper calls
-        frames, frame_keys = load_frames(services.store, keys, settings.sample_frames)
-        log_step(logger, "frames_loaded", frame_count=len(frames))
-        audio = find_window_audio(services.store, session_id, index)
-        log_step(logger, "audio_loaded", has_audio=audio is not None)
-        transcript = ""
-        if audio is not None:
-            transcript = transcribe_window(services.transcriber, audio, index, settings.window_seconds)
-            log_step(logger, "transcription_complete", transcript_length=len(transcript))
-
-        if audio_only and not (settings.enrich_audio_only and transcript.strip()):
-            complete_without_enrichment(services, user_id, segment_id, token, transcript)
-            log_step(
-                logger,
-                "completed",
-                segment_id=str(segment_id),
-                entity_count=0,
-                triple_count=0,
-                visual_stored=False,
-            )
-            _window_complete(services, user_id, session_id, index)
-            return IngestWindowAudioOnly(segmentId=str(segment_id))
-
-        material = WindowMaterial(frames=frames, frame_keys=frame_keys, transcript=transcript)
-        result = enrich_segment(services, user_id, segment_id, material, claim_token=token)
-    except GpuUnavailableError:
-        release_claim(services, user_id, segment_id, token)  # stays pending for the DLQ consumer
-        services.gpu_demand.wake("ingest")  # the controller starts the GPU; the DLQ holds the window till then
-        raise
-    except ClaimLostError:
-        log_step(logger, "claim_lost", level="warning", segment_id=str(segment_id))
-        return IngestWindowSkipped(reason="claim_lost")
-    except Exception as exc:
-        release_claim(services, user_id, segment_id, token, error=f"{type(exc).__name__}: {exc}")
-        # spec 000 gpuException (and any other step failing): the window is `failed`, the event goes to the DLQ.
-        log_step(
-            logger,
-            "window_failed",
-            level="error",
-            segment_id=str(segment_id),
-            error_type=type(exc).__name__,
-            error=str(exc)[:500],
-        )
-        raise
-
-    log_step(
-        logger,
-        "completed",
-        segment_id=str(segment_id),
-        entity_count=result.entity_count,
-        triple_count=result.triple_count,
-        visual_stored=result.visual_stored,
-    )
-    _window_complete(services, user_id, session_id, index)
-    return IngestWindowEnriched(
-        segmentId=str(segment_id),
-        entityCount=result.entity_count,
-        tripleCount=result.triple_count,
-        visualStored=result.visual_stored,
-    )
+    return IngestWindowSkipped(reason=_SKIP_REASONS[result.outcome])
