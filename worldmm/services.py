@@ -179,9 +179,10 @@ class Services:
 
     @cached_property
     def capture(self) -> CaptureService:
+        """Capture on the deployment's bucket (`worldmm serve` signs uploads for itself: gateway/app.py)."""
         from worldmm.capture.service import build_capture_service
 
-        return build_capture_service(self.settings, self.invoker)
+        return build_capture_service(self.settings, self.capture_state, self.invoker)
 
     @cached_property
     def capture_state(self) -> CaptureStatePort:
@@ -219,15 +220,9 @@ class Services:
     @cached_property
     def gpu_controller(self) -> GpuController:
         """The GPU worker's controller on the deployment's EC2, SSM, control table, DLQ and capture buffer."""
-        from worldmm.capture.dynamo import CaptureStore
         from worldmm.gpu.aws import build_gpu_controller
 
-        capture = CaptureStore(
-            self.settings.sessions_table,
-            self.settings.capture_windows_table,
-            open_shards=self.settings.capture_open_shards,
-        )
-        return build_gpu_controller(self.settings, capture)
+        return build_gpu_controller(self.settings, self.capture_state)
 
     def replace(self, **overrides: Any) -> Services:
         """A Services with the same settings and the ports built so far, `overrides` put in their place."""

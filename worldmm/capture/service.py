@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 
-from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import (
     AUDIO_CONTENT_TYPES,
     FRAME_CONTENT_TYPES,
@@ -291,13 +290,10 @@ def _valid_session_id(session_id: str) -> bool:
     return 0 < len(session_id) <= 64 and all(c.isalnum() or c in "-_" for c in session_id)
 
 
-def build_capture_service(settings: Settings, invoker: FunctionInvoker) -> CaptureService:
-    """The capture service on the deployment's tables, bucket and function invoker."""
+def build_capture_service(settings: Settings, store: CaptureStatePort, invoker: FunctionInvoker) -> CaptureService:
+    """The capture service on `store`, the deployment's bucket (uploads signed by S3) and `invoker`."""
     import boto3
     from botocore.config import Config
 
-    store = CaptureStore(
-        settings.sessions_table, settings.capture_windows_table, open_shards=settings.capture_open_shards
-    )
     s3 = boto3.client("s3", config=Config(signature_version="s3v4"))
     return CaptureService(settings, store, s3, invoker)

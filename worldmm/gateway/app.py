@@ -30,7 +30,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from worldmm.capture.local import LocalCaptureStore
 from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
 from worldmm.capture.models import UploadKind
 from worldmm.capture.s3_events import parse_key, record_notification
@@ -274,7 +273,7 @@ def local_capture_service(
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
     settings = services.settings
     signer = LocalUploadSigner(public_url, gateway_keys(settings).upload, clock=clock)
-    return CaptureService(settings, LocalCaptureStore(services.store), signer, services.invoker, clock=clock)
+    return CaptureService(settings, services.capture_state, signer, services.invoker, clock=clock)
 
 
 def create_app(

@@ -17,8 +17,9 @@ step finds its work again on a re-run, so the erase is idempotent and a failed o
    (caption, transcript, embedding, triples) and marked `failed` so the reaper re-summarises it from what
    remains; entities no triple or alias names any more. The deletes bump the graph and segment
    generations (triggers), so no warm cache serves the old graph or lexical index.
-4. The user's graph and lexical cache keys in Redis (as forget-me does), the capture-window buffer rows of
-   the span's windows (aws), then the tombstone is marked complete with the counts.
+4. The user's cached graphs and lexical indexes (the graph cache port's `erase_user`, as forget-me does),
+   the capture-window buffer rows of the span's windows (the capture state port), then the tombstone is
+   marked complete with the counts.
 
 Chat messages store question and answer text only (no citations), so nothing in them points into a span.
 """
