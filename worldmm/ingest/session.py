@@ -150,7 +150,7 @@ def ingest_session(
     progress: bool = True,
 ) -> IngestSessionReport:
     """Ingest a recorded session directory for `user_id` (stages 1–5); safe to re-run."""
-    from worldmm.ingest.summary_schedule import on_session_end
+    from worldmm.ingest.summary_schedule import complete_summaries, on_session_end
 
     services = services.with_backfill_llm()
     settings = services.settings
@@ -202,28 +202,10 @@ def ingest_session(
             bar.update(1)
 
     on_session_end(services, user_id, meta.session_id, concurrency=workers)
-    report.summaries = _count_summaries(services, user_id, meta.session_id)
+    report.summaries = complete_summaries(services.db, user_id, meta.session_id)
     report.wall_s = time.perf_counter() - started
     logger.info("ingest_session_completed", extra=report.as_dict())
     return report
-
-
-def _count_summaries(services: IngestSessionPorts, user_id: str, session_id: str) -> int:
-    from sqlalchemy import func, select
-
-    from worldmm.db.models import ProcessingStatus, Segment
-
-    with services.db.unit_of_work(user_id) as session:
-        return (
-            session.scalar(
-                select(func.count()).where(
-                    Segment.session_id == session_id,
-                    Segment.duration_seconds > services.settings.window_seconds,
-                    Segment.processing_status == ProcessingStatus.COMPLETE,
-                )
-            )
-            or 0
-        )
 
 
 def _incomplete_window_count(services: IngestSessionPorts, user_id: str, session_id: str, window_count: int) -> int:

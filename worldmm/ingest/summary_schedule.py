@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import delete, select, text, tuple_
+from sqlalchemy import delete, func, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from worldmm.crashpoints import crash_point
@@ -48,6 +48,7 @@ from worldmm.memory.episodic.scales import (
 from worldmm.scale import SUMMARY_SCALES, Scale
 
 if TYPE_CHECKING:
+    from worldmm.db.engine import Database
     from worldmm.ingest.port import MultiscalePorts
 
 logger = Logger(child=True)
@@ -72,6 +73,20 @@ class SummaryOutcome:
     segment_id: uuid.UUID | None
     produced: bool
     error: str | None = None
+
+
+def complete_summaries(db: Database, user_id: str, session_id: str) -> int:
+    """How many of the session's summaries (every scale above the window) are complete."""
+    with db.unit_of_work(user_id) as session:
+        count = session.scalar(
+            select(func.count()).where(
+                Segment.user_id == user_id,
+                Segment.session_id == session_id,
+                Segment.duration_seconds > Scale.WINDOW,
+                Segment.processing_status == ProcessingStatus.COMPLETE,
+            )
+        )
+        return int(count or 0)
 
 
 def on_window_complete(services: MultiscalePorts, user_id: str, session_id: str, window_index: int) -> None:

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.ingest.enrichment import invalidate_episodic_graph
-from worldmm.ingest.summary_schedule import on_session_end
+from worldmm.ingest.summary_schedule import complete_summaries, on_session_end
 from worldmm.llm.usage import UsageLog
 from worldmm.memory.embedding.port import CachingEmbedder
 from worldmm.memory.entities import resolve_entities
@@ -126,9 +126,9 @@ def ingest_text_windows(
         finally:
             ahead.shutdown(cancel_futures=True)
         t = time.perf_counter()
-        before = _summary_count(services, user_id, session_id)
+        before = complete_summaries(services.db, user_id, session_id)
         on_session_end(services, user_id, session_id, concurrency=services.settings.text_ingest_summary_concurrency)
-        report.summaries += _summary_count(services, user_id, session_id) - before
+        report.summaries += complete_summaries(services.db, user_id, session_id) - before
         report.time("summaries", t)
         report.sessions += 1
         _report(progress, held)
@@ -165,19 +165,6 @@ def _complete_indexes(services: TextWindowPorts, user_id: str, session_id: str, 
             )
         )
         return set(rows)
-
-
-def _summary_count(services: TextWindowPorts, user_id: str, session_id: str) -> int:
-    with services.db.unit_of_work(user_id) as session:
-        count = session.scalar(
-            select(func.count()).where(
-                Segment.user_id == user_id,
-                Segment.session_id == session_id,
-                Segment.duration_seconds > Scale.WINDOW,
-                Segment.processing_status == ProcessingStatus.COMPLETE,
-            )
-        )
-        return int(count or 0)
 
 
 @dataclass(frozen=True)
