@@ -519,6 +519,66 @@ class ForgetMe(CaptureEnd):
 BYSTANDER = "crash-bystander"
 
 
+class ForgetSpan(CaptureEnd):
+    """Three windows ingested and summarised; the span of the middle one is erased in the child (the client
+    retries its unanswered DELETE, the operator runs the reaper): windows 0 and 2 and their re-made summary
+    stay whole, nothing of window 1 is left, another user's data does not change."""
+
+    name = "forget_span"
+
+    def setup(self, world: World, case: Case) -> None:
+        super().setup(world, case)
+        notify_and_end(world, world.services(), case.session_id, self.windows, case.acks)
+        case.acks.unlink()
+        with world.db.unit_of_work(case.user) as s:
+            start, end = s.execute(
+                select(Segment.start_time, Segment.end_time).where(
+                    Segment.session_id == case.session_id,
+                    Segment.window_index == 1,
+                    Segment.duration_seconds == world.settings.window_seconds,
+                )
+            ).one()
+        case.extra["span"] = (start, end)
+        case.extra["bystander"] = _footprint(world, BYSTANDER)
+
+    def _forget(self, world: World, case: Case) -> None:
+        from worldmm.memories.forget_span import SpanTarget, forget_span
+
+        forget_span(world.services(), case.user, SpanTarget(*case.extra["span"]), requested_by="crash-harness")
+
+    def run(self, world: World, case: Case) -> None:
+        self._forget(world, case)
+        ack(case.acks, "forgotten")
+
+    def recover(self, world: World, case: Case) -> None:
+        from worldmm.ingest.reaper import reap
+
+        if "forgotten" not in acked(case.acks):
+            self._forget(world, case)
+        reap(world.services(), older_than_s=0)  # the reaper's run once the emptied summary has aged
+
+    def check(self, world: World, case: Case) -> list[str]:
+        problems = window_problems(world, case.user, case.session_id, (0, 2))
+        with world.db.unit_of_work(case.user) as s:
+            left = s.scalar(
+                select(func.count()).where(
+                    Segment.session_id == case.session_id,
+                    Segment.window_index == 1,
+                    Segment.duration_seconds == world.settings.window_seconds,
+                )
+            )
+            complete = s.scalar(text("SELECT count(*) FROM worldmm_forgotten_spans WHERE complete"))
+        if left:
+            problems.append("window 1 is still remembered")
+        if any((world.root / "sessions" / case.session_id / "window_1").glob("*")):
+            problems.append("window 1's objects left")
+        if not complete:
+            problems.append("no completed tombstone")
+        if _footprint(world, BYSTANDER) != case.extra["bystander"]:
+            problems.append("another user's data changed")
+        return problems
+
+
 def _footprint(world: World, user: str) -> dict[str, int]:
     """Rows holding `user`'s id, per table (as the owner: every table, no RLS)."""
     from worldmm.db.models import MEMORY_TABLES
@@ -552,7 +612,7 @@ class SampleSizedCaptureEnd(CaptureEnd):
 
 
 PATHS: dict[str, WritePath] = {
-    p.name: p for p in (CaptureEnd(), Summaries(), ChatTurn(), ForgetMe(), Retrigger(), DlqConsumer())
+    p.name: p for p in (CaptureEnd(), Summaries(), ChatTurn(), ForgetMe(), ForgetSpan(), Retrigger(), DlqConsumer())
 }
 EXTRA_PATHS: dict[str, WritePath] = {p.name: p for p in (SampleSizedCaptureEnd(),)}
 

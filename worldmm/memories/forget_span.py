@@ -37,6 +37,7 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import text
 
 from worldmm.chat.models import iso_timestamp
+from worldmm.crashpoints import crash_point
 from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.forget import ForgetPorts, tally
@@ -100,13 +101,17 @@ def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requ
         target = recorded
     report = SpanReport()
     audit_id = _write_tombstone(services, user_id, target, requested_by)
+    crash_point("forget_span.tombstoned")
     found = _find(services, user_id, target)
     windows = _erase_objects(services, user_id, target, found, report)
+    crash_point("forget_span.objects_erased")
     _erase_postgres(services, user_id, target, found, report)
+    crash_point("forget_span.postgres_erased")
     if found.windows or found.summaries:  # the graph and lexical caches were built from them
         tally(report, services.graph_cache.erase_user(user_id))
     sessions = sorted(set(windows) | ({target.session_id} if target.session_id else set()))
     tally(report, services.capture_state.erase_windows(user_id, sessions, None if target.session_id else windows))
+    crash_point("forget_span.stores_erased")
     _finish_tombstone(services, user_id, audit_id, report)
     logger.info(
         "span forgotten",
