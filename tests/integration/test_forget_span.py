@@ -1,4 +1,4 @@
-"""Issue 25 item 3, forget a span: DELETE /memories?from=&to=, DELETE /sessions/{id} and MCP forget_span.
+"""Forget a span: DELETE /memories?from=&to=, DELETE /sessions/{id} and MCP forget_span.
 
 Alice's session is 24 windows (12 minutes) ingested through the real window path (aws profile: moto S3 with
 versions and DynamoDB, real PostgreSQL with row-level security, real Redis), so its 3 min and 10 min

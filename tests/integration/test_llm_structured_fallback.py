@@ -1,4 +1,4 @@
-"""Issue 33 item 1: structured output degrades, never fails, against OpenAI-compatible servers that lack it.
+"""Structured output degrades, never fails, against OpenAI-compatible servers that lack it.
 
 A real HTTP server on 127.0.0.1 plays three kinds of local server: one that refuses `response_format`
 json_schema the way llama-cpp-python does (500 naming the field), one that refuses json_object too (400),

@@ -1,4 +1,4 @@
-"""Issue 27 item 5: a finished OpenAI Batch job leaves none of its files (transcripts, captions) behind.
+"""A finished OpenAI Batch job leaves none of its files (transcripts, captions) behind.
 
 Against the fake OpenAI server on loopback: after the results are read, the input, output and error files
 are deleted; a provider refusing a delete costs no result.

@@ -1,4 +1,4 @@
-"""Issue 27 item 7: per-user bounds on capture cost.
+"""Per-user bounds on capture cost.
 
 Sessions and windows per UTC day are counted per user in the capture state (DynamoDB on moto, the local
 store through `worldmm serve`), refused past their limit with a 429 that says why and when to come back,

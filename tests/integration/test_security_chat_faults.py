@@ -1,4 +1,4 @@
-"""Issue 27 item 2: PostgreSQL down or restarting never gives an answer other than 503, nor a chat row.
+"""PostgreSQL down or restarting never gives an answer other than 503, nor a chat row.
 
 The chat handlers run in-process on the aws layout (chats in DynamoDB under moto, memory in a real embedded
 PostgreSQL of this module's own, which the tests stop and start with `pg_ctl`): before a cold start, during a

@@ -1,4 +1,4 @@
-"""Issue 27 item 6: nothing runs on the memory as a role row-level security does not hold.
+"""Nothing runs on the memory as a role row-level security does not hold.
 
 `get_database` (what every function and the CLI reach the memory through) checks the role it connects as:
 the embedded server's superuser, a BYPASSRLS role and the tables' owner are refused; the application role

@@ -1,4 +1,4 @@
-"""Issue 27 item 5: a forget-me that fails half-way is finished by running it again.
+"""A forget-me that fails half-way is finished by running it again.
 
 S3 fails (a botocore hook on the real client refuses DeleteObjects, as an outage would) during the first
 erase of a user who also has a session that was never ingested (uploads only: no segment points at it).

@@ -1,4 +1,4 @@
-"""Issue 27 item 1: no way into `worldmm serve` without the install's own key.
+"""No way into `worldmm serve` without the install's own key.
 
 The gateway's keys come from a per-install random key in WORLDMM_HOME (mode 0600) or an explicit
 JWT_DEV_SECRET of at least 32 random bytes; the key that used to be written in the source opens nothing;

@@ -1,4 +1,4 @@
-"""Issue 27 item 7: a window that keeps failing stops being re-run (each run is paid model work).
+"""A window that keeps failing stops being re-run (each run is paid model work).
 
 Every claim of a window counts (`ingest_attempts`, migration 0012); after INGEST_MAX_ATTEMPTS the window is
 left failed ("attempts exhausted") and a further invocation (the reaper's, the DLQ's, a duplicate event) asks

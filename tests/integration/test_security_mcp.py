@@ -1,4 +1,4 @@
-"""Issue 27 item 3 and the MCP part of item 9: what was recorded cannot erase the wearer through an agent.
+"""What was recorded cannot erase the wearer through an agent.
 
 A poster read by the camera carries an instruction to call `forget_me`. The test plays an agent that obeys
 whatever text it is handed, through the official MCP client against `worldmm serve`: the memory reaches it

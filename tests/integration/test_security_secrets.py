@@ -1,4 +1,4 @@
-"""Issue 27 item 8: model keys and tokens reach the functions at run time, never through their environment.
+"""Model keys and tokens reach the functions at run time, never through their environment.
 
 template.yaml gives a function MODEL_KEYS_SECRET (the secret's name) and the right to read it; Settings read
 its JSON through Powertools Parameters (Secrets Manager under moto here). A key set in the environment wins,

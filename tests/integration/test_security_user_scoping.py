@@ -1,4 +1,4 @@
-"""Issue 27 item 6: every query of a user's data names the user, as well as row-level security holding it.
+"""Every query of a user's data names the user, as well as row-level security holding it.
 
 Two users hold the same kind of memory. The application's read and write paths (ingest with its summaries,
 the hybrid, semantic, episodic and visual retrievers, the memories API, the chat store, retrigger, forget-me)

@@ -1,4 +1,4 @@
-"""Issue 27 item 6: no function reaches PostgreSQL except through `get_database`, which refuses a role
+"""No function reaches PostgreSQL except through `get_database`, which refuses a role
 row-level security does not hold (superuser, BYPASSRLS, the tables' owner; test_security_database_role.py).
 
 A new engine or `Database` built anywhere else in the shipped code (the handlers, the library, the GPU worker)

@@ -1,4 +1,4 @@
-"""Issue 27 item 9: every prompt that embeds recorded text says, before it, that the text is data.
+"""Every prompt that embeds recorded text says, before it, that the text is data.
 
 What the microphone and camera picked up reaches the ingest prompts (caption, NER, triples, entity
 confirmation, consolidation, merging, semantic triples) as the retrieval prompts receive memories: framed

@@ -1,4 +1,4 @@
-"""Issue 27 item 5 in template.yaml: a failed forget-me is retried, kept and alarmed; logs expire."""
+"""template.yaml: a failed forget-me is retried, kept and alarmed; logs expire."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _allows(function: str, action: str, table: str) -> list[dict[str, Any]]:
 
 
 def test_security_capture_functions_may_count_quotas_and_the_counters_expire() -> None:
-    """Issue 27 item 7: the quota writes the capture functions make are allowed (the start function only on
+    """The quota writes the capture functions make are allowed (the start function only on
     `quota#` items), and a day's counters carry the sessions table's TTL attribute."""
     [start] = _allows("CaptureStartFunction", "dynamodb:UpdateItem", "SessionsTable")
     assert start["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["quota#*"]

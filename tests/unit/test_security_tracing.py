@@ -1,4 +1,4 @@
-"""Issue 27 item 4: X-Ray keeps no handler's response, nor an exception's message or stack.
+"""X-Ray keeps no handler's response, nor an exception's message or stack.
 
 A child process runs `instrument`ed handlers as the Lambda runtime would (tracing on, a sampled trace
 header) with the X-Ray SDK's emitter replaced by one that keeps the documents it would send.
