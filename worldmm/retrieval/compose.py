@@ -242,7 +242,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
 )
 # A sentence that leans on the one before it ("That is $4.50.", "So I put my headphones on.") is quoted with it.
-_LEANS_BACK = re.compile(r"^(?:so|then|and|that|this|it|it's|they|them|he|she|yes|no)\b|\b(?:the same|it|that)\b", re.I)
+_LEANS_BACK = re.compile(r"^(?:so|then|that|this|it|it's|they|them|he|she|yes|no)\b|\b(?:the same|it|that)\b", re.I)
 # Asking for the present state ("where are my keys?", "... now?"): the latest memory that answers wins.
 _NOW = re.compile(r"\b(?:now|currently|still|at the moment)\b|^\s*where(?:'s| is| are)\b", re.I)
 # Frequency words mark a habit; they say what kind of fact is asked, less what it is about.
