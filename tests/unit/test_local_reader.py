@@ -59,3 +59,24 @@ def test_a_question_asking_who_is_never_answered_by_the_reader_with_a_bare_name(
     answer, llm = _answer("Who is making breakfast?", "Katrina.")
     assert not llm.calls_for(READ_PURPOSE)
     assert answer.startswith("This morning at 8:00, heard:"), answer
+
+
+@pytest.mark.parametrize(("reply", "shown"), [("At the office.", True), ("At the cafe.", False)])
+def test_a_place_quoted_beside_the_sentence_supports_the_answer_and_nothing_else_does(reply: str, shown: bool) -> None:
+    # GIVEN "Where's my laptop?" answered by the laptop sentence quoted with where I said I was before it
+    memory = RetrievedMemory(
+        id="w",
+        memory_type=MemoryKind.EPISODIC,
+        text="I heard: I am at the office on the third floor. Now I am opening my laptop.",
+        score=1.0,
+        source="test",
+        start_time=datetime(2025, 3, 11, 8, 6, tzinfo=UTC),
+        end_time=datetime(2025, 3, 11, 8, 6, 30, tzinfo=UTC),
+        duration_seconds=30,
+    )
+    llm = ScriptedLLM().script(READ_PURPOSE, reply)
+    services = Services(make_settings(), llm=llm)
+    answer = compose_answer(services, "Where's my laptop?", [memory], NOW, partial(read_answer, services)).answer
+    # THEN the reader's short answer is shown when the quoted place states it, never a place it invents
+    assert answer.startswith(reply.rstrip(".")) is shown, answer
+    assert '"I am at the office on the third floor. Now I am opening my laptop."' in answer

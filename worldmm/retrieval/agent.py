@@ -31,7 +31,8 @@ from worldmm.config import AgentMode
 from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
-from worldmm.retrieval.compose import cite, compose_answer
+from worldmm.retrieval.compose import asks_for_people, cite, compose_answer
+from worldmm.retrieval.hybrid import adjacent_windows, windows_in
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
@@ -43,6 +44,7 @@ from worldmm.retrieval.models import (
 )
 from worldmm.retrieval.reader import read_answer
 from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
+from worldmm.retrieval.timeref import parse_time_reference
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
@@ -378,12 +380,28 @@ def _answer_by_plan(
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
     read = partial(read_answer, services) if services.settings.reader_enabled else None
-    composed = compose_answer(services, question, list(context.memories.values()), asked_at, read)
+    memories = list(context.memories.values())
+    around = _adjacent(services, user_id, memories, question, now)
+    composed = compose_answer(services, question, memories, asked_at, read, around)
     if composed.read:
         trace.answer_note = "written by the local reader; the quoted sentence backs every word of it"
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)
+
+
+def _adjacent(
+    services: AgentPorts, user_id: str, memories: list[RetrievedMemory], question: str, now: datetime
+) -> list[RetrievedMemory]:
+    """The windows either side of the retrieved ones (what was said next) — for "Who did I talk to?", every
+    window of the question's time; none when they cannot be read."""
+    try:
+        if asks_for_people(question):
+            return windows_in(services, user_id, parse_time_reference(question, now))
+        return adjacent_windows(services, user_id, memories)
+    except Exception as exc:  # the retrieved memories still answer; the log says why
+        logger.warning("adjacent windows unavailable: %s", type(exc).__name__)
+        return []
 
 
 def _plan_searches(

@@ -14,8 +14,8 @@ import math
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -205,6 +205,15 @@ _NOT_NAMES = (
 _ASKS_WHO = re.compile(
     r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+[A-Z])|(?i:\bname of\b)|^\s*(?i:what(?:'s| is) \w+'s name)\b"
 )
+# A capitalised word that is not a sentence opener, a day or a month: someone's (or some place's) name.
+_PERSON = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
+_WHERE_FITS = re.compile(
+    r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b", re.I
+)
+# Where the wearer says they are ("I am at the office ..."), not where they will be ("I am at the doctor
+# tomorrow").
+_PLACE_SAID = re.compile(r"\bI(?:'m| am)\s+(?:at|in)\s+(?:the|my|a|an)\b", re.I)
+_FUTURE = re.compile(r"\b(?:tomorrow|tonight|later|next|will|going to|soon)\b", re.I)
 # What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
 _NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
@@ -216,6 +225,10 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    (  # "What is Marco's phone number?": digits, or a number said in words
+        re.compile(r"^\s*what(?:'s| is| was| are)\b.*\bnumbers?\b", re.I),
+        re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine)\b", re.I),
+    ),
     (
         re.compile(r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I),
@@ -224,14 +237,8 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
     ),
-    (
-        re.compile(r"^\s*where\b", re.I),
-        re.compile(
-            r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b",
-            re.I,
-        ),
-    ),
-    (_ASKS_WHO, re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")),
+    (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
+    (_ASKS_WHO, _PERSON),
     (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
 )
 # A sentence that leans on the one before it ("That is $4.50.", "So I put my headphones on.") is quoted with it.
@@ -255,6 +262,10 @@ class Candidate:
     memory: RetrievedMemory
     previous: str | None
     following: str | None
+    before: str | None = None
+    """A sentence said just before, quoted with it (what it answers with is there: "Where's my laptop?")."""
+    after: str | None = None
+    """A sentence said just after, quoted with it."""
 
     @property
     def quote(self) -> str:
@@ -367,8 +378,16 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     if not kept:
         return []
     statements = [i for i in kept if not pieces[i].text.endswith("?")] or kept
-    fits = _answer_type(question)
-    pool = [i for i in statements if fits.search(_quote(pieces[i]))] if fits else statements
+    fits = _fits(question)
+    pool = [i for i in statements if fits(_quote(pieces[i]))] if fits is not None else statements
+    placed: dict[int, Candidate] = {}
+    if fits is not None and _answer_type(question) is _WHERE_FITS:
+        # "Where's my laptop?" / "Now I am opening my laptop.": where I said I was, earlier in that memory.
+        for i in statements:
+            if i not in pool and lexical_scores[i] > 0 and (at := _place_before(pieces, i)) is not None:
+                placed[i] = replace(pieces[i], before=at)
+                scores[i] *= PLACE_SHARE
+                pool.append(i)
     if not pool:
         return []
     unheard = core_lexemes - set().union(*matched)
@@ -383,7 +402,14 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     ]
     if not pool:
         return []
+    which = _WHICH.search(question)
+    if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
+        noun = set(_approximate_lexemes(which.group("noun")))
+        naming = [i for i in pool if any(_same_stem(w, n) for w in _lexemes_of_quote(pieces, matched, i) for n in noun)]
+        pool = naming or pool
     if _NOW.search(question):
+        # the latest memory of the thing asked about: one that names it, before one only close in meaning
+        pool = [i for i in pool if lexical_scores[i] > 0] or pool
         best = max(scores[i] for i in pool)
         pool = [i for i in pool if scores[i] >= 0.6 * best]
         pool.sort(key=lambda i: (_end(pieces[i].memory), scores[i], len(piece_lexemes[i])), reverse=True)
@@ -394,10 +420,72 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         )
     ranked, seen = [], set()
     for i in pool:  # the same sentence in a window and its summaries is one line
-        if pieces[i].quote not in seen:
-            seen.add(pieces[i].quote)
-            ranked.append(pieces[i])
+        piece = placed.get(i, pieces[i])
+        if piece.quote not in seen:
+            seen.add(piece.quote)
+            ranked.append(piece)
     return ranked
+
+
+PLACE_SHARE = 0.5
+"""A thing's sentence without a place, quoted with where I said I was before it, counts half."""
+
+
+def _place_said(sentence: str) -> bool:
+    return bool(_PLACE_SAID.search(sentence)) and not _FUTURE.search(sentence)
+
+
+def _place_before(pieces: list[Candidate], i: int) -> str | None:
+    """The latest sentence before `pieces[i]` in its memory where I say where I am, or None."""
+    j = i - 1
+    while j >= 0 and pieces[j].memory.id == pieces[i].memory.id:
+        if _place_said(pieces[j].text):
+            return pieces[j].text
+        j -= 1
+    return None
+
+
+_WHERE_AM_I = re.compile(r"^\s*where (?:am|was) I\b(?!.*\b(?:when|while|before|after)\b)", re.I)
+
+
+def _where_i_am(question: str, memories: Sequence[RetrievedMemory]) -> Candidate | None:
+    """For "Where am I (right now)?": the latest sentence where I say where I am, or None."""
+    if not _WHERE_AM_I.search(question):
+        return None
+    said = [
+        p for p in _candidates(list(memories)) if p.memory.memory_type == MemoryKind.EPISODIC and _place_said(p.text)
+    ]
+    if not said:
+        return None
+    return max(said, key=lambda p: (_end(p.memory), -(p.memory.duration_seconds or 0)))
+
+
+_WHICH = re.compile(r"^\s*which\s+(?P<noun>[^\W\d_]{3,})\b", re.I)
+
+
+def _same_stem(a: str, b: str) -> bool:
+    return a == b or (a.startswith(b[:4]) and b.startswith(a[:4]) and abs(len(a) - len(b)) <= 3)
+
+
+def _lexemes_of_quote(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
+    """The question words sentence `i` states, with those of the sentence it leans on."""
+    own = set(matched[i])
+    if _leans_back(pieces[i]) and i > 0 and pieces[i - 1].memory.id == pieces[i].memory.id:
+        own |= matched[i - 1]
+    return own
+
+
+def _fits(question: str) -> Callable[[str], bool] | None:
+    """Whether a quote gives the kind of fact `question` asks for (None: any quote may answer it). A person
+    asked for must be someone the question does not already name ("Who is coming to Marco's presentation?"
+    is not answered by "Sure, Marko, when is your presentation?")."""
+    fits = _answer_type(question)
+    if fits is None:
+        return None
+    if fits.pattern != _PERSON.pattern:
+        return lambda quote: bool(fits.search(quote))
+    asked = [w.casefold() for w in _WORD.findall(question)]
+    return lambda quote: any(not any(_near(name.casefold(), w) for w in asked) for name in _PERSON.findall(quote))
 
 
 def _nearby(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
@@ -423,12 +511,16 @@ def _leans_back(piece: Candidate) -> bool:
 
 def _quote(piece: Candidate) -> str:
     """The sentence, with the one it leans on or replies to before it, or — a question or a bare few words
-    opening the memory — the one after it."""
+    opening the memory — the one after it (and the context sentences it was chosen with, either side)."""
     if _leans_back(piece):
-        return f"{piece.previous} {piece.text}"
-    if piece.following and (piece.text.endswith("?") or len(piece.text.split()) < 4):
-        return f"{piece.text} {piece.following}"
-    return piece.text
+        core = f"{piece.previous} {piece.text}"
+    elif piece.following and (piece.text.endswith("?") or len(piece.text.split()) < 4):
+        core = f"{piece.text} {piece.following}"
+    else:
+        core = piece.text
+    before = piece.before if piece.before and piece.before not in core else None
+    after = piece.after if piece.after and piece.after not in core else None
+    return " ".join(part for part in (before, core, after) if part)
 
 
 def best_sentence(services: ComposePorts, question: str, memory_text: str) -> tuple[str, bool]:
@@ -487,19 +579,37 @@ def compose_answer(
     memories: list[RetrievedMemory],
     now: datetime,
     read: Reader | None = None,
+    around: Sequence[RetrievedMemory] = (),
 ) -> Composed:
     """The best sentence of the relevant memories, when it was said and which memory it comes from;
     "I don't remember that." when no memory is relevant. With `read`, a short written answer that its
     supporting sentence backs goes first, that sentence quoted after it as the evidence.
 
     "Who is Marco?" with no semantic fact about Marco is answered from the first memories that mention him.
+    `around`: the 30-second windows just before and after the retrieved ones (`hybrid.adjacent_windows`),
+    where "What did I do after leaving the cafe?" and "Who did I talk to?" find what was said next.
     """
+    people = _people_spoken_to(question, [*memories, *around], now)
+    if people is not None:
+        return people
+    here = _where_i_am(question, [*memories, *around])
+    if here is not None:
+        fact = _fact(here, now)
+        return Composed(f"{fact[0].upper()}{fact[1:]}.", [here.memory])
+    sequence = _said_before_or_after(services, question, memories, around)
+    if sequence is not None:
+        fact = _fact(sequence, now)
+        return Composed(f"{fact[0].upper()}{fact[1:]}.", [sequence.memory])
     who = _WHO_IS.match(question)
     if who:
         mentions = _mentions(services, who.group("name"), memories)
         if mentions:
             parts = [_fact(p, now) for p in mentions]
             return Composed(f"{who.group('name')}: " + "; ".join(parts) + ".", [p.memory for p in mentions])
+    both = _two_parts(services, question, memories)
+    if both is not None:
+        first, second = (_fact(p, now) for p in both)
+        return Composed(f"{first[0].upper()}{first[1:]}; and {second}.", [both[0].memory, both[1].memory])
     ranked = rank_sentences(services, question, memories)
     if not ranked:
         return Composed(NO_MEMORY, [])
@@ -563,3 +673,153 @@ def _is_uuid(value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# "What did I do right after leaving the cafe?", "What did I start just before I put my headphones on?": an
+# event (a verb: "leaving", "I walked") and what was said next to it. "before lunch" is a time, not an event.
+_BEFORE_AFTER = re.compile(
+    r"^(?P<main>.*?)\b(?:(?:just|right|shortly|straight|immediately)\s+)?(?P<side>before|after)\s+"
+    r"(?P<event>(?:[^\W\d_]+ing|(?:I|we|you|he|she|they|[A-Z][a-z]+)\s+[^\W\d_]+)\b[^?]*)\??\s*$"
+)
+SEQUENCE_SPAN = 4
+"""How many sentences after (or before) the event a before/after question looks at."""
+EVENT_CHOICES = 5
+"""How many of the best sentences for the event are weighed for the one that tells it most plainly."""
+
+
+def _timeline(memories: Sequence[RetrievedMemory]) -> list[Candidate]:
+    """The sentences of the 30-second episodic windows, in the order they were said (windows by start)."""
+    windows: dict[str, RetrievedMemory] = {}
+    for memory in memories:
+        if memory.memory_type == MemoryKind.EPISODIC and memory.duration_seconds == 30 and memory.start_time:
+            windows.setdefault(memory.segment_id or memory.id, memory)
+    ordered = sorted(windows.values(), key=lambda m: m.start_time or datetime.min.replace(tzinfo=UTC))
+    return [piece for memory in ordered for piece in _candidates([memory])]
+
+
+def _next_to(line: list[Candidate], at: int, step: int) -> list[Candidate]:
+    """Up to `SEQUENCE_SPAN` sentences from `line[at]` on in direction `step`, while the windows touch."""
+    out: list[Candidate] = []
+    j = at
+    while len(out) < SEQUENCE_SPAN:
+        k = j + step
+        if not 0 <= k < len(line):
+            break
+        a, b = (line[j].memory, line[k].memory) if step > 0 else (line[k].memory, line[j].memory)
+        if a.id != b.id and (a.end_time is None or b.start_time is None or b.start_time > a.end_time):
+            break  # a gap: the window between them was not retrieved
+        out.append(line[k])
+        j = k
+    return out
+
+
+def _said_before_or_after(
+    services: ComposePorts, question: str, memories: list[RetrievedMemory], around: Sequence[RetrievedMemory]
+) -> Candidate | None:
+    """For "What did I do after X?" / "... before X?": the sentence said next to the one that tells X, the
+    one that shares most of the rest of the question (nearest first), quoted with X's sentence. None when the
+    question is not such a question or X is not found (the usual ranking then answers)."""
+    asked = _BEFORE_AFTER.match(question)
+    if not asked:
+        return None
+    everything = [*memories, *around]
+    events = rank_sentences(services, asked.group("event"), everything)
+    if not events:
+        return None
+    # Of the sentences that tell the event, the one that says little else ("I am leaving the cafe now." over
+    # "I think I left my notebook at the cafe.").
+    told, *lexemes = text_lexemes(services, [asked.group("event"), *(e.text for e in events[:EVENT_CHOICES])])
+    event = events[max(range(len(lexemes)), key=lambda n: (len(told & lexemes[n]), -len(lexemes[n] - told), -n))]
+    line = _timeline(everything)
+    at = next((n for n, p in enumerate(line) if p.text == event.text), None)
+    if at is None:  # the event only in a summary: what the summary says next
+        line = _candidates([event.memory])
+        at = next((n for n, p in enumerate(line) if p.text == event.text), None)
+        if at is None:
+            return None
+    step = 1 if asked.group("side").casefold() == "after" else -1
+    near = [p for p in _next_to(line, at, step) if not p.text.endswith("?") and p.text != event.text]
+    if not near:
+        return None
+    main, *lexemes = text_lexemes(services, [asked.group("main"), *(p.text for p in near)])
+    wordy = [len(p.text.split()) >= 4 for p in near]
+    # the most of the question's own words, then a full sentence over a few words, then the nearest
+    best = max(range(len(near)), key=lambda n: (len(main & lexemes[n]), wordy[n], -n))
+    chosen = near[best]
+    return replace(chosen, after=event.text) if step < 0 else replace(chosen, before=event.text)
+
+
+# "Who did I talk to this morning?", "How many people did I speak with?": the people addressed by name.
+_ASKS_PEOPLE = re.compile(
+    r"^\s*(?:who\b(?!.*\bwill\b).*\b(?:talk|talked|speak|spoke|spoken|chat|chatted|met|meet|see|saw)\b"
+    r"|how many (?:people|persons)\b)",
+    re.I,
+)
+_ADDRESSED = re.compile(
+    r"(?:^|[,.!?]\s+|\b(?:[Hh]i|[Hh]ey|[Hh]ello|[Bb]ye|[Tt]hanks|[Tt]hank you)\s+)(?:and\s+)?"
+    r"(?P<name>(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+)\s*[,.!?]"
+)
+_COUNT_WORDS = ("no one", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def asks_for_people(question: str) -> bool:
+    """Whether `question` asks who was spoken to, or how many people: answered from every window heard in
+    its time (`_people_spoken_to`), not only those retrieved."""
+    return bool(_ASKS_PEOPLE.search(question))
+
+
+def _people_spoken_to(question: str, memories: Sequence[RetrievedMemory], now: datetime) -> Composed | None:
+    """For "Who did I talk to?" and "How many people did I speak with?": the people addressed by name in
+    what was heard ("Thank you, Emma.", "Sure, Marko, when is ..."), in the order first heard, each with the
+    sentence that names them. None for other questions, or when nobody was addressed by name."""
+    if not _ASKS_PEOPLE.search(question):
+        return None
+    pieces = sorted(
+        (p for p in _candidates(list(memories)) if p.heard and p.memory.memory_type == MemoryKind.EPISODIC),
+        key=lambda p: (p.memory.start_time or datetime.min.replace(tzinfo=UTC), p.memory.duration_seconds or 0),
+    )
+    named: dict[str, Candidate] = {}
+    for piece in pieces:
+        for match in _ADDRESSED.finditer(piece.text):
+            name = match.group("name")
+            if not any(_near(name.casefold(), known.casefold()) for known in named):
+                named[name] = piece
+    if not named:
+        return None
+    names = list(named)
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+    if re.match(r"^\s*how many", question, re.I):
+        count = _COUNT_WORDS[len(names)] if len(names) < len(_COUNT_WORDS) else str(len(names))
+        listed = f"{count} by name: {listed}"
+    evidence = "; ".join(_fact(p, now) for p in named.values())
+    memories_cited = list({p.memory.id: p.memory for p in named.values()}.values())
+    return Composed(f"{listed[0].upper()}{listed[1:]} (addressed by name: {evidence}).", memories_cited)
+
+
+# "What do I need to pick up and buy later today?", "Who will fix slide three, and when?": two questions in
+# one. The second part opens with a word that is not a pronoun, an article or a name.
+_TWO_PARTS = re.compile(
+    r"^(?P<first>\s*(?P<wh>what|who|when|where|which|how|why)\b[^?]*?),?\s+and\s+"
+    r"(?P<second>(?!(?:I|me|my|you|your|he|him|she|his|her|we|us|our|they|them|their|the|a|an|it|its)\b)"
+    r"[a-z][^?]*)\??\s*$",
+    re.I,
+)
+_WH_WORD = re.compile(r"^\s*(?:what|who|when|where|which|how|why)\b", re.I)
+
+
+def _two_parts(
+    services: ComposePorts, question: str, memories: list[RetrievedMemory]
+) -> tuple[Candidate, Candidate] | None:
+    """For a question that asks two things, the best sentence for each part, when both parts are answered and
+    by different sentences (else None: the whole question is ranked as one)."""
+    asked = _TWO_PARTS.match(question)
+    if not asked or asked.group("second")[:1].isupper():
+        return None
+    first, second = asked.group("first").strip(), asked.group("second").strip()
+    rest = _WH_WORD.sub("", first).strip()
+    # "... and when?": the second part asks of the first one's subject; "... and buy milk": with its wh-word
+    second = f"{second} {rest}" if _WH_WORD.match(second) else f"{asked.group('wh')} {second}"
+    one, two = rank_sentences(services, first + "?", memories), rank_sentences(services, second + "?", memories)
+    if not one or not two or one[0].quote in two[0].quote or two[0].quote in one[0].quote:
+        return None
+    return one[0], two[0]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -349,3 +349,68 @@ def hybrid_search(
     if not items and reason is None:
         reason = "no matching memories" + (f" in {reference.describe()}" if reference.since else "")
     return RetrievalResult(memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason)
+
+
+# The 30-second windows that touch a retrieved one (ending where it starts, starting where it ends).
+_ADJACENT_SQL = """
+SELECT s.id FROM worldmm_segments s
+WHERE s.user_id = :user_id AND s.duration_seconds = 30 AND s.caption_embedding IS NOT NULL
+  AND (s.start_time = ANY(CAST(:ends AS timestamptz[])) OR s.end_time = ANY(CAST(:starts AS timestamptz[])))
+"""
+
+
+# The newest 30-second windows that end in a time reference's range.
+_WINDOWS_IN_SQL = """
+SELECT s.id FROM worldmm_segments s
+WHERE s.user_id = :user_id AND s.duration_seconds = 30 AND s.caption_embedding IS NOT NULL
+  AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
+ORDER BY s.end_time DESC LIMIT :limit
+"""
+WINDOWS_IN_LIMIT = 240
+"""The most 30-second windows read for a question over a span ("Who did I talk to this morning?"): two hours."""
+
+
+def windows_in(services: HybridPorts, user_id: str, reference: TimeReference) -> list[RetrievedMemory]:
+    """The newest `WINDOWS_IN_LIMIT` 30-second windows in `reference`'s range, oldest first: everything heard
+    then, for a question about all of it rather than the few windows a search ranks best."""
+    params = {"user_id": user_id, "until": reference.until, "since": reference.since, "limit": WINDOWS_IN_LIMIT}
+    with services.db.unit_of_work(user_id) as session:
+        ids = list(session.execute(text(_WINDOWS_IN_SQL), params).scalars())
+        rows = load_rows(session, user_id, ids) if ids else {}
+    return _as_windows(rows.values())
+
+
+def _as_windows(rows: Iterable[SegmentRow]) -> list[RetrievedMemory]:
+    return [
+        RetrievedMemory(
+            id=str(row.id),
+            memory_type=MemoryKind.EPISODIC,
+            text=row.text,
+            score=0.0,
+            source="adjacent",
+            start_time=row.start_time,
+            end_time=row.end_time,
+            duration_seconds=row.duration_seconds,
+            segment_id=str(row.id),
+        )
+        for row in sorted(rows, key=lambda r: r.start_time)
+    ]
+
+
+def adjacent_windows(services: HybridPorts, user_id: str, memories: Sequence[RetrievedMemory]) -> list[RetrievedMemory]:
+    """The 30-second windows just before and just after each retrieved 30-second window, not retrieved
+    themselves: what was said around a sentence ("What did I do after leaving the cafe?" is answered in the
+    next window). Empty when there is no retrieved window or the database cannot say."""
+    windows = [m for m in memories if m.duration_seconds == 30 and m.start_time and m.end_time]
+    if not windows:
+        return []
+    have = {m.segment_id or m.id for m in windows}
+    params = {
+        "user_id": user_id,
+        "starts": [m.start_time for m in windows],
+        "ends": [m.end_time for m in windows],
+    }
+    with services.db.unit_of_work(user_id) as session:
+        ids = [i for i in session.execute(text(_ADJACENT_SQL), params).scalars() if str(i) not in have]
+        rows = load_rows(session, user_id, ids) if ids else {}
+    return _as_windows(rows.values())

@@ -69,7 +69,9 @@ def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) ->
     if not answer or _UNKNOWN.search(answer):
         return None
     best = lines[0]
-    sentences = [t for t in (best.text, best.previous if best.quote != best.text else None) if t]
+    # the sentence, and those quoted with it (the one it leans on or opens, the context it was chosen with)
+    beside = (best.previous, best.following, best.before, best.after)
+    sentences = [best.text, *(t for t in beside if t and t != best.text and t in best.quote)]
     named = " ".join(_NAMED.findall(answer))
     stated, names, asked, *supports = text_lexemes(services, [answer, named, question, *sentences])
     if not stated - asked:

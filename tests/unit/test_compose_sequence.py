@@ -1,0 +1,142 @@
+"""Composed answers that read beyond one sentence: what was said before or after, who was spoken to, where
+I was, two questions in one, and the kind of fact a question asks for."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.support.harness import make_settings
+from worldmm.llm.scripted import ScriptedLLM
+from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, compose_answer
+from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.services import Services
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)
+START = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)
+
+
+def _windows(*texts: str) -> list[RetrievedMemory]:
+    """Consecutive 30-second episodic windows from 8:00 (each ends where the next starts)."""
+    return [
+        RetrievedMemory(
+            id=f"w{n}",
+            memory_type=MemoryKind.EPISODIC,
+            text=f"I heard: {t}",
+            score=1.0,
+            source="test",
+            start_time=START + timedelta(seconds=30 * n),
+            end_time=START + timedelta(seconds=30 * (n + 1)),
+            duration_seconds=30,
+            segment_id=f"w{n}",
+        )
+        for n, t in enumerate(texts)
+    ]
+
+
+def _services() -> Services:
+    return Services(make_settings(), llm=ScriptedLLM())
+
+
+def test_after_an_event_the_answer_is_what_was_said_next_even_in_the_next_window() -> None:
+    # GIVEN leaving the cafe in one window and arriving at the office in the next, which only `around` holds
+    windows = _windows(
+        "I think I left my notebook on the table at the cafe.",
+        "Time to go. I am leaving the cafe now. Bye.",
+        "I am at the office on the third floor. Now I am opening my laptop.",
+    )
+    composed = compose_answer(
+        _services(), "What did I do right after leaving the cafe?", windows[:2], NOW, around=windows[2:]
+    )
+    # THEN the event is the plain "leaving the cafe" sentence, and the answer what followed it
+    assert '"I am leaving the cafe now. I am at the office on the third floor."' in composed.answer, composed.answer
+    assert composed.memories == [windows[2]]
+
+
+def test_before_an_event_the_answer_is_the_nearby_sentence_sharing_the_question_words() -> None:
+    windows = _windows(
+        "Now I start the budget report.",
+        "I like working with music. So I am putting my headphones on.",
+    )
+    composed = compose_answer(_services(), "What did I start just before putting my headphones on?", windows, NOW)
+    assert '"Now I start the budget report. So I am putting my headphones on."' in composed.answer, composed.answer
+
+
+def test_before_a_time_is_not_read_as_before_an_event() -> None:
+    windows = _windows("I will finish the first draft before lunch.", "Quiet work time now.")
+    composed = compose_answer(_services(), "What will I finish before lunch?", windows, NOW)
+    assert "first draft before lunch" in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [("Who did I talk to this morning?", "Katrina, Emma and Marco"), ("How many people did I speak with?", "Three")],
+)
+def test_who_was_spoken_to_lists_the_people_addressed_by_name_in_order(question: str, opening: str) -> None:
+    windows = _windows(
+        "Good morning, Katrina. You are up early.",
+        "The client from Boston will be there.",
+        "Yes please, Emma, a large cappuccino. Thank you, Emma.",
+        "Sure, Marco, when is your presentation?",
+    )
+    assert asks_for_people(question)
+    composed = compose_answer(_services(), question, [], NOW, around=windows)
+    assert composed.answer.startswith(opening), composed.answer
+    assert "Boston" not in composed.answer.split("(")[0]
+    assert composed.memories == [windows[0], windows[2], windows[3]]
+
+
+def test_a_person_asked_for_is_not_one_the_question_names() -> None:
+    # GIVEN the name asked about (spelt as the recogniser heard it) and another name, each with the presentation
+    windows = _windows(
+        "Marko is nervous about his presentation on Friday.",
+        "Marko will fix slide three tonight.",
+        "The client from Boston will be at the presentation.",
+        "It is cold and sunny today.",
+    )
+    composed = compose_answer(_services(), "Who is coming to Marco's presentation?", windows, NOW)
+    # THEN the person who answers is the other one
+    assert "client from Boston" in composed.answer, composed.answer
+
+
+def test_a_number_asked_for_needs_a_number_in_the_answer() -> None:
+    windows = _windows("Marco asked if we can meet after lunch. I replied yes.")
+    assert compose_answer(_services(), "What is Marco's phone number?", windows, NOW).answer == NO_MEMORY
+
+
+def test_where_am_i_is_the_latest_place_i_said_i_was_not_one_i_will_be() -> None:
+    windows = _windows(
+        "I am at the cafe on Maple Street.",
+        "I am at the office on the third floor.",
+        "Remember, I am at the doctor tomorrow morning.",
+    )
+    composed = compose_answer(_services(), "Where am I right now?", windows, NOW)
+    assert '"I am at the office on the third floor."' in composed.answer, composed.answer
+
+
+def test_a_thing_said_without_a_place_is_quoted_with_where_i_said_i_was() -> None:
+    windows = _windows("I am at the office on the third floor. Now I am opening my laptop.")
+    composed = compose_answer(_services(), "Where's my laptop?", windows, NOW)
+    assert '"I am at the office on the third floor. Now I am opening my laptop."' in composed.answer, composed.answer
+
+
+def test_two_questions_in_one_are_each_answered() -> None:
+    windows = _windows(
+        "Pick up the notebook at the cafe at lunch.",
+        "We are almost out of milk. Then I will buy more milk on the way home tonight.",
+    )
+    composed = compose_answer(_services(), "What do I need to pick up and buy later today?", windows, NOW)
+    assert "notebook" in composed.answer and "milk" in composed.answer, composed.answer
+    assert [m.id for m in composed.memories] == ["w0", "w1"]
+
+
+def test_which_thing_is_answered_by_a_sentence_that_names_it() -> None:
+    windows = _windows(
+        "No problem. See you at eleven.",
+        "The budget numbers on slide three are from last year.",
+    )
+    composed = compose_answer(_services(), "Which slide has a problem?", windows, NOW)
+    assert "slide three" in composed.answer, composed.answer
