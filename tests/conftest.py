@@ -39,6 +39,13 @@ def settings(pg: LocalDatabase) -> Settings:
 
 
 @pytest.fixture
+def postgres_lexemes(pg: LocalDatabase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings made in the test reach the run's PostgreSQL: the composer reads a text's lexemes as the
+    index does (`to_tsvector('english', ...)`), with no stand-in."""
+    monkeypatch.setenv("DATABASE_URL", pg.app_url)
+
+
+@pytest.fixture
 def db(pg: LocalDatabase) -> Iterator[Database]:
     """The application role's Database on an empty schema."""
     truncate_all(pg.admin_url)

@@ -24,6 +24,7 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import text
 
 from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
+from worldmm.scale import Scale, label_of
 
 if TYPE_CHECKING:
     from worldmm.retrieval.port import ComposePorts
@@ -48,49 +49,6 @@ FROM worldmm_segments s WHERE s.user_id = :user_id AND s.id = ANY(CAST(:ids AS u
 """
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
-# Only for when PostgreSQL cannot be reached (unit tests with retriever doubles): a rough stand-in.
-_FALLBACK_STOPWORDS = frozenset(
-    [
-        "the",
-        "and",
-        "you",
-        "your",
-        "was",
-        "were",
-        "are",
-        "what",
-        "who",
-        "when",
-        "where",
-        "why",
-        "how",
-        "did",
-        "does",
-        "this",
-        "that",
-        "with",
-        "for",
-        "from",
-        "have",
-        "has",
-        "had",
-        "into",
-        "onto",
-        "about",
-        "there",
-        "their",
-        "they",
-        "them",
-        "then",
-        "than",
-        "its",
-        "it's",
-        "our",
-        "ours",
-        "mine",
-    ]
-)
-_SCALES = {30: "30-second", 180: "3-minute summary", 600: "10-minute summary", 3600: "1-hour summary"}
 
 
 @dataclass(frozen=True)
@@ -128,18 +86,9 @@ def text_lexemes(services: ComposePorts, texts: list[str]) -> list[set[str]]:
     if not texts:
         return []
     texts = [_base_forms(t) for t in texts]
-    try:
-        with services.db.unit_of_work(None) as session:
-            rows = session.execute(text(_LEXEMES_SQL), {"texts": texts}).all()
-        return [set(row.lexemes) for row in rows]
-    except Exception as exc:  # no database (unit tests): an approximation, and the log says so
-        logger.warning("lexemes without PostgreSQL (approximate): %s", type(exc).__name__)
-        return [_approximate_lexemes(t) for t in texts]
-
-
-def _approximate_lexemes(value: str) -> set[str]:
-    words = (w.casefold() for w in _WORD.findall(value))
-    return {w.removesuffix("s") for w in words if len(w) >= 3 and w not in _FALLBACK_STOPWORDS}
+    with services.db.unit_of_work(None) as session:
+        rows = session.execute(text(_LEXEMES_SQL), {"texts": texts}).all()
+    return [set(row.lexemes) for row in rows]
 
 
 def _near(a: str, b: str) -> bool:
@@ -404,7 +353,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         return []
     which = _WHICH.search(question)
     if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
-        noun = set(_approximate_lexemes(which.group("noun")))
+        [noun] = text_lexemes(services, [which.group("noun")])
         naming = [i for i in pool if any(_same_stem(w, n) for w in _lexemes_of_quote(pieces, matched, i) for n in noun)]
         pool = naming or pool
     if _NOW.search(question):
@@ -554,7 +503,8 @@ def describe_when(moment: datetime, now: datetime) -> str:
 def _source(memory: RetrievedMemory) -> str:
     if memory.memory_type == MemoryKind.SEMANTIC:
         return "from what you know (semantic memory)"
-    scale = _SCALES.get(memory.duration_seconds or 0, "")
+    seconds = memory.duration_seconds
+    scale = label_of(seconds) + (" summary" if label_of(seconds) and seconds != Scale.WINDOW else "")
     kind = f"{scale} {memory.memory_type.value}".strip()
     if memory.start_time and memory.end_time:
         return f"from your {kind} memory of {memory.start_time:%H:%M:%S}–{memory.end_time:%H:%M:%S}"

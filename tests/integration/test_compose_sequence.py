@@ -13,7 +13,7 @@ from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, compose_answer
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.services import Services
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
 
 NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)
 START = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)

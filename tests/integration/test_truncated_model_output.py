@@ -16,7 +16,7 @@ from worldmm.llm.port import LLMRequest, LLMResponse
 from worldmm.llm.scripted import ScriptedLLM, Truncated
 from worldmm.llm.structured import complete_with_room
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
 
 CUT = '{"caption": "The images (if any) are frames from one. 30-second window of wha'
 
@@ -118,7 +118,7 @@ def test_batch_line_cut_off_is_an_error_not_an_answer() -> None:
 
 
 def test_agent_truncated_answer_is_composed_from_memories_never_shown() -> None:
-    from tests.unit.test_retrieval_agent import _retrievers, _search, _services, answer_question  # type: ignore[attr-defined]
+    from tests.integration.test_retrieval_agent import _retrievers, _search, _services, answer_question  # type: ignore[attr-defined]
 
     # GIVEN an agent whose final answer is cut off twice
     llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys"), {"action": "ANSWER"}])
@@ -131,7 +131,7 @@ def test_agent_truncated_answer_is_composed_from_memories_never_shown() -> None:
 
 
 def test_agent_truncated_action_counts_as_unparseable() -> None:
-    from tests.unit.test_retrieval_agent import _retrievers, _services, answer_question  # type: ignore[attr-defined]
+    from tests.integration.test_retrieval_agent import _retrievers, _services, answer_question  # type: ignore[attr-defined]
 
     llm = ScriptedLLM().script("reasoning_agent", Truncated('{"action": "SEA'))
     llm.script("response", {"answer": "On the hall table.", "cited": [1]})

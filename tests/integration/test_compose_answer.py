@@ -19,7 +19,7 @@ from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.timeref import parse_time_reference
 from worldmm.services import Services
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
 
 NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)  # a Tuesday
 

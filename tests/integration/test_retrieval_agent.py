@@ -17,7 +17,7 @@ from worldmm.retrieval import agent
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.services import Services
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
 
 NOW = datetime(2026, 3, 22, 18, 30, tzinfo=UTC)
 
