@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from worldmm.chat.models import ChatMessage, ChatsPage, ChatSummary, MessagesPage, Role, iso_timestamp
@@ -79,10 +80,16 @@ class DynamoChatRepository:
     """The chat store on DynamoDB; the Chats table is the ownership registry checked before Messages."""
 
     def __init__(self, settings: Settings, client: DynamoDBClient | None = None) -> None:
-        self._rules = ChatRules(settings)
+        self._settings = settings
         self._chats = settings.chats_table
         self._messages = settings.messages_table
         self._client_override = client
+
+    @cached_property
+    def _rules(self) -> ChatRules:
+        """Paging and cursor rules, made on first use: serving refuses to run without CURSOR_SECRET, while
+        erasing a user (forget-me) needs no cursor key."""
+        return ChatRules(self._settings)
 
     @property
     def _client(self) -> DynamoDBClient:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from worldmm.chat.models import ChatMessage, ChatsPage, ChatSummary, MessagesPage, Role, iso_timestamp
@@ -24,8 +25,14 @@ class PostgresChatRepository:
     """The chat store on PostgreSQL; every statement runs in the caller's RLS-scoped unit of work."""
 
     def __init__(self, settings: Settings, db: Database) -> None:
-        self._rules = ChatRules(settings)
+        self._settings = settings
         self._db = db
+
+    @cached_property
+    def _rules(self) -> ChatRules:
+        """Paging and cursor rules, made on first use: serving refuses to run without CURSOR_SECRET, while
+        erasing a user (forget-me) needs no cursor key."""
+        return ChatRules(self._settings)
 
     def create_chat(self, user_id: str) -> str:
         from worldmm.db.models import Chat
