@@ -394,14 +394,10 @@ def _adjacent(
     services: AgentPorts, user_id: str, memories: list[RetrievedMemory], question: str, now: datetime
 ) -> list[RetrievedMemory]:
     """The windows either side of the retrieved ones (what was said next) — for "Who did I talk to?", every
-    window of the question's time; none when they cannot be read."""
-    try:
-        if asks_for_people(question):
-            return windows_in(services, user_id, parse_time_reference(question, now))
-        return adjacent_windows(services, user_id, memories)
-    except Exception as exc:  # the retrieved memories still answer; the log says why
-        logger.warning("adjacent windows unavailable: %s", type(exc).__name__)
-        return []
+    window of the question's time. A store that cannot be read is a fault (503), not a shorter answer."""
+    if asks_for_people(question):
+        return windows_in(services, user_id, parse_time_reference(question, now))
+    return adjacent_windows(services, user_id, memories)
 
 
 def _plan_searches(
