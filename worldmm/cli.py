@@ -163,7 +163,9 @@ def _eval_speech(args: argparse.Namespace) -> int:
     from worldmm.eval.speech import measure_speech
     from worldmm.services import Services
 
-    report = measure_speech(Services(get_settings()).transcriber, Path(args.sample) if args.sample else SAMPLE_SESSION)
+    settings = get_settings()
+    sample = Path(args.sample) if args.sample else SAMPLE_SESSION
+    report = measure_speech(Services(settings).transcriber, sample, settings.window_seconds)
     print(report.to_json())
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -101,6 +101,28 @@ def test_faster_whisper_on_silence_returns_no_words(whisper: FasterWhisperTransc
     assert transcript.segments == []
 
 
+def test_faster_whisper_times_a_segment_said_after_a_pause_from_its_speech(whisper: FasterWhisperTranscriber) -> None:
+    # GIVEN the recording, 25 s of silence, then the recording again (a line said early in the next window)
+    import io
+    import wave
+
+    with wave.open(str(SPEECH)) as source:
+        rate, speech = source.getframerate(), source.readframes(source.getnframes())
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(speech + b"\x00\x00" * rate * 25 + speech)
+    # WHEN transcribed
+    transcript = whisper.transcribe(buffer.getvalue(), "pause.wav")
+    # THEN no segment spans the pause (Whisper alone stretches the first "table" segment to the second
+    # recording's start), so each line lands in the 30-second window it was said in
+    pause = (len(speech) / 2 / rate + 1.0, len(speech) / 2 / rate + 24.0)
+    assert all(s.end_s <= pause[0] or s.start_s >= pause[1] for s in transcript.segments), transcript.segments
+    assert "table" in transcript.window(0.0, 15.0) and "table" in transcript.window(15.0, 45.0)
+
+
 def test_groq_sends_the_audio_as_verbose_json_with_the_configured_model(server: FakeModelServer) -> None:
     before = len(server.calls("/openai/v1/audio/transcriptions"))
     GroqTranscriber(model="whisper-large-v3", api_key="gsk-test", base_url=server.url).transcribe(

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worldmm.media.transcription.port import Transcriber
+from worldmm.media.transcription.port import Transcriber, Transcript
 
 SCRIPT_FILE = "script.jsonl"
 AUDIO_FILE = "audio.m4a"
@@ -38,21 +38,45 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     ref, hyp = normalized_words(reference), normalized_words(hypothesis)
     if not ref:
         return 0.0 if not hyp else 1.0
-    previous = list(range(len(hyp) + 1))
-    for i, word in enumerate(ref, start=1):
-        current = [i] + [0] * len(hyp)
-        for j, heard in enumerate(hyp, start=1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (word != heard))
-        previous = current
-    return previous[-1] / len(ref)
+    return _edits(ref, hyp) / len(ref)
 
 
 def read_script(sample: Path) -> list[str]:
     """The lines spoken in a sample recording, in order (`script.jsonl`: window, speaker, text)."""
+    return [text for _window, text in _script_lines(sample)]
+
+
+def _script_lines(sample: Path) -> list[tuple[int, str]]:
     path = sample / SCRIPT_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: regenerate the sample with scripts/make_sample_session.py")
-    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(int(row["window"]), row["text"]) for row in rows]
+
+
+def _edits(reference: list[str], hypothesis: list[str]) -> int:
+    previous = list(range(len(hypothesis) + 1))
+    for i, word in enumerate(reference, start=1):
+        current = [i] + [0] * len(hypothesis)
+        for j, heard in enumerate(hypothesis, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (word != heard))
+        previous = current
+    return previous[-1]
+
+
+def window_error_rate(sample: Path, transcript: Transcript, window_seconds: int) -> float:
+    """The word error rate window by window: each window's share of the transcript (`Transcript.window`)
+    against the lines spoken in that window. A line heard right but placed in the wrong window counts as
+    missed in one window and inserted in the other, so this measures where words land as well as hearing."""
+    lines = _script_lines(sample)
+    windows = range(max(window for window, _ in lines) + 1)
+    edits = total = 0
+    for n in windows:
+        reference = normalized_words(" ".join(text for window, text in lines if window == n))
+        heard = normalized_words(transcript.window(n * window_seconds, (n + 1) * window_seconds))
+        edits += _edits(reference, heard)
+        total += len(reference)
+    return edits / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +85,8 @@ class SpeechReport:
 
     sample: str
     wer: float
+    window_wer: float
+    """The word error rate window by window (`window_error_rate`): hearing and placing."""
     reference_words: int
     seconds: float
     transcript: str
@@ -70,8 +96,8 @@ class SpeechReport:
         return json.dumps(asdict(self), indent=2)
 
 
-def measure_speech(transcriber: Transcriber, sample: Path) -> SpeechReport:
-    """Transcribe `sample`'s recording and score it against its script."""
+def measure_speech(transcriber: Transcriber, sample: Path, window_seconds: int = 30) -> SpeechReport:
+    """Transcribe `sample`'s recording and score it against its script, whole and window by window."""
     reference = " ".join(read_script(sample))
     started = time.perf_counter()
     transcript = transcriber.transcribe((sample / AUDIO_FILE).read_bytes(), AUDIO_FILE)
@@ -79,6 +105,7 @@ def measure_speech(transcriber: Transcriber, sample: Path) -> SpeechReport:
     return SpeechReport(
         sample=sample.name,
         wer=round(word_error_rate(reference, transcript.text), 4),
+        window_wer=round(window_error_rate(sample, transcript, window_seconds), 4),
         reference_words=len(normalized_words(reference)),
         seconds=round(seconds, 2),
         transcript=transcript.text,

@@ -8,6 +8,7 @@ import io
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +112,20 @@ def default_whisper_path() -> Path:
     )
 
 
+SAMPLE_RATE = 16_000
+
+
+def spoken_span(start_s: float, end_s: float, speech: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """When a segment was spoken: its overlap with the speech chunk it overlaps most.
+
+    Whisper starts a segment after a pause where the speech before the pause ended, so a line said at the
+    start of a 30-second window is timed from the end of the previous one; the voice activity detector's
+    chunks say where the speech itself is. The segment's own span when it overlaps no chunk.
+    """
+    overlaps = [(max(a, start_s), min(b, end_s)) for a, b in speech if min(b, end_s) > max(a, start_s)]
+    return max(overlaps, key=lambda span: span[1] - span[0]) if overlaps else (start_s, end_s)
+
+
 class FasterWhisperTranscriber:
     """faster-whisper (CTranslate2, CPU) on a local model directory, loaded once.
 
@@ -152,10 +167,17 @@ class FasterWhisperTranscriber:
     def transcribe(self, audio: bytes, filename: str) -> Transcript:
         model = self._load()
         started = time.perf_counter()
-        # The VAD filter skips silence, where small Whisper models invent words.
-        pieces, _info = model.transcribe(io.BytesIO(audio), beam_size=self.beam_size, vad_filter=True)
+        from faster_whisper.audio import decode_audio
+        from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+        samples = decode_audio(io.BytesIO(audio), sampling_rate=SAMPLE_RATE)
+        # The VAD filter skips silence, where small Whisper models invent words; the same speech chunks
+        # then say when each segment was spoken.
+        chunks = get_speech_timestamps(samples, VadOptions())
+        speech = [(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in chunks]
+        pieces, _info = model.transcribe(samples, beam_size=self.beam_size, vad_filter=True)
         segments = [
-            TranscriptSegment(start_s=float(p.start), end_s=float(p.end), text=p.text.strip())
+            TranscriptSegment(*spoken_span(float(p.start), float(p.end), speech), text=p.text.strip())
             for p in pieces
             if p.text.strip()
         ]
