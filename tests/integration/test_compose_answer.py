@@ -194,3 +194,22 @@ def test_a_sentence_sharing_only_a_minor_word_of_the_question_does_not_answer_it
     assert compose_answer(_services(), "What is Marco's phone number?", memories, NOW).answer == NO_MEMORY
     composed = compose_answer(_services(), "What will Marco fix this evening?", memories, NOW)
     assert "Marco will fix slide three" in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answered"),
+    [
+        ("What time does the plumber come?", True),
+        ("What time does the cafe open?", False),
+        ("How long did my walk to the cafe take?", False),
+        ("How long did I walk for?", True),
+    ],
+)
+def test_a_clock_time_or_a_length_of_time_asked_for_must_be_said(question: str, answered: bool) -> None:
+    memories = _memories(
+        "I heard: I am walking to the Corner Cafe, like every morning.",
+        "I heard: Okay, the plumber comes at eleven o'clock.",
+        "I heard: I walked for twenty minutes today.",
+    )
+    composed = compose_answer(_services(), question, memories, NOW)
+    assert (composed.answer != NO_MEMORY) is answered, composed.answer

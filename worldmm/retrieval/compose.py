@@ -166,8 +166,20 @@ _FUTURE = re.compile(r"\b(?:tomorrow|tonight|later|next|will|going to|soon)\b", 
 # What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
 _NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (  # "What time does the cafe open?": a clock time, not "every morning"
+        re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
+        re.compile(r"\b(?:noon|midday|midnight|o'clock)\b|" + _NUMBER, re.I),
+    ),
+    (  # "How long did my walk take?": a length of time
+        re.compile(r"^\s*how long\b", re.I),
+        re.compile(
+            r"\b(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|half an?|few|several)"
+            r"\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b",
+            re.I,
+        ),
+    ),
     (
-        re.compile(r"^\s*(?:when\b|what time\b|(?:on |at )?what day\b)", re.I),
+        re.compile(r"^\s*(?:when\b|(?:on |at )?what day\b)", re.I),
         re.compile(
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
             r"morning|afternoon|evening|noon|lunch|o'clock|week|month)\b|" + _NUMBER,
