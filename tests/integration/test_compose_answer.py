@@ -213,3 +213,12 @@ def test_a_clock_time_or_a_length_of_time_asked_for_must_be_said(question: str, 
     )
     composed = compose_answer(_services(), question, memories, NOW)
     assert (composed.answer != NO_MEMORY) is answered, composed.answer
+
+
+def test_the_words_asking_for_a_time_count_less_than_what_the_time_is_of() -> None:
+    memories = _memories(
+        "I heard: I am leaving the spare key for the plumber. Okay, the plumber comes at eleven o'clock.",
+        "I heard: Marco asks if we can meet at half past nine. Time to go. I am leaving the cafe now.",
+    )
+    composed = compose_answer(_services(), "What time will the plumber arrive?", memories, NOW)
+    assert "the plumber comes at eleven" in composed.answer, composed.answer

@@ -210,6 +210,11 @@ _NOW = re.compile(r"\b(?:now|currently|still|at the moment)\b|^\s*where(?:'s| is
 _HABIT_WORDS = re.compile(
     r"\b(?:every|each|always|usually|normally|often|daily)\s*(?:morning|day|night|evening|week)?\b", re.I
 )
+# Words that ask what kind of answer is wanted ("what time", "how long") say less what it is about: like habit
+# words they count half ("What time will the plumber arrive?" is not answered by "Time to go.").
+_KIND_WORDS = re.compile(
+    r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often)\b", re.I
+)
 # "Who is Marco?": a name asked about; with no fact about it, its mentions are the answer.
 _WHO_IS = re.compile(r"^\s*(?i:who(?:'s| is| was))\s+(?P<name>[A-Z][\w'-]+)\s*\??\s*$")
 
@@ -312,7 +317,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     pieces = _candidates(memories)
     if not pieces:
         return []
-    texts = [question, _HABIT_WORDS.sub(" ", question), *(p.text for p in pieces)]
+    texts = [question, _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)), *(p.text for p in pieces)]
     question_lexemes, core_lexemes, *piece_lexemes = text_lexemes(services, texts)
     matched = _matched(question_lexemes, piece_lexemes)
     by_text = {p.text: hits for p, hits in zip(pieces, matched, strict=True)}
