@@ -6,7 +6,8 @@ checked against the sentence it rests on) and without it (the composer's quoted 
 
     python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--out FILE]
 
-`questions-heldout.jsonl` is the held-out half: run it once, at the end, and report it; never tune on it.
+`questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
+at the end, and report it; never tune on it.
 Prints one JSON object (and writes it with --out): per file and variant, right / asked, refusals right, the
 share written by the reader, median and slowest seconds per answer, and every wrong answer.
 """

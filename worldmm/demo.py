@@ -73,8 +73,8 @@ def local_profile(home: Path, database: LocalDatabase, **overrides: Any) -> Sett
 def load_questions(sample: Path = SAMPLE_SESSION, name: str = QUESTIONS_FILE) -> list[SampleQuestion]:
     """The questions committed next to a sample recording in file `name` (none when there is no such file).
 
-    `questions.jsonl` holds the demo's questions; `questions-dev.jsonl` and `questions-heldout.jsonl` hold
-    questions phrased as users ask them, split before any answer was seen (the held-out half is never tuned on).
+    `questions.jsonl` holds the demo's questions; `questions-dev.jsonl` and `questions-heldout*.jsonl` hold
+    questions phrased as users ask them, each held-out file written before the changes it measured.
     """
     path = sample / name
     if not path.is_file():
