@@ -173,9 +173,12 @@ class FasterWhisperTranscriber:
         samples = decode_audio(io.BytesIO(audio), sampling_rate=SAMPLE_RATE)
         # The VAD filter skips silence, where small Whisper models invent words; the same speech chunks
         # then say when each segment was spoken.
-        chunks = get_speech_timestamps(samples, VadOptions())
+        # (faster-whisper runs its detector again inside `transcribe`, ~1 s for 12 minutes: it does not return
+        # the chunks; the same options make them the same chunks.)
+        vad = VadOptions()
+        chunks = get_speech_timestamps(samples, vad)
         speech = [(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in chunks]
-        pieces, _info = model.transcribe(samples, beam_size=self.beam_size, vad_filter=True)
+        pieces, _info = model.transcribe(samples, beam_size=self.beam_size, vad_filter=True, vad_parameters=vad)
         segments = [
             TranscriptSegment(*spoken_span(float(p.start), float(p.end), speech), text=p.text.strip())
             for p in pieces
