@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.harness import embedded_postgres, make_settings, redis_server, truncate_all
+from tests.support.harness import embedded_postgres, isolated_home, make_settings, redis_server, truncate_all
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
@@ -24,6 +25,13 @@ os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "worldmm-tests")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "worldmm-tests")
+
+
+@pytest.fixture(autouse=True)
+def worldmm_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This test's own WORLDMM_HOME for every `make_settings` it calls."""
+    with isolated_home(tmp_path_factory.mktemp("home")) as home:
+        yield home
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,23 @@ from worldmm.forget import FORGET_AUDIT_TABLE
 TEST_EMBEDDING_DIM = 8
 TEST_VISUAL_DIM = 8
 
+# Every test gets its own WORLDMM_HOME (object store, capture counters, gateway key): state written on one
+# day by one test never reaches another, nor another run. Session-scoped fixtures share the run's home.
+_RUN_HOME = Path(tempfile.mkdtemp(prefix="worldmm-test-home-"))
+atexit.register(shutil.rmtree, _RUN_HOME, True)
+_test_home: Path | None = None
+
+
+@contextmanager
+def isolated_home(home: Path) -> Iterator[Path]:
+    """Settings made by `make_settings` while this is open live under `home`."""
+    global _test_home
+    previous, _test_home = _test_home, home
+    try:
+        yield home
+    finally:
+        _test_home = previous
+
 
 def make_settings(**overrides: object) -> Settings:
     """Settings for tests: small embedding dimensions, scripted models, no AWS unless asked."""
@@ -30,7 +48,7 @@ def make_settings(**overrides: object) -> Settings:
         "visual_embedding_dim": TEST_VISUAL_DIM,
         "llm_provider": "scripted",
         "embedding_provider": "hash",
-        "worldmm_home": Path(tempfile.gettempdir()) / "worldmm-test-home",
+        "worldmm_home": _test_home or _RUN_HOME,
         # A deployment-like cursor key, so aws-profile settings start (the built-in one is refused there).
         "cursor_secret": "tests-cursor-signing-key-0123456789abcdef",
     }
