@@ -160,6 +160,16 @@ def test_an_irregular_past_counts_as_its_verb() -> None:
     assert "I think I left my blue notebook on the table at the cafe." in composed.answer, composed.answer
 
 
+def test_a_number_said_in_words_matches_the_same_number_in_digits() -> None:
+    memories = _memories(
+        "I heard: Slide 3 has last year's budget numbers.",
+        "I heard: Slide 5 is wrong, the team photo is missing.",
+        "I heard: Something went wrong with the printer.",
+    )
+    composed = compose_answer(_services(), "What is wrong with slide three?", memories, NOW)
+    assert "Slide 3 has last year's budget numbers." in composed.answer, composed.answer
+
+
 def test_a_bare_mention_opening_a_memory_is_quoted_with_what_follows() -> None:
     memories = _memories("Marco: Hey! Thanks for helping with my slides.")
     composed = compose_answer(_services(), "Who is Marco?", memories, NOW)

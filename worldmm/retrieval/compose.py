@@ -76,7 +76,17 @@ _IRREGULAR = {form: base for entry in _IRREGULAR_PAST.split(";") for base, *form
 _IRREGULAR_WORD = re.compile(r"\b(" + "|".join(sorted(_IRREGULAR, key=len, reverse=True)) + r")\b", re.I)
 
 
+# Numbers said as words match the same numbers in digits ("slide three" / "slide 3"). "one" stays a word:
+# it is as often a pronoun ("the blue one") as a number.
+_NUMBER_WORDS = {
+    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+}  # fmt: skip
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
 def _base_forms(value: str) -> str:
+    value = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).casefold()], value)
     return _IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(1).casefold()], value)
 
 
@@ -304,9 +314,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
     "every morning" count half: they say that a habit is asked, not which). A sentence that leans on the
     one before ("That is $4.50.") or replies to a spoken question carries half of that one's words too.
-    The embedder's cosine of question and sentence adds to that, so an answer in other words counts
-    ("What did my coffee cost?" / "That is $4.50."). A semantic fact counts half: a sentence heard that
-    shares its words is the better evidence. Statements go before questions; when the question asks for
+    A sentence that shares no word scores by the embedder's cosine with the question, so an answer in
+    other words counts ("What did my coffee cost?" / "That is $4.50."); a number matches in words or
+    digits. A semantic fact counts half: a sentence heard that shares its words is the better evidence.
+    Statements go before questions; when the question asks for
     a time, an amount, a place, a reason or a person, only sentences that give one answer it; ties go to
     the 30-second window over a summary, then to the sentence that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
