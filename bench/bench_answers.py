@@ -9,7 +9,10 @@ checked against the sentence it rests on) and without it (the composer's quoted 
 `questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
 at the end, and report it; never tune on it.
 Prints one JSON object (and writes it with --out): per file and variant, right / asked, refusals right, the
-share written by the reader, median and slowest seconds per answer, and every wrong answer.
+share written by the reader, median and slowest seconds per answer, and every wrong answer. Answerable
+questions are also split by whether every fact they ask for was heard at all (is in the stored transcript of
+the session's 30-second windows): a fact the recogniser misheard cannot be answered by choosing better, so
+"right of heard" measures the answer path apart from speech recognition.
 """
 
 from __future__ import annotations
@@ -29,20 +32,39 @@ from typing import Any
 DEFAULT_FILES = ("questions.jsonl", "questions-dev.jsonl")
 
 
-def _score(answers: list[Any]) -> dict[str, Any]:
+def _score(answers: list[Any], heard: str) -> dict[str, Any]:
     seconds = [a.elapsed_s for a in answers]
     refusals = [a for a in answers if a.expected.refusal]
+    answerable_heard = [a for a in answers if not a.expected.refusal and a.expected.is_right(heard)]
     return {
         "right": sum(bool(a.right) for a in answers),
         "asked": len(answers),
         "refusals_right": sum(bool(a.right) for a in refusals),
         "refusals_asked": len(refusals),
+        "heard": len(answerable_heard),
+        "right_of_heard": sum(bool(a.right) for a in answerable_heard),
         "false_refusals": sum(1 for a in answers if not a.expected.refusal and a.answer == "I don't remember that."),
         "written_by_reader": sum(1 for a in answers if "local reader" in (a.trace.get("answer_note") or "")),
         "median_s": round(statistics.median(seconds), 2),
         "slowest_s": round(max(seconds), 2),
         "wrong": [{"id": a.expected.id, "question": a.question, "answer": a.answer} for a in answers if not a.right],
     }
+
+
+def _heard(settings: Any, user_id: str) -> str:
+    """Everything the recogniser wrote for the user's 30-second windows, in order."""
+    from sqlalchemy import select
+
+    from worldmm.db.models import Segment
+    from worldmm.services import Services
+
+    query = (
+        select(Segment.transcript)
+        .where(Segment.user_id == user_id, Segment.duration_seconds == 30)
+        .order_by(Segment.start_time)
+    )
+    with Services(settings).db.unit_of_work(user_id) as session:
+        return " ".join(text for text in session.scalars(query) if text)
 
 
 def main() -> None:
@@ -52,7 +74,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from worldmm.db.local import start_local_database
-    from worldmm.demo import SAMPLE_SESSION, load_questions, local_profile, run_demo
+    from worldmm.demo import DEMO_USER, SAMPLE_SESSION, load_questions, local_profile, run_demo
 
     home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
     home.chmod(0o755)  # the embedded server runs as its own user
@@ -65,7 +87,7 @@ def main() -> None:
             for name in args.files:
                 with contextlib.redirect_stdout(io.StringIO()):
                     answers = run_demo(settings, questions=load_questions(SAMPLE_SESSION, name))
-                report.setdefault(name, {})[variant] = _score(answers)
+                report.setdefault(name, {})[variant] = _score(answers, _heard(settings, DEMO_USER))
     finally:
         local.server.cleanup()
         shutil.rmtree(home, ignore_errors=True)

@@ -7,7 +7,9 @@ The sample morning is ingested once, as text (each scene's lines are its window'
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, cast
 
@@ -23,6 +25,7 @@ from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.agent import answer_question
 from worldmm.retrieval.compose import NO_MEMORY
+from worldmm.retrieval.hybrid import hybrid_search, windows_within
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
@@ -143,3 +146,62 @@ def test_plan_answers_the_committed_sample_questions_from_the_script_text(sample
     assert len(questions) - len(wrong) >= SCRIPT_TEXT_RIGHT_FLOOR, wrong
     for q in questions:
         assert bool(answers[q.id].trace.citations) != q.refusal, (q.id, answers[q.id].answer)
+
+
+CAPTIONED = "user-sample-captioned"
+
+
+@pytest.fixture(scope="module")
+def captioned(sample: Services) -> Services:
+    """The sample morning again, for another user, each window captioned with what was heard (as the local
+    profile captions an audio-only window): windows with captions are merged into 3- and 10-minute summaries."""
+    windows = [replace(w, caption=f"I heard: {w.transcript}") for w in BENCHMARK.text_windows()]
+    report = ingest_text_windows(sample, CAPTIONED, windows)
+    assert report.summaries >= 5, report
+    return sample
+
+
+def test_every_sentence_of_a_summary_is_found_in_a_window_it_spans(captioned: Services) -> None:
+    # GIVEN the 3- and 10-minute summaries the search finds for the committed questions
+    summaries = {
+        m.id: m
+        for q in load_questions()
+        for m in hybrid_search(captioned, CAPTIONED, q.question, now=ASKED_AT, durations=[180, 600], limit=10).items
+    }
+    assert len(summaries) >= 3
+    for summary in summaries.values():
+        assert summary.start_time is not None and summary.end_time is not None
+        # WHEN the windows it spans are read
+        windows = windows_within(captioned, CAPTIONED, summary)
+        # THEN they are its 30-second windows, oldest first
+        assert windows and all(w.duration_seconds == 30 for w in windows)
+        assert all(summary.start_time <= w.start_time < w.end_time <= summary.end_time for w in windows)
+        assert [w.start_time for w in windows] == sorted(w.start_time for w in windows)
+        # AND every sentence of the summary was said in one of them: an answer quoting it can cite that window
+        said = [_plain(w.text) for w in windows]
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", summary.text):
+            if _plain(sentence).strip():
+                assert any(_plain(sentence) in text for text in said), (sentence, summary.text)
+
+
+def test_an_answer_quoting_a_summary_cites_the_window_that_said_it(captioned: Services) -> None:
+    # GIVEN a memory whose summaries hold the same sentences as its windows
+    questions = [q for q in load_questions() if not q.refusal]
+    # WHEN the committed questions are asked
+    answers = [answer_question(captioned, CAPTIONED, q.question, now=ASKED_AT) for q in questions]
+    # THEN each quoted sentence is cited as the 30-second window that said it, at that window's minute
+    by_start = {w.start_time: w for w in BENCHMARK.windows}
+    for question, answer in zip(questions, answers, strict=True):
+        quotes = answer.answer.split('"')[1::2]  # one a citation, in order
+        assert len(quotes) == len(answer.trace.citations), answer.answer
+        for citation, quote in zip(answer.trace.citations, quotes, strict=True):
+            assert citation.duration_seconds == 30, (question.question, citation, answer.answer)
+            said = citation.start_time
+            assert f"at {said.hour}:{said.minute:02d}" in answer.answer, answer.answer
+            window = by_start[said]
+            sentences = re.split(r"(?<=[.!?])\s+", quote)
+            assert any(_plain(s) in _plain(window.transcript) for s in sentences), (quote, window.transcript)
+
+
+def _plain(value: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", value.lower())) + " "

@@ -232,3 +232,44 @@ def test_the_words_asking_for_a_time_count_less_than_what_the_time_is_of() -> No
     )
     composed = compose_answer(_services(), "What time will the plumber arrive?", memories, NOW)
     assert "the plumber comes at eleven" in composed.answer, composed.answer
+
+
+def _summary(text: str) -> RetrievedMemory:
+    """A 3-minute summary from 8:00."""
+    return RetrievedMemory(
+        id="summary",
+        memory_type=MemoryKind.EPISODIC,
+        text=text,
+        score=1.0,
+        source="test",
+        start_time=datetime(2025, 3, 11, 8, 0, tzinfo=UTC),
+        end_time=datetime(2025, 3, 11, 8, 3, tzinfo=UTC),
+        duration_seconds=180,
+    )
+
+
+def test_a_sentence_of_a_summary_is_told_as_the_first_window_that_said_it() -> None:
+    summary = _summary("I am walking to the cafe. That is four dollars fifty for the coffee.")
+    windows = _memories(
+        "I am walking to the cafe.",
+        "Hello. That is four dollars fifty for the coffee.",
+        "Again: that is four dollars fifty for the coffee.",
+    )
+    composed = compose_answer(
+        _services(),
+        "How much was the coffee?",
+        [summary],
+        NOW,
+        windows_of=lambda memory: windows if memory is summary else [],
+    )
+    assert composed.memories == [windows[1]]
+    assert "at 8:01" in composed.answer and "30-second" in composed.answer, composed.answer
+
+
+def test_a_summary_whose_sentence_no_window_holds_is_cited_itself() -> None:
+    summary = _summary("That is four dollars fifty for the coffee.")
+    windows = _memories("I am walking to the cafe.")
+    composed = compose_answer(
+        _services(), "How much was the coffee?", [summary], NOW, windows_of=lambda memory: windows
+    )
+    assert composed.memories == [summary] and "3-minute" in composed.answer, composed.answer

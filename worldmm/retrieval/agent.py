@@ -32,7 +32,7 @@ from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
 from worldmm.retrieval.compose import asks_for_people, cite, compose_answer
-from worldmm.retrieval.hybrid import adjacent_windows, windows_in
+from worldmm.retrieval.hybrid import adjacent_windows, windows_in, windows_within
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
@@ -304,10 +304,11 @@ def answer_question(
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
 
     numbered = context.ordered()
+    windows_of = partial(windows_within, services, user_id)
     structured = _respond(services, trace, question_text, now, numbered)
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
-        composed = compose_answer(services, question_text, numbered, asked_at)
+        composed = compose_answer(services, question_text, numbered, asked_at, windows_of=windows_of)
         trace.answer_note = "the structured answer failed validation: composed from the memories"
         trace.citations = cite(services, user_id, composed.memories)
         answer = composed.answer
@@ -317,7 +318,7 @@ def answer_question(
         if len(cited) < len(set(structured.cited)):
             trace.answer_note = "citations of memories that were not retrieved were dropped"
         if not cited:
-            cited = compose_answer(services, question_text, numbered, asked_at).memories
+            cited = compose_answer(services, question_text, numbered, asked_at, windows_of=windows_of).memories
         trace.citations = cite(services, user_id, cited)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
@@ -382,7 +383,8 @@ def _answer_by_plan(
     read = partial(read_answer, services) if services.settings.reader_enabled else None
     memories = list(context.memories.values())
     around = _adjacent(services, user_id, memories, question, now)
-    composed = compose_answer(services, question, memories, asked_at, read, around)
+    windows_of = partial(windows_within, services, user_id)
+    composed = compose_answer(services, question, memories, asked_at, read, around, windows_of)
     if composed.read:
         trace.answer_note = "written by the local reader; the quoted sentence backs every word of it"
     trace.citations = cite(services, user_id, composed.memories)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -558,6 +559,7 @@ def compose_answer(
     now: datetime,
     read: Reader | None = None,
     around: Sequence[RetrievedMemory] = (),
+    windows_of: WindowsOf | None = None,
 ) -> Composed:
     """The best sentence of the relevant memories, when it was said and which memory it comes from;
     "I don't remember that." when no memory is relevant. With `read`, a short written answer that its
@@ -566,26 +568,32 @@ def compose_answer(
     "Who is Marco?" with no semantic fact about Marco is answered from the first memories that mention him.
     `around`: the 30-second windows just before and after the retrieved ones (`hybrid.adjacent_windows`),
     where "What did I do after leaving the cafe?" and "Who did I talk to?" find what was said next.
+    `windows_of`: the 30-second windows a summary spans (`hybrid.windows_within`); a sentence quoted from a
+    summary is told and cited as the window that said it.
     """
+    located = partial(_said_in, windows_of=windows_of)
     people = _people_spoken_to(question, [*memories, *around], now)
     if people is not None:
         return people
     here = _where_i_am(question, [*memories, *around])
     if here is not None:
+        here = located(here)
         fact = _fact(here, now)
         return Composed(f"{fact[0].upper()}{fact[1:]}.", [here.memory])
     sequence = _said_before_or_after(services, question, memories, around)
     if sequence is not None:
+        sequence = located(sequence)
         fact = _fact(sequence, now)
         return Composed(f"{fact[0].upper()}{fact[1:]}.", [sequence.memory])
     who = _WHO_IS.match(question)
     if who:
-        mentions = _mentions(services, who.group("name"), memories)
+        mentions = [located(p) for p in _mentions(services, who.group("name"), memories)]
         if mentions:
             parts = [_fact(p, now) for p in mentions]
             return Composed(f"{who.group('name')}: " + "; ".join(parts) + ".", [p.memory for p in mentions])
     both = _two_parts(services, question, memories)
     if both is not None:
+        both = (located(both[0]), located(both[1]))
         first, second = (_fact(p, now) for p in both)
         return Composed(f"{first[0].upper()}{first[1:]}; and {second}.", [both[0].memory, both[1].memory])
     ranked = rank_sentences(services, question, memories)
@@ -594,13 +602,34 @@ def compose_answer(
     # A bare name cannot be checked against its sentence (which of the people named did it?): quoted only.
     written = read(question, ranked) if read is not None and not _ASKS_WHO.search(question) else None
     if written is not None:
+        support = located(written.support)
         return Composed(
-            f"{written.text[0].upper()}{written.text[1:]}. ({_fact(written.support, now)}.)",
-            [written.support.memory],
-            read=True,
+            f"{written.text[0].upper()}{written.text[1:]}. ({_fact(support, now)}.)", [support.memory], read=True
         )
-    fact = _fact(ranked[0], now)
-    return Composed(f"{fact[0].upper()}{fact[1:]}.", [ranked[0].memory])
+    best = located(ranked[0])
+    fact = _fact(best, now)
+    return Composed(f"{fact[0].upper()}{fact[1:]}.", [best.memory])
+
+
+WindowsOf = Callable[[RetrievedMemory], Sequence[RetrievedMemory]]
+"""The 30-second windows a summary spans (`hybrid.windows_within`)."""
+
+
+def _plain(value: str) -> str:
+    return " " + " ".join(re.findall(r"\w+", value.casefold())) + " "
+
+
+def _said_in(piece: Candidate, windows_of: WindowsOf | None) -> Candidate:
+    """A sentence of a summary as the 30-second window that said it: a summary's sentences are its windows'
+    own, and the window gives the minute it was said. Unchanged when no window holds it (a written summary)."""
+    memory = piece.memory
+    if windows_of is None or memory.memory_type != MemoryKind.EPISODIC or (memory.duration_seconds or 0) <= 30:
+        return piece
+    sentence = _plain(piece.text)
+    for window in windows_of(memory) if sentence.strip() else ():  # oldest first: where it was first said
+        if sentence in _plain(window.text):
+            return replace(piece, memory=window)
+    return piece
 
 
 def _fact(piece: Candidate, now: datetime) -> str:

@@ -380,6 +380,25 @@ def windows_in(services: HybridPorts, user_id: str, reference: TimeReference) ->
     return _as_windows(rows.values())
 
 
+# The 30-second windows a summary spans.
+_WINDOWS_WITHIN_SQL = """
+SELECT s.id FROM worldmm_segments s
+WHERE s.user_id = :user_id AND s.duration_seconds = 30 AND s.caption_embedding IS NOT NULL
+  AND s.start_time >= :since AND s.end_time <= :until
+"""
+
+
+def windows_within(services: HybridPorts, user_id: str, summary: RetrievedMemory) -> list[RetrievedMemory]:
+    """The 30-second windows that `summary` spans, oldest first (none for a memory without a span)."""
+    if summary.start_time is None or summary.end_time is None:
+        return []
+    params = {"user_id": user_id, "since": summary.start_time, "until": summary.end_time}
+    with services.db.unit_of_work(user_id) as session:
+        ids = list(session.execute(text(_WINDOWS_WITHIN_SQL), params).scalars())
+        rows = load_rows(session, user_id, ids) if ids else {}
+    return _as_windows(rows.values())
+
+
 def _as_windows(rows: Iterable[SegmentRow]) -> list[RetrievedMemory]:
     return [
         RetrievedMemory(
