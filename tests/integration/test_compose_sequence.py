@@ -107,6 +107,32 @@ def test_a_number_asked_for_needs_a_number_in_the_answer() -> None:
     assert compose_answer(_services(), "What is Marco's phone number?", windows, NOW).answer == NO_MEMORY
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the plumber's name?",  # "the plumber comes back" names nobody
+        "What is my doctor's name?",
+        "What is Emma's last name?",  # Emma is the name asked about, not an answer
+    ],
+)
+def test_a_name_asked_for_needs_a_name_the_question_does_not_give(question: str) -> None:
+    windows = _windows(
+        "Okay, the plumber comes back at eleven.",
+        "Do not forget your doctor's appointment tomorrow.",
+        "Yes, please, Emma, a large cappuccino.",
+    )
+    assert compose_answer(_services(), question, windows, NOW).answer == NO_MEMORY
+
+
+@pytest.mark.parametrize(
+    ("question", "answered"), [("How old is Marco?", False), ("How old are the budget numbers?", True)]
+)
+def test_how_old_needs_an_age_or_a_time_ago(question: str, answered: bool) -> None:
+    windows = _windows("Marco asked if we can meet at half past nine.", "The budget numbers are from last year.")
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert (composed.answer != NO_MEMORY) == answered, composed.answer
+
+
 def test_where_am_i_is_the_latest_place_i_said_i_was_not_one_i_will_be() -> None:
     windows = _windows(
         "I am at the cafe on Maple Street.",

@@ -161,9 +161,12 @@ _NOT_NAMES = (
     "Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|"
     "November|December|Remember|Don|Are|Am|Was|Were|Have|Had|Has|In|On|At|To|For|Of|With|From|Some|Any|One|Two"
 )
-# "Who found my notebook?", "What is the barista's name?" (not "Who is Marco?": see _WHO_IS).
+# "Who found my notebook?", "What is the barista's name?", "What is my doctor's name?", "What is Emma's last
+# name?" (not "Who is Marco?": see _WHO_IS).
 _ASKS_WHO = re.compile(
-    r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+[A-Z])|(?i:\bname of\b)|^\s*(?i:what(?:'s| is) \w+'s name)\b"
+    r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+[A-Z])|(?i:\bname of\b)"
+    r"|^\s*(?i:what(?:'s| is| was)\s+(?:(?:the|my|your|his|her|our|their)\s+)?\w+'s\s+(?:(?:first|last|full)\s+)?"
+    r"(?:name|surname))\b"
 )
 # A capitalised word that is not a sentence opener, a day or a month: someone's (or some place's) name.
 _PERSON = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
@@ -208,6 +211,10 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
+    ),
+    (  # "How old is Marco?": an age, or a time ago ("How old are the numbers?" / "from last year")
+        re.compile(r"^\s*how old\b", re.I),
+        re.compile(r"\b(?:years?|months?|weeks?|days?|born|ago)\b|\d", re.I),
     ),
     (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
     (_ASKS_WHO, _PERSON),
