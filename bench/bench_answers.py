@@ -1,8 +1,9 @@
 """Answers on the sample session, with the real local models: how many are right, how long each takes.
 
 Ingests `examples/sample-session` once into a fresh local home (its own embedded PostgreSQL), then asks each
-question file through the chat-verbose handler twice: with the local reader (the short written answer,
-checked against the sentence it rests on) and without it (the composer's quoted sentence, the baseline).
+question file through the chat-verbose handler three times (`VARIANTS`): with the local reader, whose model
+reranks the composer's best sentences and writes a short answer checked against the sentence it rests on; with
+the reader but no reranking; and with neither (the composer's quoted sentence, the baseline).
 
     python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--out FILE]
 
@@ -30,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_FILES = ("questions.jsonl", "questions-dev.jsonl")
+VARIANTS = (("reader", True, True), ("reader, no rerank", True, False), ("composer", False, False))
+"""The answer path as shipped (the reader's model reranks the composer's best sentences, then writes), the
+reader without reranking, and the composer alone (the baseline)."""
 
 
 def _score(answers: list[Any], heard: str) -> dict[str, Any]:
@@ -45,6 +49,7 @@ def _score(answers: list[Any], heard: str) -> dict[str, Any]:
         "right_of_heard": sum(bool(a.right) for a in answerable_heard),
         "false_refusals": sum(1 for a in answers if not a.expected.refusal and a.answer == "I don't remember that."),
         "written_by_reader": sum(1 for a in answers if "local reader" in (a.trace.get("answer_note") or "")),
+        "reranked": sum(1 for a in answers if "reader's model judged" in (a.trace.get("answer_note") or "")),
         "median_s": round(statistics.median(seconds), 2),
         "slowest_s": round(max(seconds), 2),
         "wrong": [{"id": a.expected.id, "question": a.question, "answer": a.answer} for a in answers if not a.right],
@@ -81,9 +86,8 @@ def main() -> None:
     local = start_local_database(home / "pgdata")
     report: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     try:
-        for reader in (True, False):
-            settings = local_profile(home, local, answer_reader=reader)
-            variant = "reader" if reader else "composer"
+        for variant, reader, rerank in VARIANTS:
+            settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)
             for name in args.files:
                 with contextlib.redirect_stdout(io.StringIO()):
                     answers = run_demo(settings, questions=load_questions(SAMPLE_SESSION, name))

@@ -412,6 +412,11 @@ class Settings(BaseSettings):
         description="In the fixed plan, the LLM writes a short answer from the best memory sentences; it is shown "
         "only when one sentence backs every word it states, else the sentence is quoted",
     )
+    answer_rerank: bool = Field(
+        True,
+        description="With the local reader: its model judges whether each of the composer's best sentences answers "
+        "the question, and one it is clearly surer of than of the composer's first goes first",
+    )
     memory_text_max_chars: int = 600
     """A memory's text shown to a model or an MCP client is cut to this (characters)."""
 

@@ -4,6 +4,7 @@ adds: request bodies, retries, GPU routing, batch polling and result mapping (sp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any, Literal
@@ -23,8 +24,9 @@ from worldmm.llm.client import (
     build_llm,
     chat_completion_body,
 )
-from worldmm.llm.local import LlamaCppLLM, default_gguf_path
+from worldmm.llm.local import LlamaCppLLM, default_gguf_path, default_reader_gguf
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse
+from worldmm.llm.prompts import render_prompt
 from worldmm.llm.structured import parse_model
 
 pytestmark = pytest.mark.integration
@@ -113,9 +115,7 @@ def test_llm_complete_returns_text_and_token_usage(llm: LLM) -> None:
 
 def test_llm_structured_request_returns_json_valid_for_the_schema(llm: LLM) -> None:
     # GIVEN a request carrying a JSON schema
-    request = _request(
-        "Alice is 34 years old. Reply with her name and age as JSON.", schema=Person, max_tokens=48
-    )
+    request = _request("Alice is 34 years old. Reply with her name and age as JSON.", schema=Person, max_tokens=48)
     # WHEN it is completed
     response = llm.complete(request)
     # THEN the answer parses into the schema's model
@@ -126,9 +126,7 @@ def test_llm_structured_request_returns_json_valid_for_the_schema(llm: LLM) -> N
 
 def test_llm_complete_many_answers_each_request_in_its_place(llm: LLM) -> None:
     # GIVEN three requests whose schemas each allow exactly one answer
-    requests = [
-        _request("Reply with the tag as JSON.", schema=model, max_tokens=16) for model in (Alpha, Beta, Gamma)
-    ]
+    requests = [_request("Reply with the tag as JSON.", schema=model, max_tokens=16) for model in (Alpha, Beta, Gamma)]
     # WHEN they are completed together
     results = llm.complete_many(requests)
     # THEN result i answers request i
@@ -446,9 +444,7 @@ def test_llama_prompt_longer_than_the_context_is_truncated_not_failed() -> None:
     small = LlamaCppLLM(default_gguf_path(), n_ctx=256)
     long_text = "Alice put the keys on the kitchen table. " * 250
     # WHEN it is completed
-    response = small.complete(
-        _request(long_text + "\nReply with the tag as JSON.", schema=Alpha, max_tokens=24)
-    )
+    response = small.complete(_request(long_text + "\nReply with the tag as JSON.", schema=Alpha, max_tokens=24))
     # THEN it answered within the context (middle elided), still schema-valid
     assert 0 < response.prompt_tokens + response.completion_tokens <= small.n_ctx
     assert parse_model(response.text, Alpha).tag == "alpha"
@@ -463,3 +459,53 @@ def test_llama_request_with_images_is_answered_from_its_text(smollm: LlamaCppLLM
     # WHEN it is completed THEN the image is dropped and the text answered
     response = smollm.complete(_request("", schema=Alpha, content=content, max_tokens=16))
     assert parse_model(response.text, Alpha).tag == "alpha"
+
+
+def _judge(question: str) -> LLMRequest:
+    return LLMRequest(
+        purpose="judge",
+        messages=[{"role": "user", "content": f"{question} Reply yes or no."}],
+        model="local",
+        max_tokens=1,
+    )
+
+
+def test_llama_yes_log_odds_is_the_same_asked_fresh_or_after_a_prompt_sharing_its_start(smollm: LlamaCppLLM) -> None:
+    # GIVEN two questions that start alike (the second reuses the cached start of the first)
+    first, second = _judge("Is the sky blue on a clear day?"), _judge("Is the sky green on a clear day?")
+    after_first = (smollm.yes_log_odds(first), smollm.yes_log_odds(second), smollm.yes_log_odds(second))
+    # WHEN the second is asked by a model that has seen nothing before
+    fresh = LlamaCppLLM(default_gguf_path(), n_ctx=1024).yes_log_odds(second)
+    # THEN the log-odds are finite, the same asked again, and the same as fresh: the cache changes no number
+    assert all(math.isfinite(v) for v in after_first)
+    assert after_first[1] == pytest.approx(after_first[2], abs=1e-3)
+    assert after_first[1] == pytest.approx(fresh, abs=1e-3)
+    assert after_first[0] != pytest.approx(after_first[1], abs=1e-3)  # the question changes the judgement
+
+
+def test_reader_model_judges_a_sentence_that_answers_above_one_that_does_not() -> None:
+    # The reader's GGUF (scripts/install_gguf.py), as the local profile's plan uses it to rerank sentences
+    path = default_reader_gguf()
+    if path is None:
+        pytest.fail("the reader GGUF is not installed: run scripts/setup.sh")
+    reader = LlamaCppLLM(path, n_ctx=2048)
+
+    def odds(sentence: str) -> float:
+        return reader.yes_log_odds(
+            LLMRequest(
+                purpose="judge_sentence",
+                messages=[
+                    {"role": "system", "content": render_prompt("judge_sentence_system")},
+                    {
+                        "role": "user",
+                        "content": render_prompt(
+                            "judge_sentence", question="How much did my coffee cost?", sentence=sentence
+                        ),
+                    },
+                ],
+                model="local",
+                max_tokens=1,
+            )
+        )
+
+    assert odds("That is four dollars fifty.") > odds("I only drink one coffee a day.") + 1.0

@@ -9,9 +9,9 @@ import pytest
 
 from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.retrieval.compose import compose_answer
+from worldmm.retrieval.compose import compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.reader import READ_PURPOSE, read_answer
+from worldmm.retrieval.reader import JUDGE_PURPOSE, READ_PURPOSE, read_answer, rerank
 from worldmm.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
@@ -80,3 +80,50 @@ def test_a_place_quoted_beside_the_sentence_supports_the_answer_and_nothing_else
     # THEN the reader's short answer is shown when the quoted place states it, never a place it invents
     assert answer.startswith(reply.rstrip(".")) is shown, answer
     assert '"I am at the office on the third floor. Now I am opening my laptop."' in answer
+
+
+COFFEE = [
+    RetrievedMemory(
+        id=str(n),
+        memory_type=MemoryKind.EPISODIC,
+        text=f"I heard: {text}",
+        score=1.0,
+        source="test",
+        start_time=datetime(2025, 3, 11, 8, n, tzinfo=UTC),
+        end_time=datetime(2025, 3, 11, 8, n, 30, tzinfo=UTC),
+        duration_seconds=30,
+    )
+    for n, text in enumerate(["I only drink one coffee a day.", "I pay for the coffee with my phone."])
+]
+QUESTION = "What about the coffee?"  # both sentences are candidates
+
+
+def _reranked(first: float, second: float) -> tuple[str, str, str, ScriptedLLM]:
+    """The composer's first and second sentences, and the answer when the model judges them `first`, `second`."""
+    llm = ScriptedLLM()
+    services = Services(make_settings(), llm=llm)
+    one, two = (c.text for c in rank_sentences(services, QUESTION, COFFEE)[:2])
+    llm.script(JUDGE_PURPOSE, lambda request: str(first if one in request.messages[-1]["content"] else second))
+    answer = compose_answer(services, QUESTION, COFFEE, NOW, rerank=partial(rerank, services)).answer
+    return one, two, answer, llm
+
+
+def test_a_sentence_the_model_is_clearly_surer_answers_goes_first() -> None:
+    # GIVEN a second sentence the model judges far likelier to answer than the composer's first
+    one, two, answer, llm = _reranked(-3.0, 1.5)
+    # THEN it is the answer, and the model was asked of both
+    assert two in answer and one not in answer, answer
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 2
+
+
+@pytest.mark.parametrize(("first", "second"), [(0.5, 1.2), (2.0, -1.0)])  # surer by less than the margin; of the first
+def test_the_composers_order_stands_unless_the_model_is_clearly_surer(first: float, second: float) -> None:
+    one, _, answer, _ = _reranked(first, second)
+    assert one in answer, answer
+
+
+def test_a_model_that_fails_to_judge_leaves_the_composers_order() -> None:
+    llm = ScriptedLLM().script(JUDGE_PURPOSE, RuntimeError("model crashed"))
+    services = Services(make_settings(), llm=llm)
+    ranked = rank_sentences(services, QUESTION, COFFEE)
+    assert len(ranked) == 2 and rerank(services, QUESTION, ranked) == ranked

@@ -136,6 +136,48 @@ class LlamaCppLLM:
             finish_reason=str(finish_reason) if finish_reason is not None else None,
         )
 
+    def yes_log_odds(self, request: LLMRequest) -> float:
+        """Log-odds that the reply starts with yes rather than no, read from the next-token logits after the
+        chat-formatted prompt: one forward pass, no text written. A prompt that starts as the previous one did
+        (the same question, another sentence) reuses that part of the cache."""
+        import llama_cpp
+        import numpy as np
+
+        llama = self._model()
+        with self._generate_lock:
+            messages = self._fit(
+                llama, self._text_messages(request.messages), budget=self.n_ctx - _TEMPLATE_MARGIN_TOKENS
+            )
+            prompt = self._chat_prompt(llama, messages)
+            tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+            next(llama.generate(tokens, temp=0.0))  # evaluates the prompt; the sampled token is not used
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
+            yes, no = (self._first_tokens(llama, word) for word in ("yes", "no"))
+            return float(np.logaddexp.reduce(logits[yes]) - np.logaddexp.reduce(logits[no]))
+
+    @staticmethod
+    def _chat_prompt(llama: Llama, messages: list[dict[str, Any]]) -> str:
+        """`messages` in the model's own chat template, ending where the assistant's reply begins."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LocalModelError(f"{llama.model_path} has no chat template")
+
+        def token_text(token: int) -> str:
+            return llama.detokenize([token], special=True).decode("utf-8", errors="ignore") if token >= 0 else ""
+
+        formatter = Jinja2ChatFormatter(
+            template, eos_token=token_text(llama.token_eos()), bos_token=token_text(llama.token_bos())
+        )
+        return str(formatter(messages=cast(Any, messages)).prompt)
+
+    @staticmethod
+    def _first_tokens(llama: Llama, word: str) -> list[int]:
+        """The tokens a reply starting with `word` can start with ("yes", "Yes", " yes", " Yes")."""
+        spellings = {word, word.capitalize(), f" {word}", f" {word.capitalize()}"}
+        return sorted({llama.tokenize(s.encode("utf-8"), add_bos=False, special=False)[0] for s in spellings})
+
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
         # One context generates one sequence at a time, so requests run in turn.
         results: list[LLMResponse | Exception] = []

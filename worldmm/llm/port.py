@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -59,4 +59,13 @@ class LLM(Protocol):
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse | Exception]:
         """Answer many requests; batch-mode providers submit them as one batch. Failures are returned."""
+        ...
+
+
+@runtime_checkable
+class YesNoJudge(Protocol):
+    """A model that can say how sure it is of a yes/no question without writing the answer."""
+
+    def yes_log_odds(self, request: LLMRequest) -> float:
+        """How much likelier the reply starts with "yes" than with "no" (natural log-odds; > 0: yes)."""
         ...

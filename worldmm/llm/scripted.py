@@ -59,6 +59,10 @@ class ScriptedLLM:
         # As every adapter: a truncated answer is asked again with more room, then raises.
         return complete_with_room(self._answer, request)
 
+    def yes_log_odds(self, request: LLMRequest) -> float:
+        """The scripted answer for the request's purpose, read as a number (the log-odds of yes)."""
+        return float(self._answer(request).text)
+
     def _answer(self, request: LLMRequest) -> LLMResponse:
         with self._lock:
             self.calls.append(request)

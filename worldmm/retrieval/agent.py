@@ -42,7 +42,7 @@ from worldmm.retrieval.models import (
     Trace,
     TraceRound,
 )
-from worldmm.retrieval.reader import read_answer
+from worldmm.retrieval.reader import read_answer, rerank
 from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
 from worldmm.retrieval.timeref import parse_time_reference
 
@@ -380,13 +380,19 @@ def _answer_by_plan(
     context.require_memory()
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
-    read = partial(read_answer, services) if services.settings.reader_enabled else None
+    reader = services.settings.reader_enabled
+    read = partial(read_answer, services) if reader else None
+    reranked = partial(rerank, services) if reader and services.settings.answer_rerank else None
     memories = list(context.memories.values())
     around = _adjacent(services, user_id, memories, question, now)
     windows_of = partial(windows_within, services, user_id)
-    composed = compose_answer(services, question, memories, asked_at, read, around, windows_of)
+    composed = compose_answer(services, question, memories, asked_at, read, around, windows_of, reranked)
+    notes = [trace.answer_note] if trace.answer_note else []
+    if composed.reranked:
+        notes.append("the reader's model judged this sentence to answer clearly better than the composer's first")
     if composed.read:
-        trace.answer_note = "written by the local reader; the quoted sentence backs every word of it"
+        notes.append("written by the local reader; the quoted sentence backs every word of it")
+    trace.answer_note = "; ".join(notes) or None
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)

@@ -60,6 +60,8 @@ class Composed:
     memories: list[RetrievedMemory]
     read: bool = False
     """Whether the reader wrote the answer (else it is the quoted sentence)."""
+    reranked: bool = False
+    """Whether the reader's model chose the sentence over the composer's first (`reader.rerank`)."""
 
 
 # Irregular past forms the english stemmer leaves apart from their verb ("left" / "leave").
@@ -557,6 +559,8 @@ class ReadAnswer:
 
 Reader = Callable[[str, list[Candidate]], ReadAnswer | None]
 """Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
+Reranker = Callable[[str, list[Candidate]], list[Candidate]]
+"""Reorders the best sentences by a model's judgement (`reader.rerank`)."""
 
 
 def compose_answer(
@@ -567,6 +571,7 @@ def compose_answer(
     read: Reader | None = None,
     around: Sequence[RetrievedMemory] = (),
     windows_of: WindowsOf | None = None,
+    rerank: Reranker | None = None,
 ) -> Composed:
     """The best sentence of the relevant memories, when it was said and which memory it comes from;
     "I don't remember that." when no memory is relevant. With `read`, a short written answer that its
@@ -576,7 +581,8 @@ def compose_answer(
     `around`: the 30-second windows just before and after the retrieved ones (`hybrid.adjacent_windows`),
     where "What did I do after leaving the cafe?" and "Who did I talk to?" find what was said next.
     `windows_of`: the 30-second windows a summary spans (`hybrid.windows_within`); a sentence quoted from a
-    summary is told and cited as the window that said it.
+    summary is told and cited as the window that said it. `rerank`: may put another of the best sentences
+    first (`reader.rerank`) before the reader writes.
     """
     located = partial(_said_in, windows_of=windows_of)
     people = _people_spoken_to(question, [*memories, *around], now)
@@ -606,16 +612,23 @@ def compose_answer(
     ranked = rank_sentences(services, question, memories)
     if not ranked:
         return Composed(NO_MEMORY, [])
+    composers_first = ranked[0]
+    if rerank is not None:
+        ranked = rerank(question, ranked)
+    reranked = ranked[0] is not composers_first
     # A bare name cannot be checked against its sentence (which of the people named did it?): quoted only.
     written = read(question, ranked) if read is not None and not _ASKS_WHO.search(question) else None
     if written is not None:
         support = located(written.support)
         return Composed(
-            f"{written.text[0].upper()}{written.text[1:]}. ({_fact(support, now)}.)", [support.memory], read=True
+            f"{written.text[0].upper()}{written.text[1:]}. ({_fact(support, now)}.)",
+            [support.memory],
+            read=True,
+            reranked=reranked,
         )
     best = located(ranked[0])
     fact = _fact(best, now)
-    return Composed(f"{fact[0].upper()}{fact[1:]}.", [best.memory])
+    return Composed(f"{fact[0].upper()}{fact[1:]}.", [best.memory], reranked=reranked)
 
 
 WindowsOf = Callable[[RetrievedMemory], Sequence[RetrievedMemory]]
