@@ -49,6 +49,9 @@ def _score(answers: list[Any], heard: str) -> dict[str, Any]:
         "right_of_heard": sum(bool(a.right) for a in answerable_heard),
         "false_refusals": sum(1 for a in answers if not a.expected.refusal and a.answer == "I don't remember that."),
         "written_by_reader": sum(1 for a in answers if "local reader" in (a.trace.get("answer_note") or "")),
+        "wrong_but_written": sum(
+            1 for a in answers if not a.right and "local reader" in (a.trace.get("answer_note") or "")
+        ),
         "reranked": sum(1 for a in answers if "reader's model judged" in (a.trace.get("answer_note") or "")),
         "median_s": round(statistics.median(seconds), 2),
         "slowest_s": round(max(seconds), 2),
