@@ -5,7 +5,7 @@ question file through the chat-verbose handler three times (`VARIANTS`): with th
 reranks the composer's best sentences and writes a short answer checked against the sentence it rests on; with
 the reader but no reranking; and with neither (the composer's quoted sentence, the baseline).
 
-    python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--out FILE]
+    python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--variants reader] [--out FILE]
 
 `questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
 at the end, and report it; never tune on it.
@@ -78,6 +78,7 @@ def _heard(settings: Any, user_id: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", nargs="*", default=list(DEFAULT_FILES))
+    parser.add_argument("--variants", nargs="*", choices=[v[0] for v in VARIANTS], default=[v[0] for v in VARIANTS])
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
 
@@ -89,7 +90,7 @@ def main() -> None:
     local = start_local_database(home / "pgdata")
     report: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
     try:
-        for variant, reader, rerank in VARIANTS:
+        for variant, reader, rerank in (v for v in VARIANTS if v[0] in args.variants):
             settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)
             for name in args.files:
                 with contextlib.redirect_stdout(io.StringIO()):

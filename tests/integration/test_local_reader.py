@@ -8,8 +8,9 @@ from functools import partial
 import pytest
 
 from tests.support.harness import make_settings
+from tests.support.memory import SteeredEmbedder
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.retrieval.compose import compose_answer, rank_sentences
+from worldmm.retrieval.compose import NO_MEMORY, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.reader import JUDGE_PURPOSE, READ_PURPOSE, read_answer, rerank
 from worldmm.services import Services
@@ -126,4 +127,63 @@ def test_a_model_that_fails_to_judge_leaves_the_composers_order() -> None:
     llm = ScriptedLLM().script(JUDGE_PURPOSE, RuntimeError("model crashed"))
     services = Services(make_settings(), llm=llm)
     ranked = rank_sentences(services, QUESTION, COFFEE)
-    assert len(ranked) == 2 and rerank(services, QUESTION, ranked) == ranked
+    assert len(ranked) == 2 and rerank(services, QUESTION, ranked, COFFEE) == ranked
+
+
+WALK = [
+    RetrievedMemory(
+        id=str(n),
+        memory_type=MemoryKind.EPISODIC,
+        text=f"I heard: {text}",
+        score=1.0,
+        source="test",
+        start_time=datetime(2025, 3, 11, 8, n, tzinfo=UTC),
+        end_time=datetime(2025, 3, 11, 8, n, 30, tzinfo=UTC),
+        duration_seconds=30,
+    )
+    for n, text in enumerate(
+        ["I am walking to the cafe.", "My walk takes ten minutes.", "I walk past the park.", "Cold and sunny today."]
+    )
+]
+WEATHER = "Cold and sunny today."
+
+
+def _by_meaning(question: str, judged: dict[str, float]) -> tuple[str, ScriptedLLM]:
+    """The answer to `question` over WALK when the embedder puts the weather sentence closest to it in meaning
+    (cosine 0.45: too far for the composer to keep a sentence sharing no word) and the others at 0.35, and
+    the model judges sentences as `judged` says."""
+
+    def at(cosine: float, axis: int) -> list[float]:
+        vector = [0.0] * 8
+        vector[0], vector[axis] = cosine, (1 - cosine**2) ** 0.5
+        return vector
+
+    axes = {m.text.removeprefix("I heard: "): at(0.35, n) for n, m in enumerate(WALK, 1)}
+    axes |= {question: at(1.0, 1), WEATHER: at(0.45, len(WALK))}
+    llm = ScriptedLLM().script(
+        JUDGE_PURPOSE,
+        lambda request: str(next((v for k, v in judged.items() if k in request.messages[-1]["content"]), -2.0)),
+    )
+    services = Services(make_settings(), llm=llm, embedder=SteeredEmbedder(8, axes))
+    return compose_answer(services, question, WALK, NOW, rerank=partial(rerank, services)).answer, llm
+
+
+def test_a_sentence_close_in_meaning_that_shares_no_word_is_judged_and_can_answer() -> None:
+    # GIVEN three sentences sharing "walk" and the answer in other words, too far in meaning for the composer
+    question = "What was it like outside on my walk?"
+    answer, llm = _by_meaning(question, {WEATHER: 2.0})
+    # THEN the model judges the composer's three and the one closest in meaning, and that one answers
+    assert WEATHER in answer, answer
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 4
+
+
+def test_a_sentence_close_in_meaning_the_model_doubts_leaves_the_composers_first() -> None:
+    answer, _ = _by_meaning("What was it like outside on my walk?", {})
+    assert WEATHER not in answer and "walk" in answer, answer
+
+
+def test_a_refusal_stands_whatever_is_close_in_meaning() -> None:
+    # GIVEN a question nothing recorded answers, whose nearest sentence in meaning the model would take
+    answer, llm = _by_meaning("What is my dog's name?", {WEATHER: 5.0})
+    # THEN nothing is judged and nothing is answered
+    assert answer == NO_MEMORY and not llm.calls_for(JUDGE_PURPOSE)

@@ -414,6 +414,29 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     return ranked
 
 
+def closest_in_meaning(
+    services: ComposePorts, question: str, memories: list[RetrievedMemory], limit: int
+) -> list[Candidate]:
+    """The `limit` statements of the retrieved memories closest to `question` in meaning (the embedder's
+    cosine), closest first, each giving the kind of fact the question asks for; none without an embedder
+    that measures meaning. They find the answer in other words that the shared words miss ("What was it
+    like outside on my walk?" / "It is cold and sunny today."); whether one answers is for a model to judge.
+    """
+    pieces = _candidates(memories)
+    cosines = _dense(services, question, pieces) if pieces and limit > 0 else None
+    if cosines is None:
+        return []
+    fits = _fits(question)
+    closest: dict[str, Candidate] = {}
+    for i in sorted(range(len(pieces)), key=lambda i: cosines[i], reverse=True):
+        piece = pieces[i]
+        if not piece.text.endswith("?") and (fits is None or fits(piece.quote)):
+            closest.setdefault(piece.quote, piece)
+            if len(closest) == limit:
+                break
+    return list(closest.values())
+
+
 PLACE_SHARE = 0.5
 """A thing's sentence without a place, quoted with where I said I was before it, counts half."""
 
@@ -559,8 +582,9 @@ class ReadAnswer:
 
 Reader = Callable[[str, list[Candidate]], ReadAnswer | None]
 """Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
-Reranker = Callable[[str, list[Candidate]], list[Candidate]]
-"""Reorders the best sentences by a model's judgement (`reader.rerank`)."""
+Reranker = Callable[[str, list[Candidate], list[RetrievedMemory]], list[Candidate]]
+"""Reorders the best sentences, and those of the memories closest in meaning, by a model's judgement
+(`reader.rerank`)."""
 
 
 def compose_answer(
@@ -581,8 +605,8 @@ def compose_answer(
     `around`: the 30-second windows just before and after the retrieved ones (`hybrid.adjacent_windows`),
     where "What did I do after leaving the cafe?" and "Who did I talk to?" find what was said next.
     `windows_of`: the 30-second windows a summary spans (`hybrid.windows_within`); a sentence quoted from a
-    summary is told and cited as the window that said it. `rerank`: may put another of the best sentences
-    first (`reader.rerank`) before the reader writes.
+    summary is told and cited as the window that said it. `rerank`: may put another of the best sentences,
+    or one of the memories close to the question in meaning, first (`reader.rerank`) before the reader writes.
     """
     located = partial(_said_in, windows_of=windows_of)
     people = _people_spoken_to(question, [*memories, *around], now)
@@ -614,7 +638,7 @@ def compose_answer(
         return Composed(NO_MEMORY, [])
     composers_first = ranked[0]
     if rerank is not None:
-        ranked = rerank(question, ranked)
+        ranked = rerank(question, ranked, memories)
     reranked = ranked[0] is not composers_first
     # A bare name cannot be checked against its sentence (which of the people named did it?): quoted only.
     written = read(question, ranked) if read is not None and not _ASKS_WHO.search(question) else None

@@ -10,9 +10,10 @@ state something the question does not. The composer decides which memory answers
 shortly (the other lines are context for it). An answer that fails is dropped for
 the composer's quoted sentence; the reader never turns "nothing relevant" into an answer.
 
-Before it writes, the reader's model may reorder the composer's best sentences (`rerank`): asked of each
-whether it answers the question, a sentence it is clearly surer of than of the composer's first goes first.
-The composer's refusals stand: nothing is reranked into an answer that was not a candidate.
+Before it writes, the reader's model may reorder the composer's best sentences (`rerank`): asked of each,
+and of the statements closest to the question in meaning (which may share no word with it), whether it
+answers the question, a sentence it is clearly surer of than of the composer's first goes first. The
+composer's refusals stand: a question it finds nothing relevant for is never reranked into an answer.
 """
 
 from __future__ import annotations
@@ -24,18 +25,21 @@ from aws_lambda_powertools import Logger
 
 from worldmm.llm.port import LLMRequest, YesNoJudge
 from worldmm.llm.prompts import render_prompt
-from worldmm.retrieval.compose import Candidate, ReadAnswer, text_lexemes
+from worldmm.retrieval.compose import Candidate, ReadAnswer, closest_in_meaning, text_lexemes
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
 if TYPE_CHECKING:
+    from worldmm.retrieval.models import RetrievedMemory
     from worldmm.retrieval.port import ReaderPorts
 
 logger = Logger(child=True)
 
 READ_PURPOSE = "read_answer"
 JUDGE_PURPOSE = "judge_sentence"
-RERANK_CANDIDATES = 5
+RERANK_CANDIDATES = 3
 """How many of the composer's best sentences the model judges."""
+RERANK_CLOSEST = 3
+"""How many statements closest to the question in meaning (`compose.closest_in_meaning`) it judges beside them."""
 RERANK_MARGIN = 1.0
 """How much surer (log-odds of "yes") the model must be of a sentence than of the composer's first to put it
 first: a smaller margin follows the model's noise (measured on the sample's question sets, 2026-11-27)."""
@@ -94,12 +98,21 @@ def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) ->
     return None
 
 
-def rerank(services: ReaderPorts, question: str, ranked: list[Candidate]) -> list[Candidate]:
+def rerank(
+    services: ReaderPorts, question: str, ranked: list[Candidate], memories: list[RetrievedMemory]
+) -> list[Candidate]:
     """`ranked` with the sentence the reader's model judges to answer `question` clearly best first (by at
-    least `RERANK_MARGIN` over the composer's first); unchanged when the model cannot judge or is not sure."""
+    least `RERANK_MARGIN` over the composer's first); unchanged when the model cannot judge or is not sure.
+
+    Judged: the composer's `RERANK_CANDIDATES` best and the `RERANK_CLOSEST` statements of `memories`
+    closest to the question in meaning, which may share no word with it."""
     judge = services.reader_llm
+    if not ranked or not isinstance(judge, YesNoJudge):
+        return ranked
     head = ranked[:RERANK_CANDIDATES]
-    if len(head) < 2 or not isinstance(judge, YesNoJudge):
+    quotes = {c.quote for c in head}
+    head += [c for c in closest_in_meaning(services, question, memories, RERANK_CLOSEST) if c.quote not in quotes]
+    if len(head) < 2:
         return ranked
     limit = services.settings.memory_text_max_chars
     try:
@@ -112,8 +125,16 @@ def rerank(services: ReaderPorts, question: str, ranked: list[Candidate]) -> lis
     best = max(range(len(head)), key=lambda i: (odds[i], -i))
     if odds[best] - odds[0] < RERANK_MARGIN:
         return ranked
-    logger.info("reranked", extra={"from_rank": best + 1, "log_odds": round(odds[best], 2), "first": round(odds[0], 2)})
-    return [head[best], *(c for n, c in enumerate(ranked) if n != best)]
+    chosen = head[best]
+    logger.info(
+        "reranked",
+        extra={
+            "from": f"rank {best + 1}" if best < RERANK_CANDIDATES else "closest in meaning",
+            "log_odds": round(odds[best], 2),
+            "first": round(odds[0], 2),
+        },
+    )
+    return [chosen, *(c for c in ranked if c.quote != chosen.quote)]
 
 
 def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
