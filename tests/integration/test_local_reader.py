@@ -83,19 +83,24 @@ def test_a_place_quoted_beside_the_sentence_supports_the_answer_and_nothing_else
     assert '"I am at the office on the third floor. Now I am opening my laptop."' in answer
 
 
-COFFEE = [
-    RetrievedMemory(
-        id=str(n),
-        memory_type=MemoryKind.EPISODIC,
-        text=f"I heard: {text}",
-        score=1.0,
-        source="test",
-        start_time=datetime(2025, 3, 11, 8, n, tzinfo=UTC),
-        end_time=datetime(2025, 3, 11, 8, n, 30, tzinfo=UTC),
-        duration_seconds=30,
-    )
-    for n, text in enumerate(["I only drink one coffee a day.", "I pay for the coffee with my phone."])
-]
+def _heard(*sentences: str) -> list[RetrievedMemory]:
+    """One 30-second window a minute for each sentence heard, from 8:00."""
+    return [
+        RetrievedMemory(
+            id=str(n),
+            memory_type=MemoryKind.EPISODIC,
+            text=f"I heard: {text}",
+            score=1.0,
+            source="test",
+            start_time=datetime(2025, 3, 11, 8, n, tzinfo=UTC),
+            end_time=datetime(2025, 3, 11, 8, n, 30, tzinfo=UTC),
+            duration_seconds=30,
+        )
+        for n, text in enumerate(sentences)
+    ]
+
+
+COFFEE = _heard("I only drink one coffee a day.", "I pay for the coffee with my phone.")
 QUESTION = "What about the coffee?"  # both sentences are candidates
 
 
@@ -130,22 +135,8 @@ def test_a_model_that_fails_to_judge_leaves_the_composers_order() -> None:
     assert len(ranked) == 2 and rerank(services, QUESTION, ranked, COFFEE) == ranked
 
 
-WALK = [
-    RetrievedMemory(
-        id=str(n),
-        memory_type=MemoryKind.EPISODIC,
-        text=f"I heard: {text}",
-        score=1.0,
-        source="test",
-        start_time=datetime(2025, 3, 11, 8, n, tzinfo=UTC),
-        end_time=datetime(2025, 3, 11, 8, n, 30, tzinfo=UTC),
-        duration_seconds=30,
-    )
-    for n, text in enumerate(
-        ["I am walking to the cafe.", "My walk takes ten minutes.", "I walk past the park.", "Cold and sunny today."]
-    )
-]
 WEATHER = "Cold and sunny today."
+WALK = _heard("I am walking to the cafe.", "My walk takes ten minutes.", "I walk past the park.", WEATHER)
 
 
 def _by_meaning(question: str, judged: dict[str, float]) -> tuple[str, ScriptedLLM]:
