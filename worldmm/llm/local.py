@@ -22,6 +22,7 @@ from worldmm.llm.structured import complete_with_room
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 logger = Logger(child=True)
 
@@ -74,6 +75,7 @@ class LlamaCppLLM:
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._warned_images = False
+        self._chat_format: tuple[Jinja2ChatFormatter, list[int], list[int]] | None = None
 
     def _model(self) -> Llama:
         if self._llama is None:
@@ -148,16 +150,19 @@ class LlamaCppLLM:
             messages = self._fit(
                 llama, self._text_messages(request.messages), budget=self.n_ctx - _TEMPLATE_MARGIN_TOKENS
             )
-            prompt = self._chat_prompt(llama, messages)
+            if self._chat_format is None:  # the template and the yes/no tokens are the model's: built once
+                yes, no = (self._first_tokens(llama, word) for word in ("yes", "no"))
+                self._chat_format = self._chat_formatter(llama), yes, no
+            formatter, yes, no = self._chat_format
+            prompt = str(formatter(messages=cast(Any, messages)).prompt)
             tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
             next(llama.generate(tokens, temp=0.0))  # evaluates the prompt; the sampled token is not used
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
-            yes, no = (self._first_tokens(llama, word) for word in ("yes", "no"))
             return float(np.logaddexp.reduce(logits[yes]) - np.logaddexp.reduce(logits[no]))
 
     @staticmethod
-    def _chat_prompt(llama: Llama, messages: list[dict[str, Any]]) -> str:
-        """`messages` in the model's own chat template, ending where the assistant's reply begins."""
+    def _chat_formatter(llama: Llama) -> Jinja2ChatFormatter:
+        """The model's own chat template: messages formatted to end where the assistant's reply begins."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         template = llama.metadata.get("tokenizer.chat_template")
@@ -167,10 +172,9 @@ class LlamaCppLLM:
         def token_text(token: int) -> str:
             return llama.detokenize([token], special=True).decode("utf-8", errors="ignore") if token >= 0 else ""
 
-        formatter = Jinja2ChatFormatter(
+        return Jinja2ChatFormatter(
             template, eos_token=token_text(llama.token_eos()), bos_token=token_text(llama.token_bos())
         )
-        return str(formatter(messages=cast(Any, messages)).prompt)
 
     @staticmethod
     def _first_tokens(llama: Llama, word: str) -> list[int]:

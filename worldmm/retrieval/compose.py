@@ -364,9 +364,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     kept = [i for i in range(len(pieces)) if lexical_scores[i] > 0 or dense[i] >= DENSE_KEEP]
     if not kept:
         return []
-    statements = [i for i in kept if not pieces[i].text.endswith("?")] or kept
     fits = _fits(question)
-    pool = [i for i in statements if fits(_quote(pieces[i]))] if fits is not None else statements
+    statements, pool = _giving(pieces, kept, fits)
     placed: dict[int, Candidate] = {}
     if fits is not None and _answer_type(question) is _WHERE_FITS:
         # "Where's my laptop?" / "Now I am opening my laptop.": where I said I was, earlier in that memory.
@@ -426,15 +425,22 @@ def closest_in_meaning(
     cosines = _dense(services, question, pieces) if pieces and limit > 0 else None
     if cosines is None:
         return []
-    fits = _fits(question)
+    _, giving = _giving(pieces, list(range(len(pieces))), _fits(question))
     closest: dict[str, Candidate] = {}
-    for i in sorted(range(len(pieces)), key=lambda i: cosines[i], reverse=True):
-        piece = pieces[i]
-        if not piece.text.endswith("?") and (fits is None or fits(piece.quote)):
-            closest.setdefault(piece.quote, piece)
-            if len(closest) == limit:
-                break
+    for i in sorted(giving, key=lambda i: cosines[i], reverse=True):
+        closest.setdefault(pieces[i].quote, pieces[i])
+        if len(closest) == limit:
+            break
     return list(closest.values())
+
+
+def _giving(
+    pieces: list[Candidate], indexes: list[int], fits: Callable[[str], bool] | None
+) -> tuple[list[int], list[int]]:
+    """Of `indexes`: the statements (all of them when none is one), and those statements whose quote gives
+    the kind of fact asked for (`_fits`; all of them without it)."""
+    statements = [i for i in indexes if not pieces[i].text.endswith("?")] or indexes
+    return statements, [i for i in statements if fits is None or fits(pieces[i].quote)]
 
 
 PLACE_SHARE = 0.5
