@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, compose_answer
+from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, closest_in_meaning, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.services import Services
 
@@ -166,3 +166,27 @@ def test_which_thing_is_answered_by_a_sentence_that_names_it() -> None:
     )
     composed = compose_answer(_services(), "Which slide has a problem?", windows, NOW)
     assert "slide three" in composed.answer, composed.answer
+
+
+class _CountingEmbedder:
+    """Vectors from letter counts (close texts, close vectors); counts its calls."""
+
+    dim = 26
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        return [[float(t.casefold().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]
+
+
+def test_one_answer_embeds_its_sentences_once() -> None:
+    embedder = _CountingEmbedder()
+    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    windows = _windows("It is cold and sunny today.", "I am walking to the cafe on Maple Street.")
+    question = "What was it like outside on my walk?"
+    ranked = rank_sentences(services, question, windows)
+    closest = closest_in_meaning(services, question, windows, 2)
+    assert ranked and closest
+    assert embedder.calls == 1

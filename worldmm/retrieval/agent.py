@@ -31,7 +31,6 @@ from worldmm.config import AgentMode
 from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
-from worldmm.memory.embedding.port import CachingEmbedder
 from worldmm.retrieval.compose import asks_for_people, cite, compose_answer
 from worldmm.retrieval.hybrid import adjacent_windows, windows_in, windows_within
 from worldmm.retrieval.models import (
@@ -377,8 +376,6 @@ def _answer_by_plan(
     `times`: the moment time words are read at (searches), and when the question was asked (the answer's words).
     """
     now, asked_at = times
-    # The searches, the composer and the reader's judge each embed the question and the same sentences: once.
-    services = services.replace(embedder=CachingEmbedder(services.embedder))
     _plan_searches(services, retrievers, user_id, question, now, context, trace)
     context.require_memory()
     if context.failures:

@@ -5,7 +5,7 @@ Only type-checking imports here, so a handler importing a port pays for no retri
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from worldmm.db.port import DatabasePorts
 
@@ -61,7 +61,4 @@ class VisualRetrievalPorts(DatabasePorts, Protocol):
 
 
 class AgentPorts(EpisodicRetrievalPorts, VisualRetrievalPorts, ReaderPorts, Protocol):
-    """Answering a question: the reasoning LLM and the three retrievers' ports; `replace` puts a caching
-    embedder in for one question."""
-
-    def replace(self, **overrides: Any) -> AgentPorts: ...
+    """Answering a question: the reasoning LLM and the three retrievers' ports."""
