@@ -168,6 +168,24 @@ def test_which_thing_is_answered_by_a_sentence_that_names_it() -> None:
     assert "slide three" in composed.answer, composed.answer
 
 
+@pytest.mark.parametrize("question", ["What time is the review?", "When is the review?"])
+def test_a_time_asked_for_is_a_time_of_day_not_any_number(question: str) -> None:
+    # "slide 3" and "two slides" are numbers, not times: no sentence here says when the review is
+    windows = _windows("Let us review the budget on slide 3.", "The review has two slides.")
+    assert compose_answer(_services(), question, windows, NOW).answer == NO_MEMORY
+
+
+@pytest.mark.parametrize("question", ["When will slide three be fixed?", "When is slide three getting fixed?"])
+def test_a_question_about_what_will_happen_is_answered_by_what_was_planned(question: str) -> None:
+    # both share "slide three" and neither "fixed" (as speech recognition heard it); one says when it will be
+    windows = _windows(
+        "The budget numbers on slide three are from last year.",
+        "I will pick slide three this evening.",
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert '"I will pick slide three this evening."' in composed.answer, composed.answer
+
+
 class _CountingEmbedder:
     """Vectors from letter counts (close texts, close vectors); counts its calls."""
 

@@ -179,13 +179,22 @@ _WHERE_FITS = re.compile(
 # Where the wearer says they are ("I am at the office ..."), not where they will be ("I am at the doctor
 # tomorrow").
 _PLACE_SAID = re.compile(r"\bI(?:'m| am)\s+(?:at|in)\s+(?:the|my|a|an)\b", re.I)
-_FUTURE = re.compile(r"\b(?:tomorrow|tonight|later|next|will|going to|soon)\b", re.I)
+_FUTURE = re.compile(r"\b(?:tomorrow|tonight|later|next|will|going to|soon|let us|let's)\b", re.I)
+# "When will slide three be fixed?", "When are we rehearsing?": asked of what is planned, not of what was.
+_ASKS_FUTURE = re.compile(r"\b(?:will|going to|gonna)\b|^\s*when\s+(?:am|are|is)\b.*\b\w{3,}ing\b", re.I)
 # What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
 _NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
+_HOURS = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|half|quarter)"
+# A time of day, not any number ("slide 3" is none): "at ten", "by around eleven", "9:30", "3 pm", "half past".
+_CLOCK = (
+    r"\b(?:at|by|around|about|until|till|before|after|from)\s+(?:around\s+|about\s+)?" + _HOURS + r"\b"
+    r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:half|quarter) (?:past|to)\b"
+    r"|\b(?:noon|midday|midnight|o'clock)\b"
+)
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "What time does the cafe open?": a clock time, not "every morning"
         re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
-        re.compile(r"\b(?:noon|midday|midnight|o'clock)\b|" + _NUMBER, re.I),
+        re.compile(_CLOCK, re.I),
     ),
     (  # "How long did my walk take?": a length of time
         re.compile(r"^\s*how long\b", re.I),
@@ -199,7 +208,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"^\s*(?:when\b|(?:on |at )?what day\b)", re.I),
         re.compile(
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
-            r"morning|afternoon|evening|noon|lunch|o'clock|week|month)\b|" + _NUMBER,
+            r"morning|afternoon|evening|lunch|week|month|year)\b|" + _CLOCK,
             re.I,
         ),
     ),
@@ -403,6 +412,12 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         [noun] = text_lexemes(services, [which.group("noun")])
         naming = [i for i in pool if any(_same_stem(w, n) for w in _lexemes_of_quote(pieces, matched, i) for n in noun)]
         pool = naming or pool
+    if _ASKS_FUTURE.search(question):
+        # "When will slide three be fixed?": what I or others said will happen ("I will fix slide three this
+        # evening"), before a past time that shares the words ("the numbers on slide three are from last year")
+        best = max(scores[i] for i in pool)
+        planned = [i for i in pool if _FUTURE.search(pieces[i].text) and lexical_scores[i] > 0]
+        pool = [i for i in planned if scores[i] >= PLANNED_SHARE * best] or pool
     if _NOW.search(question):
         # the latest memory of the thing asked about: one that names it, before one only close in meaning
         pool = [i for i in pool if lexical_scores[i] > 0] or pool
@@ -453,6 +468,9 @@ def _giving(
     return statements, [i for i in statements if fits is None or fits(pieces[i].quote)]
 
 
+PLANNED_SHARE = 0.8
+"""A question about what will happen takes a sentence sharing its words that says what will, from this share of
+the best score on ("When am I picking up my notebook?" is not answered by "I will pick slide 3 this evening")."""
 PLACE_SHARE = 0.5
 """A thing's sentence without a place, quoted with where I said I was before it, counts half."""
 
