@@ -124,9 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
     from worldmm.gateway.app import serve
 
     try:
-        serve(
-            host=args.host, port=args.port, public_url=args.public_url, tls_cert=args.tls_cert, tls_key=args.tls_key
-        )
+        serve(host=args.host, port=args.port, public_url=args.public_url, tls_cert=args.tls_cert, tls_key=args.tls_key)
     except ConfigurationError as exc:
         print(f"worldmm serve: {exc}", file=sys.stderr)
         return 2
@@ -224,7 +222,11 @@ def _eval(args: argparse.Namespace) -> int:
     set_services(services)
     out = Path(args.out) if args.out else Path("bench/results") / f"eval_{args.benchmark}_{suffix}.json"
     report = run_eval(
-        services, benchmark, user_id=f"eval-{args.benchmark}-{suffix}", out=out, answers=args.answers,
+        services,
+        benchmark,
+        user_id=f"eval-{args.benchmark}-{suffix}",
+        out=out,
+        answers=args.answers,
         sample=args.sample,
     )
     print(markdown_table(report))
@@ -284,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_forget)
 
     p = sub.add_parser(
-        "reap", help="re-run windows left pending or failed too long (locally: also those whose process is gone)",
+        "reap",
+        help="re-run windows left pending or failed too long (locally: also those whose process is gone)",
     )
     p.add_argument("--older-than", type=int, default=None, help="seconds (default: settings)")
     p.set_defaults(func=_reap)
@@ -308,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--questions",
         default=None,
         help="question file in the session directory: questions.jsonl (default), questions-dev.jsonl, "
-        "questions-heldout.jsonl … questions-heldout-7.jsonl",
+        "questions-heldout.jsonl … questions-heldout-8.jsonl",
     )
     p.set_defaults(func=_demo)
 
@@ -333,7 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
         "LLM (LOCAL_READER_GGUF), else the configured model (LLM_PROVIDER); an unsupported choice is an abstention",
     )
     p.add_argument(
-        "--sample", type=int, default=None, metavar="N",
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
         help="ask only N of the questions, a fixed random sample (seed 23), where all are too slow",
     )
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")

@@ -374,10 +374,7 @@ def windows_in(services: HybridPorts, user_id: str, reference: TimeReference) ->
     """The newest `WINDOWS_IN_LIMIT` 30-second windows in `reference`'s range, oldest first: everything heard
     then, for a question about all of it rather than the few windows a search ranks best."""
     params = {"user_id": user_id, "until": reference.until, "since": reference.since, "limit": WINDOWS_IN_LIMIT}
-    with services.db.unit_of_work(user_id) as session:
-        ids = list(session.execute(text(_WINDOWS_IN_SQL), params).scalars())
-        rows = load_rows(session, user_id, ids) if ids else {}
-    return _as_windows(rows.values())
+    return _windows_selected(services, user_id, _WINDOWS_IN_SQL, params)
 
 
 # The 30-second windows a summary spans.
@@ -393,8 +390,13 @@ def windows_within(services: HybridPorts, user_id: str, summary: RetrievedMemory
     if summary.start_time is None or summary.end_time is None:
         return []
     params = {"user_id": user_id, "since": summary.start_time, "until": summary.end_time}
+    return _windows_selected(services, user_id, _WINDOWS_WITHIN_SQL, params)
+
+
+def _windows_selected(services: HybridPorts, user_id: str, sql: str, params: dict[str, Any]) -> list[RetrievedMemory]:
+    """The 30-second windows whose ids `sql` selects, oldest first."""
     with services.db.unit_of_work(user_id) as session:
-        ids = list(session.execute(text(_WINDOWS_WITHIN_SQL), params).scalars())
+        ids = list(session.execute(text(sql), params).scalars())
         rows = load_rows(session, user_id, ids) if ids else {}
     return _as_windows(rows.values())
 
