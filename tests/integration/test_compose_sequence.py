@@ -173,6 +173,9 @@ def test_a_time_asked_for_is_a_time_of_day_not_any_number(question: str) -> None
     # "slide 3" and "two slides" are numbers, not times: no sentence here says when the review is
     windows = _windows("Let us review the budget on slide 3.", "The review has two slides.")
     assert compose_answer(_services(), question, windows, NOW).answer == NO_MEMORY
+    # a time of day said beside them answers
+    windows = _windows(*(w.text.removeprefix("I heard: ") for w in windows), "The review is at half past nine.")
+    assert '"The review is at half past nine."' in compose_answer(_services(), question, windows, NOW).answer
 
 
 @pytest.mark.parametrize("question", ["When will slide three be fixed?", "When is slide three getting fixed?"])

@@ -302,6 +302,9 @@ DENSE_KEEP = 0.5
 DENSE_ANSWERS = 0.30
 """When a word of the question is nowhere in the retrieved memories, the answer must be at least this
 close in meaning, or nothing recorded answers it ("the wifi password at the office": "office" alone)."""
+PLANNED_SHARE = 0.8
+"""A question about what will happen takes a sentence sharing its words that says what will, from this share of
+the best score on ("When am I picking up my notebook?" is not answered by "I will pick slide 3 this evening")."""
 
 
 def _dense(services: ComposePorts, question: str, pieces: list[Candidate]) -> list[float] | None:
@@ -468,9 +471,6 @@ def _giving(
     return statements, [i for i in statements if fits is None or fits(pieces[i].quote)]
 
 
-PLANNED_SHARE = 0.8
-"""A question about what will happen takes a sentence sharing its words that says what will, from this share of
-the best score on ("When am I picking up my notebook?" is not answered by "I will pick slide 3 this evening")."""
 PLACE_SHARE = 0.5
 """A thing's sentence without a place, quoted with where I said I was before it, counts half."""
 
