@@ -20,6 +20,9 @@ from aws_lambda_powertools import Logger
 
 from worldmm.config import Profile, Settings, get_settings
 
+EMBEDDING_CACHE_ENTRIES = 4096
+"""Texts whose vectors a process keeps (6 MB at 384 dimensions, 25 MB at 1,536)."""
+
 if TYPE_CHECKING:
     from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
@@ -96,9 +99,12 @@ class Services:
 
     @cached_property
     def embedder(self) -> TextEmbedder:
+        """The settings' embedder behind a bounded cache: a question's candidate sentences are mostly the same
+        memory sentences the previous questions ranked, and are embedded once per process."""
+        from worldmm.memory.embedding.port import CachingEmbedder
         from worldmm.memory.embedding.providers import build_text_embedder
 
-        return build_text_embedder(self.settings)
+        return CachingEmbedder(build_text_embedder(self.settings), max_entries=EMBEDDING_CACHE_ENTRIES)
 
     @cached_property
     def extractor(self) -> Extractor:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
+from worldmm.memory.embedding import providers
 from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, closest_in_meaning, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.services import Services
@@ -190,24 +191,25 @@ def test_a_question_about_what_will_happen_is_answered_by_what_was_planned(quest
 
 
 class _CountingEmbedder:
-    """Vectors from letter counts (close texts, close vectors); counts its calls."""
+    """Vectors from letter counts (close texts, close vectors); keeps every text it was asked to embed."""
 
     dim = 26
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.embedded: list[str] = []
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        self.calls += 1
+        self.embedded += texts
         return [[float(t.casefold().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]
 
 
-def test_one_answer_embeds_its_sentences_once() -> None:
+def test_questions_in_one_process_embed_each_sentence_once(monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = _CountingEmbedder()
-    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    monkeypatch.setattr(providers, "build_text_embedder", lambda settings: embedder)
+    services = Services(make_settings(), llm=ScriptedLLM())  # the composition root's embedder
     windows = _windows("It is cold and sunny today.", "I am walking to the cafe on Maple Street.")
-    question = "What was it like outside on my walk?"
-    ranked = rank_sentences(services, question, windows)
-    closest = closest_in_meaning(services, question, windows, 2)
-    assert ranked and closest
-    assert embedder.calls == 1
+    first, second = "What was it like outside on my walk?", "Was it cold today?"
+    assert rank_sentences(services, first, windows) and closest_in_meaning(services, first, windows, 2)
+    assert rank_sentences(services, second, windows)
+    assert {first, second} <= set(embedder.embedded)
+    assert len(embedder.embedded) == len(set(embedder.embedded))

@@ -101,7 +101,8 @@ def ingest_text_windows(
     started = time.perf_counter()
     report = TextIngestReport(windows=len(windows))
     # The same fact recurs across windows and in the summaries above them: embed each text once.
-    services = services.replace(embedder=CachingEmbedder(services.embedder))
+    if not isinstance(services.embedder, CachingEmbedder):
+        services = services.replace(embedder=CachingEmbedder(services.embedder))
     by_session: dict[str, list[TextWindow]] = {}
     for window in sorted(windows, key=lambda w: (w.session_id, w.window_index)):
         by_session.setdefault(window.session_id, []).append(window)

@@ -14,10 +14,10 @@ import math
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache, partial
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,7 +28,6 @@ from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
 from worldmm.scale import Scale, label_of
 
 if TYPE_CHECKING:
-    from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.retrieval.port import ComposePorts
 
 logger = Logger(child=True)
@@ -313,24 +312,14 @@ def _dense(services: ComposePorts, question: str, pieces: list[Candidate]) -> li
     if not getattr(services.embedder, "measures_meaning", True):
         return None
     try:
-        embedder, quotes = services.embedder, tuple(_quote(p) for p in pieces)
-        if isinstance(embedder, Hashable):
-            return list(_cosines(embedder, question, quotes))
-        return list(_cosines.__wrapped__(embedder, question, quotes))
+        matrix = np.asarray(services.embedder.embed([question, *(_quote(p) for p in pieces)]), dtype=np.float32)
     except Exception as exc:  # the shared words still choose; the log says why
         logger.warning("sentence embeddings unavailable: %s", type(exc).__name__)
         return None
-
-
-@lru_cache(maxsize=8)
-def _cosines(embedder: TextEmbedder, question: str, quotes: tuple[str, ...]) -> tuple[float, ...]:
-    """The cosine of `question` with each quote. Kept for the last few: one answer ranks the same sentences
-    more than once (the composer's order, those closest in meaning, each part of a two-part question)."""
-    matrix = np.asarray(embedder.embed([question, *quotes]), dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
     matrix /= norms[:, None]
-    return tuple(float(v) for v in matrix[1:] @ matrix[0])
+    return [float(v) for v in matrix[1:] @ matrix[0]]
 
 
 def choose_sentence(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> Candidate | None:
