@@ -114,6 +114,8 @@ def test_a_number_asked_for_needs_a_number_in_the_answer() -> None:
         "What is the plumber's name?",  # "the plumber comes back" names nobody
         "What is my doctor's name?",
         "What is Emma's last name?",  # Emma is the name asked about, not an answer
+        "What is my doctor called?",  # "called" asks for a name too
+        "What's the plumber called?",
     ],
 )
 def test_a_name_asked_for_needs_a_name_the_question_does_not_give(question: str) -> None:
