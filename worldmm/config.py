@@ -417,6 +417,12 @@ class Settings(BaseSettings):
         description="With the local reader: its model judges whether each of the composer's best sentences answers "
         "the question, and one it is clearly surer of than of the composer's first goes first",
     )
+    answer_budget_s: float = Field(
+        4.5,
+        gt=0,
+        description="Seconds from a question's arrival by which the local reader's model calls must end: a call "
+        "the recent ones say would end later is not made, and the composer's order and quoted sentence stand",
+    )
     memory_text_max_chars: int = 600
     """A memory's text shown to a model or an MCP client is cut to this (characters)."""
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.retrieval.reader import CallTimes
 
 
 class Services:
@@ -96,6 +97,13 @@ class Services:
         if path is None:
             return self.llm
         return LlamaCppLLM(path, n_ctx=2048, n_threads=self.settings.local_llm_threads)
+
+    @cached_property
+    def reader_call_times(self) -> CallTimes:
+        """How long the reader's model calls took lately: which of them still fit an answer's deadline."""
+        from worldmm.retrieval.reader import CallTimes
+
+        return CallTimes()
 
     @cached_property
     def embedder(self) -> TextEmbedder:
@@ -264,6 +272,7 @@ _PORTS = {
     "store",
     "sessions",
     "llm",
+    "reader_llm",
     "embedder",
     "extractor",
     "summarizer",

@@ -26,6 +26,7 @@ from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.agent import answer_question
 from worldmm.retrieval.compose import NO_MEMORY
 from worldmm.retrieval.hybrid import hybrid_search, windows_within
+from worldmm.retrieval.reader import READ_PURPOSE
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
@@ -205,3 +206,29 @@ def test_an_answer_quoting_a_summary_cites_the_window_that_said_it(captioned: Se
 
 def _plain(value: str) -> str:
     return " " + " ".join(re.findall(r"\w+", value.lower())) + " "
+
+
+@pytest.mark.parametrize(("budget_s", "read"), [(60.0, True), (1e-9, False)])
+def test_the_reader_writes_only_while_the_answer_is_within_its_budget(
+    pg: LocalDatabase, sample: Services, budget_s: float, read: bool
+) -> None:
+    # GIVEN the local reader beside the small local LLM, and an answer budget of a minute or of nothing
+    settings = make_settings(
+        database_url=pg.app_url,
+        database_admin_url=pg.admin_url,
+        worldmm_profile="local",
+        llm_provider="local",
+        agent_mode="plan",
+        episodic_rerank=False,
+        answer_rerank=False,
+        answer_budget_s=budget_s,
+    )
+    reader = ScriptedLLM().script(READ_PURPOSE, "In the drawer of my desk.")
+    services = Services(settings, db=sample.db, llm=ScriptedLLM(), reader_llm=reader, embedder=sample.embedder)
+    assert settings.reader_enabled
+    # WHEN the wearer asks where the keys are
+    result = answer_question(services, USER, "Where are my keys?", now=ASKED_AT)
+    # THEN the reader writes within the budget; past it, its model is not called and the sentence is quoted
+    assert bool(reader.calls_for(READ_PURPOSE)) is read
+    assert result.answer.startswith("In the drawer of my desk.") is read, result.answer
+    assert "drawer" in result.answer.lower(), result.answer

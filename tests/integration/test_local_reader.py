@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from functools import partial
 
@@ -178,3 +179,29 @@ def test_a_refusal_stands_whatever_is_close_in_meaning() -> None:
     answer, llm = _by_meaning("What is my dog's name?", {WEATHER: 5.0})
     # THEN nothing is judged and nothing is answered
     assert answer == NO_MEMORY and not llm.calls_for(JUDGE_PURPOSE)
+
+
+def test_judging_that_would_end_after_the_deadline_is_not_done_and_the_composers_order_stands() -> None:
+    # GIVEN judgements that lately took a second each
+    llm = ScriptedLLM().script(JUDGE_PURPOSE, lambda r: "3" if "phone" in r.messages[-1]["content"] else "-3")
+    services = Services(make_settings(), llm=llm)
+    services.reader_call_times.record(JUDGE_PURPOSE, 1.0)
+    ranked = rank_sentences(services, QUESTION, COFFEE)
+    # WHEN the answer's deadline is half a second away: no sentence is judged, the composer's order stands
+    assert rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 0.5) == ranked
+    assert not llm.calls_for(JUDGE_PURPOSE)
+    # WHEN it is a minute away: both are judged, and the one the model is surer of goes first
+    reordered = rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 60)
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 2 and "phone" in reordered[0].text
+
+
+def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> None:
+    # GIVEN a reading that lately took two seconds, and a deadline one second away
+    llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.")
+    services = Services(make_settings(), llm=llm)
+    services.reader_call_times.record(READ_PURPOSE, 2.0)
+    read = partial(read_answer, services, deadline=time.perf_counter() + 1.0)
+    answer = compose_answer(services, "What do I order at the cafe?", MEMORIES, NOW, read).answer
+    # THEN the model is not asked, and the composer's sentence is quoted
+    assert not llm.calls_for(READ_PURPOSE)
+    assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer

@@ -381,8 +381,9 @@ def _answer_by_plan(
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
     reader = services.settings.reader_enabled
-    read = partial(read_answer, services) if reader else None
-    reranked = partial(rerank, services) if reader and services.settings.answer_rerank else None
+    deadline = started + services.settings.answer_budget_s
+    read = partial(read_answer, services, deadline=deadline) if reader else None
+    reranked = partial(rerank, services, deadline=deadline) if reader and services.settings.answer_rerank else None
     memories = list(context.memories.values())
     around = _adjacent(services, user_id, memories, question, now)
     windows_of = partial(windows_within, services, user_id)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from worldmm.media.objects import ObjectStore
     from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.retrieval.reader import CallTimes
 
 
 class ComposePorts(Protocol):
@@ -30,10 +31,14 @@ class ComposePorts(Protocol):
 
 
 class ReaderPorts(DatabasePorts, ComposePorts, Protocol):
-    """The local reader: composing's ports, the settings and the model that writes the short answer."""
+    """The local reader: composing's ports, the settings, the model that writes the short answer and how long
+    its calls have lately taken."""
 
     @property
     def reader_llm(self) -> LLM: ...
+
+    @property
+    def reader_call_times(self) -> CallTimes: ...
 
 
 class HybridPorts(DatabasePorts, ComposePorts, Protocol):

@@ -14,12 +14,20 @@ Before it writes, the reader's model may reorder the composer's best sentences (
 and of the statements closest to the question in meaning (which may share no word with it), whether it
 answers the question, a sentence it is clearly surer of than of the composer's first goes first. The
 composer's refusals stand: a question it finds nothing relevant for is never reranked into an answer.
+
+Both keep to the answer's deadline: a model call that the recent ones say would end after it is not made (the
+composer's order and its quoted sentence stand), so a slow CPU gets fewer written answers, not slow ones.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, TypeVar
 
 from aws_lambda_powertools import Logger
 
@@ -33,6 +41,7 @@ if TYPE_CHECKING:
     from worldmm.retrieval.port import ReaderPorts
 
 logger = Logger(child=True)
+_T = TypeVar("_T")
 
 READ_PURPOSE = "read_answer"
 JUDGE_PURPOSE = "judge_sentence"
@@ -52,6 +61,29 @@ _PREAMBLE = re.compile(
 _NAMED = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d[\w.:]*)")
 """Names, places and numbers: capitalised words and anything with a digit."""
 _UNKNOWN = re.compile(r"\b(?:unknown|not sure|don't know|do not know|no line|cannot|can't|sorry)\b", re.I)
+RECENT_CALLS = 5
+"""How many recent calls of a kind say how long the next one takes (the longest of them)."""
+
+
+class CallTimes:
+    """How long the reader's model calls took lately, by purpose: the longest of the last `RECENT_CALLS` is
+    what the next one is expected to take (none seen yet: nothing is expected, the call is made)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def record(self, purpose: str, seconds: float) -> None:
+        with self._lock:
+            self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append(seconds)
+
+    def expected(self, purpose: str) -> float:
+        with self._lock:
+            return max(self._seen.get(purpose, ()), default=0.0)
+
+    def fits(self, purpose: str, deadline: float | None) -> bool:
+        """Whether a call of `purpose` started now is expected to end by `deadline` (`time.perf_counter`)."""
+        return deadline is None or time.perf_counter() + self.expected(purpose) <= deadline
 
 
 def _clean(reply: str) -> str:
@@ -60,10 +92,16 @@ def _clean(reply: str) -> str:
     return first[:MAX_ANSWER_CHARS]
 
 
-def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) -> ReadAnswer | None:
-    """The model's short answer to `question` from `lines` (best first), or None when it fails the check."""
+def read_answer(
+    services: ReaderPorts, question: str, lines: list[Candidate], deadline: float | None = None
+) -> ReadAnswer | None:
+    """The model's short answer to `question` from `lines` (best first), or None when it fails the check or
+    would not be written by `deadline` (`time.perf_counter`)."""
     lines = lines[:READER_LINES]
     if not lines:
+        return None
+    if not services.reader_call_times.fits(READ_PURPOSE, deadline):
+        logger.info("reader skipped: past the answer's deadline")
         return None
     limit = services.settings.memory_text_max_chars
     numbered = "\n".join(f"{n}. {sanitize_memory_text(c.quote, limit)}" for n, c in enumerate(lines, 1))
@@ -75,7 +113,7 @@ def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) ->
         temperature=0.0,
     )
     try:
-        reply = services.reader_llm.complete(request)
+        reply = _timed(services, READ_PURPOSE, partial(services.reader_llm.complete, request))
     except Exception as exc:  # the composed answer stands; the log says why
         logger.warning("reader unavailable: %s", type(exc).__name__)
         return None
@@ -99,13 +137,18 @@ def read_answer(services: ReaderPorts, question: str, lines: list[Candidate]) ->
 
 
 def rerank(
-    services: ReaderPorts, question: str, ranked: list[Candidate], memories: list[RetrievedMemory]
+    services: ReaderPorts,
+    question: str,
+    ranked: list[Candidate],
+    memories: list[RetrievedMemory],
+    deadline: float | None = None,
 ) -> list[Candidate]:
     """`ranked` with the sentence the reader's model judges to answer `question` clearly best first (by at
     least `RERANK_MARGIN` over the composer's first); unchanged when the model cannot judge or is not sure.
 
-    Judged: the composer's `RERANK_CANDIDATES` best and the `RERANK_CLOSEST` statements of `memories`
-    closest to the question in meaning, which may share no word with it."""
+    Judged, in turn while a judgement is expected to end by `deadline`: the composer's `RERANK_CANDIDATES`
+    best and the `RERANK_CLOSEST` statements of `memories` closest to the question in meaning, which may
+    share no word with it."""
     judge = services.reader_llm
     if not ranked or not isinstance(judge, YesNoJudge):
         return ranked
@@ -115,14 +158,20 @@ def rerank(
     if len(head) < 2:
         return ranked
     limit = services.settings.memory_text_max_chars
+    odds: list[float] = []
     try:
-        odds = [
-            judge.yes_log_odds(_judge_request(services, question, sanitize_memory_text(c.quote, limit))) for c in head
-        ]
+        for candidate in head:
+            if not services.reader_call_times.fits(JUDGE_PURPOSE, deadline):
+                logger.info("judged %d of %d: past the answer's deadline", len(odds), len(head))
+                break
+            request = _judge_request(services, question, sanitize_memory_text(candidate.quote, limit))
+            odds.append(_timed(services, JUDGE_PURPOSE, partial(judge.yes_log_odds, request)))
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)
         return ranked
-    best = max(range(len(head)), key=lambda i: (odds[i], -i))
+    if len(odds) < 2:
+        return ranked
+    best = max(range(len(odds)), key=lambda i: (odds[i], -i))
     if odds[best] - odds[0] < RERANK_MARGIN:
         return ranked
     chosen = head[best]
@@ -135,6 +184,14 @@ def rerank(
         },
     )
     return [chosen, *(c for c in ranked if c.quote != chosen.quote)]
+
+
+def _timed(services: ReaderPorts, purpose: str, call: Callable[[], _T]) -> _T:
+    started = time.perf_counter()
+    try:
+        return call()
+    finally:
+        services.reader_call_times.record(purpose, time.perf_counter() - started)
 
 
 def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
