@@ -100,10 +100,11 @@ class Services:
 
     @cached_property
     def reader_call_times(self) -> CallTimes:
-        """How long the reader's model calls took lately: which of them still fit an answer's deadline."""
+        """How long the reader's model calls took lately: which of them still fit an answer's deadline (a kind
+        not made yet is expected to take half the answer's budget)."""
         from worldmm.retrieval.reader import CallTimes
 
-        return CallTimes()
+        return CallTimes(unseen_s=self.settings.answer_budget_s / 2)
 
     @cached_property
     def embedder(self) -> TextEmbedder:

@@ -67,9 +67,10 @@ RECENT_CALLS = 5
 
 class CallTimes:
     """How long the reader's model calls took lately, by purpose: the longest of the last `RECENT_CALLS` is
-    what the next one is expected to take (none seen yet: nothing is expected, the call is made)."""
+    what the next one is expected to take; a kind of call not made yet is expected to take `unseen_s`."""
 
-    def __init__(self) -> None:
+    def __init__(self, unseen_s: float) -> None:
+        self.unseen_s = unseen_s
         self._seen: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
@@ -79,7 +80,7 @@ class CallTimes:
 
     def expected(self, purpose: str) -> float:
         with self._lock:
-            return max(self._seen.get(purpose, ()), default=0.0)
+            return max(self._seen.get(purpose, ()), default=self.unseen_s)
 
     def fits(self, purpose: str, deadline: float | None) -> bool:
         """Whether a call of `purpose` started now is expected to end by `deadline` (`time.perf_counter`)."""

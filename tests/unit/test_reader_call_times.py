@@ -1,0 +1,29 @@
+"""How long the reader's next model call is expected to take, and whether it still fits an answer's deadline."""
+
+from __future__ import annotations
+
+import time
+
+from worldmm.retrieval.reader import RECENT_CALLS, CallTimes
+
+
+def test_a_call_not_made_yet_is_expected_to_take_the_unseen_time() -> None:
+    times = CallTimes(unseen_s=2.0)
+    assert times.expected("judge") == 2.0
+    assert not times.fits("judge", time.perf_counter() + 1.0)
+    assert times.fits("judge", time.perf_counter() + 10.0)
+
+
+def test_the_longest_recent_call_is_expected_until_it_ages_out() -> None:
+    times = CallTimes(unseen_s=2.0)
+    times.record("read", 3.0)
+    times.record("judge", 0.5)
+    assert (times.expected("read"), times.expected("judge")) == (3.0, 0.5)
+    for _ in range(RECENT_CALLS):
+        times.record("read", 1.0)
+    assert times.expected("read") == 1.0
+
+
+def test_without_a_deadline_every_call_fits() -> None:
+    times = CallTimes(unseen_s=1e9)
+    assert times.fits("read", None)
