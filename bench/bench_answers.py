@@ -10,7 +10,8 @@ the reader but no reranking; and with neither (the composer's quoted sentence, t
 `questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
 at the end, and report it; never tune on it.
 Prints one JSON object (and writes it with --out): per file and variant, right / asked, refusals right, the
-share written by the reader, median and slowest seconds per answer, and every wrong answer. Answerable
+share written by the reader, median and slowest seconds per answer, the answers over 5 s, and every wrong
+answer. Answerable
 questions are also split by whether every fact they ask for was heard at all (is in the stored transcript of
 the session's 30-second windows): a fact the recogniser misheard cannot be answered by choosing better, so
 "right of heard" measures the answer path apart from speech recognition.
@@ -55,6 +56,7 @@ def _score(answers: list[Any], heard: str) -> dict[str, Any]:
         "reranked": sum(1 for a in answers if "reader's model judged" in (a.trace.get("answer_note") or "")),
         "median_s": round(statistics.median(seconds), 2),
         "slowest_s": round(max(seconds), 2),
+        "over_5_s": [{"id": a.expected.id, "seconds": round(a.elapsed_s, 2)} for a in answers if a.elapsed_s > 5.0],
         "wrong": [{"id": a.expected.id, "question": a.question, "answer": a.answer} for a in answers if not a.right],
     }
 

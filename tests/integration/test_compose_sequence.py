@@ -215,3 +215,25 @@ def test_questions_in_one_process_embed_each_sentence_once(monkeypatch: pytest.M
     assert rank_sentences(services, second, windows)
     assert {first, second} <= set(embedder.embedded)
     assert len(embedder.embedded) == len(set(embedder.embedded))
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who thanked me for helping with the slides?", "Marco"),  # the reply after it addresses him
+        ("Who said the client from Boston will be there?", "Marco"),  # it replies to him
+        ("Who did Marco thank for helping with the slides?", None),  # the one addressed is the one asked about
+    ],
+)
+def test_a_sentence_naming_nobody_was_said_by_whom_the_reply_beside_it_addresses(
+    question: str, answer: str | None
+) -> None:
+    windows = _windows(
+        "Hey, thanks for helping with my slides. Sure, Marco, let us look at them.",
+        "See you later, Marco. The client from Boston will be there.",
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    if answer is None:
+        assert composed.answer == NO_MEMORY, composed.answer
+    else:
+        assert answer in composed.answer and composed.memories, composed.answer

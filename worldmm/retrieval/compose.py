@@ -386,6 +386,16 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
                 placed[i] = replace(pieces[i], before=at)
                 scores[i] *= PLACE_SHARE
                 pool.append(i)
+    if fits is not None and _ASKS_WHO_DID.search(question):
+        # "Who thanked me for helping with the slides?" / "Thanks for helping with my slides." answered by
+        # "Sure, Marco, ...": said by whoever the reply next to it addresses by name.
+        for i in statements:
+            if i not in pool and i not in placed and lexical_scores[i] > 0:
+                addressed = _addressing(pieces, i, fits)
+                if addressed is not None:
+                    placed[i] = addressed
+                    scores[i] *= ADDRESSED_SHARE
+                    pool.append(i)
     if not pool:
         return []
     unheard = core_lexemes - set().union(*matched)
@@ -476,6 +486,27 @@ def _place_before(pieces: list[Candidate], i: int) -> str | None:
         if _place_said(pieces[j].text):
             return pieces[j].text
         j -= 1
+    return None
+
+
+ADDRESSED_SHARE = 0.5
+"""A sentence without a name, quoted with the reply beside it that addresses someone by name, counts half."""
+# "Who thanked me ...?", not "What is the bakery called?": asks who said or did something.
+_ASKS_WHO_DID = re.compile(r"^\s*who\b", re.I)
+# Someone addressed by name, set off by commas: "Sure, Marco, when is ...", "Thank you, Emma.", "Yes, and
+# Katrina, you are ...".
+_ADDRESSES = re.compile(r"(?:^|,\s*(?:and\s+)?)(?:" + _PERSON.pattern + r")\s*[,.!?]")
+
+
+def _addressing(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) -> Candidate | None:
+    """`pieces[i]` quoted with the sentence just before or after it in its memory that addresses someone by
+    name the question does not give (a turn of a conversation and the reply to or from that person), or None."""
+    piece = pieces[i]
+    for j in (i + 1, i - 1):
+        if 0 <= j < len(pieces) and pieces[j].memory.id == piece.memory.id:
+            said = pieces[j].text
+            if _ADDRESSES.search(said) and fits(said):
+                return replace(piece, after=said) if j > i else replace(piece, before=said)
     return None
 
 
