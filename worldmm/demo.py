@@ -75,6 +75,9 @@ def load_questions(sample: Path = SAMPLE_SESSION, name: str = QUESTIONS_FILE) ->
 
     `questions.jsonl` holds the demo's questions; `questions-dev.jsonl` and `questions-heldout*.jsonl` hold
     questions phrased as users ask them, each held-out file written before the changes it measured.
+
+    Raises ValueError for a question that neither names the facts its answer must state nor is marked
+    `"refusal": true` (it could never be counted right), or that does both.
     """
     path = sample / name
     if not path.is_file():
@@ -83,16 +86,17 @@ def load_questions(sample: Path = SAMPLE_SESSION, name: str = QUESTIONS_FILE) ->
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            out.append(
-                SampleQuestion(
-                    id=row["id"],
-                    kind=row["kind"],
-                    question=row["question"],
-                    answer=row["answer"],
-                    facts=tuple(row.get("facts", ())),
-                    refusal=bool(row.get("refusal", False)),
-                )
+            question = SampleQuestion(
+                id=row["id"],
+                kind=row["kind"],
+                question=row["question"],
+                answer=row["answer"],
+                facts=tuple(row.get("facts", ())),
+                refusal=bool(row.get("refusal", False)),
             )
+            if bool(question.facts) == question.refusal:
+                raise ValueError(f"{name}: question {question.id!r} needs either facts or \"refusal\": true")
+            out.append(question)
     return out
 
 

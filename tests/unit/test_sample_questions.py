@@ -1,0 +1,32 @@
+"""The sample's question files: every question can be counted right, and one that cannot is refused loudly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from worldmm.demo import SAMPLE_SESSION, load_questions
+
+FILES = sorted(p.name for p in SAMPLE_SESSION.glob("questions*.jsonl"))
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_committed_question_names_its_facts_or_is_a_refusal(name: str) -> None:
+    questions = load_questions(SAMPLE_SESSION, name)
+    assert questions and all(bool(q.facts) != q.refusal for q in questions)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"facts": []},  # an unanswerable question without "refusal": true could never be right
+        {"facts": ["milk"], "refusal": True},
+    ],
+)
+def test_a_question_that_could_not_be_counted_is_an_error(tmp_path: Path, row: dict[str, object]) -> None:
+    base = {"id": "q1", "kind": "unanswerable", "question": "What is my cat called?", "answer": "-"}
+    (tmp_path / "questions-x.jsonl").write_text(json.dumps(base | row) + "\n")
+    with pytest.raises(ValueError, match="q1"):
+        load_questions(tmp_path, "questions-x.jsonl")
