@@ -16,6 +16,7 @@ from typing import Any, cast
 import pytest
 
 from tests.support.harness import make_settings, truncate_all
+from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.demo import load_questions
@@ -37,18 +38,24 @@ WINDOWS = {w.window_id: w for w in BENCHMARK.windows}
 ASKED_AT = BENCHMARK.questions[0].asked_at  # a minute after the morning's last window
 
 
-@pytest.fixture(scope="module")
-def sample(pg: LocalDatabase) -> Iterator[Services]:
-    """The sample morning's memory, built once for the module; no model may be called (none is scripted)."""
-    truncate_all(pg.admin_url)
-    settings = make_settings(
+def _plan_settings(pg: LocalDatabase, **overrides: Any) -> Settings:
+    """The fixed plan on the test database, with spaCy extraction and extractive summaries."""
+    return make_settings(
         database_url=pg.app_url,
         database_admin_url=pg.admin_url,
         extraction_provider="spacy",
         summary_provider="extractive",
         agent_mode="plan",
         episodic_rerank=False,  # as beside the small local LLM: no model call on the question path
+        **overrides,
     )
+
+
+@pytest.fixture(scope="module")
+def sample(pg: LocalDatabase) -> Iterator[Services]:
+    """The sample morning's memory, built once for the module; no model may be called (none is scripted)."""
+    truncate_all(pg.admin_url)
+    settings = _plan_settings(pg)
     db = Database(pg.app_url)
     services = Services(settings, db=db, llm=ScriptedLLM(), embedder=HashEmbedder(settings.embedding_dim))
     ingest_text_windows(services, USER, BENCHMARK.text_windows())
@@ -213,15 +220,8 @@ def test_the_reader_writes_only_while_the_answer_is_within_its_budget(
     pg: LocalDatabase, sample: Services, budget_s: float, read: bool
 ) -> None:
     # GIVEN the local reader beside the small local LLM, and an answer budget of a minute or of nothing
-    settings = make_settings(
-        database_url=pg.app_url,
-        database_admin_url=pg.admin_url,
-        worldmm_profile="local",
-        llm_provider="local",
-        agent_mode="plan",
-        episodic_rerank=False,
-        answer_rerank=False,
-        answer_budget_s=budget_s,
+    settings = _plan_settings(
+        pg, worldmm_profile="local", llm_provider="local", answer_rerank=False, answer_budget_s=budget_s
     )
     reader = ScriptedLLM().script(READ_PURPOSE, "In the drawer of my desk.")
     services = Services(settings, db=sample.db, llm=ScriptedLLM(), reader_llm=reader, embedder=sample.embedder)
