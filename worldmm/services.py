@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from worldmm.graph.cache.port import GraphCache
     from worldmm.ingest.invoker.port import FunctionInvoker
     from worldmm.ingest.sessions.port import SessionCatalog
+    from worldmm.llm.call_times import CallTimes
     from worldmm.llm.port import LLM
     from worldmm.media.objects import ErasableObjectStore
     from worldmm.media.transcription.port import Transcriber
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
-    from worldmm.retrieval.reader import CallTimes
 
 
 class Services:
@@ -102,7 +102,7 @@ class Services:
     def reader_call_times(self) -> CallTimes:
         """How long the reader's model calls took lately: which of them still fit an answer's deadline (a kind
         not made yet is expected to take half the answer's budget)."""
-        from worldmm.retrieval.reader import CallTimes
+        from worldmm.llm.call_times import CallTimes
 
         return CallTimes(unseen_s=self.settings.answer_budget_s / 2)
 

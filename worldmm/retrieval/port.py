@@ -12,11 +12,11 @@ from worldmm.db.port import DatabasePorts
 if TYPE_CHECKING:
     from worldmm.db.engine import Database
     from worldmm.graph.cache.port import GraphCache
+    from worldmm.llm.call_times import CallTimes
     from worldmm.llm.port import LLM
     from worldmm.media.objects import ObjectStore
     from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.memory.visual.port import VisualEncoder
-    from worldmm.retrieval.reader import CallTimes
 
 
 class ComposePorts(Protocol):

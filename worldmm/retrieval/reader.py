@@ -22,9 +22,7 @@ composer's order and its quoted sentence stand), so a slow CPU gets fewer writte
 from __future__ import annotations
 
 import re
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
@@ -61,30 +59,6 @@ _PREAMBLE = re.compile(
 _NAMED = re.compile(r"\b(?:[A-Z][\w'-]*|\w*\d[\w.:]*)")
 """Names, places and numbers: capitalised words and anything with a digit."""
 _UNKNOWN = re.compile(r"\b(?:unknown|not sure|don't know|do not know|no line|cannot|can't|sorry)\b", re.I)
-RECENT_CALLS = 5
-"""How many recent calls of a kind say how long the next one takes (the longest of them)."""
-
-
-class CallTimes:
-    """How long the reader's model calls took lately, by purpose: the longest of the last `RECENT_CALLS` is
-    what the next one is expected to take; a kind of call not made yet is expected to take `unseen_s`."""
-
-    def __init__(self, unseen_s: float) -> None:
-        self.unseen_s = unseen_s
-        self._seen: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def record(self, purpose: str, seconds: float) -> None:
-        with self._lock:
-            self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append(seconds)
-
-    def expected(self, purpose: str) -> float:
-        with self._lock:
-            return max(self._seen.get(purpose, ()), default=self.unseen_s)
-
-    def fits(self, purpose: str, deadline: float | None) -> bool:
-        """Whether a call of `purpose` started now is expected to end by `deadline` (`time.perf_counter`)."""
-        return deadline is None or time.perf_counter() + self.expected(purpose) <= deadline
 
 
 def _clean(reply: str) -> str:

@@ -1,10 +1,10 @@
-"""How long the reader's next model call is expected to take, and whether it still fits an answer's deadline."""
+"""How long a model's next call is expected to take, and whether it still fits an answer's deadline."""
 
 from __future__ import annotations
 
 import time
 
-from worldmm.retrieval.reader import RECENT_CALLS, CallTimes
+from worldmm.llm.call_times import RECENT_CALLS, CallTimes
 
 
 def test_a_call_not_made_yet_is_expected_to_take_the_unseen_time() -> None:
