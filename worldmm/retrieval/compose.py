@@ -379,23 +379,14 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     fits = _fits(question)
     statements, pool = _giving(pieces, kept, fits)
     placed: dict[int, Candidate] = {}
-    if fits is not None and _answer_type(question) is _WHERE_FITS:
-        # "Where's my laptop?" / "Now I am opening my laptop.": where I said I was, earlier in that memory.
+    beside = _quoted_beside(question, fits)
+    if beside is not None:
+        # A statement that does not give the fact asked for itself, quoted with the sentence near it that does.
         for i in statements:
-            if i not in pool and lexical_scores[i] > 0 and (at := _place_before(pieces, i)) is not None:
-                placed[i] = replace(pieces[i], before=at)
-                scores[i] *= PLACE_SHARE
+            if i not in pool and lexical_scores[i] > 0 and (quoted := beside(pieces, i)) is not None:
+                placed[i] = quoted
+                scores[i] *= BESIDE_SHARE
                 pool.append(i)
-    if fits is not None and _ASKS_WHO_DID.search(question):
-        # "Who thanked me for helping with the slides?" / "Thanks for helping with my slides." answered by
-        # "Sure, Marco, ...": said by whoever the reply next to it addresses by name.
-        for i in statements:
-            if i not in pool and i not in placed and lexical_scores[i] > 0:
-                addressed = _addressing(pieces, i, fits)
-                if addressed is not None:
-                    placed[i] = addressed
-                    scores[i] *= ADDRESSED_SHARE
-                    pool.append(i)
     if not pool:
         return []
     unheard = core_lexemes - set().union(*matched)
@@ -471,26 +462,24 @@ def _giving(
     return statements, [i for i in statements if fits is None or fits(pieces[i].quote)]
 
 
-PLACE_SHARE = 0.5
-"""A thing's sentence without a place, quoted with where I said I was before it, counts half."""
+BESIDE_SHARE = 0.5
+"""A sentence quoted with the one near it that gives the fact asked for (`_quoted_beside`) counts half."""
 
 
 def _place_said(sentence: str) -> bool:
     return bool(_PLACE_SAID.search(sentence)) and not _FUTURE.search(sentence)
 
 
-def _place_before(pieces: list[Candidate], i: int) -> str | None:
-    """The latest sentence before `pieces[i]` in its memory where I say where I am, or None."""
+def _with_place_before(pieces: list[Candidate], i: int) -> Candidate | None:
+    """`pieces[i]` quoted with the latest sentence before it in its memory where I say where I am, or None."""
     j = i - 1
     while j >= 0 and pieces[j].memory.id == pieces[i].memory.id:
         if _place_said(pieces[j].text):
-            return pieces[j].text
+            return replace(pieces[i], before=pieces[j].text)
         j -= 1
     return None
 
 
-ADDRESSED_SHARE = 0.5
-"""A sentence without a name, quoted with the reply beside it that addresses someone by name, counts half."""
 # "Who thanked me ...?", not "What is the bakery called?": asks who said or did something.
 _ASKS_WHO_DID = re.compile(r"^\s*who\b", re.I)
 # Someone addressed by name, set off by commas: "Sure, Marco, when is ...", "Thank you, Emma.", "Yes, and
@@ -498,7 +487,7 @@ _ASKS_WHO_DID = re.compile(r"^\s*who\b", re.I)
 _ADDRESSES = re.compile(r"(?:^|,\s*(?:and\s+)?)(?:" + _PERSON.pattern + r")\s*[,.!?]")
 
 
-def _addressing(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) -> Candidate | None:
+def _with_addressee(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) -> Candidate | None:
     """`pieces[i]` quoted with the sentence just before or after it in its memory that addresses someone by
     name the question does not give (a turn of a conversation and the reply to or from that person), or None."""
     piece = pieces[i]
@@ -507,6 +496,21 @@ def _addressing(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) ->
             said = pieces[j].text
             if _ADDRESSES.search(said) and fits(said):
                 return replace(piece, after=said) if j > i else replace(piece, before=said)
+    return None
+
+
+def _quoted_beside(
+    question: str, fits: Callable[[str], bool] | None
+) -> Callable[[list[Candidate], int], Candidate | None] | None:
+    """How a sentence that does not give the fact asked for is quoted with one near it that does: "Where's my
+    laptop?" / "Now I am opening my laptop." with where I said I was before it; "Who thanked me for the
+    slides?" / "Thanks for helping with my slides." with the reply beside it that addresses Marco by name."""
+    if fits is None:
+        return None
+    if _answer_type(question) is _WHERE_FITS:
+        return _with_place_before
+    if _ASKS_WHO_DID.search(question):
+        return partial(_with_addressee, fits=fits)
     return None
 
 
