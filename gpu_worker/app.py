@@ -245,8 +245,9 @@ class _BodyTooLarge(Exception):
 
 
 class ActivityTracker:
-    """ASGI middleware: a request the `served` dependency counted as work ends when its last body byte is
-    sent (or it fails), so the idleness /health reports starts from the end of the last request."""
+    """ASGI middleware: a request the `served` dependency counted as work ends as its last body byte is
+    handed to the server (or it fails), so the idleness /health reports starts from the end of the last
+    request — and a client holding the whole response never sees the worker still busy with it."""
 
     def __init__(self, app: ASGIApp, state: WorkerState) -> None:
         self.app = app
@@ -265,9 +266,9 @@ class ActivityTracker:
                 self.state.end_request()
 
         async def tracking_send(message: Message) -> None:
-            await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 finish()
+            await send(message)
 
         try:
             await self.app(scope, receive, tracking_send)

@@ -89,6 +89,32 @@ def test_health_reports_idleness_since_the_last_model_request(model_dir):
         assert client.get("/health").json()["requests_served"] == 1
 
 
+def test_a_request_has_ended_by_the_time_its_last_byte_reaches_the_client(model_dir):
+    # GIVEN the activity middleware around an endpoint that counts as work
+    import asyncio
+
+    from gpu_worker.app import SERVED_SCOPE_KEY, ActivityTracker, WorkerState
+
+    state = WorkerState(worker_settings(model_dir), clock=lambda: 5.0)
+
+    async def endpoint(scope, receive, send) -> None:
+        scope[SERVED_SCOPE_KEY] = True
+        state.begin_request()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}", "more_body": False})
+
+    busy_when_sent: list[int] = []
+
+    async def send(message) -> None:  # the server: after this the client may hold the whole response
+        busy_when_sent.append(state.in_flight)
+
+    # WHEN a request runs through it
+    asyncio.run(ActivityTracker(endpoint, state)({"type": "http"}, None, send))
+    # THEN it is busy while its head goes out and over when its last byte does: a client that has the
+    # response never reads the worker as busy with it (nor its idleness as starting later)
+    assert busy_when_sent == [1, 0] and state.requests_served == 1
+
+
 def test_health_proves_the_token_only_when_challenged(client):
     import hashlib
     import hmac
