@@ -232,3 +232,7 @@ def test_the_reader_writes_only_while_the_answer_is_within_its_budget(
     assert bool(reader.calls_for(READ_PURPOSE)) is read
     assert result.answer.startswith("In the drawer of my desk.") is read, result.answer
     assert "drawer" in result.answer.lower(), result.answer
+    # AND the trace says which of the two it was
+    note = result.trace.answer_note or ""
+    assert ("written by the local reader" in note) is read, note
+    assert ("past the answer's 1e-09 s deadline, the reader's model skipped writing" in note) is not read, note

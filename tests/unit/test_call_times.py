@@ -27,3 +27,15 @@ def test_the_longest_recent_call_is_expected_until_it_ages_out() -> None:
 def test_without_a_deadline_every_call_fits() -> None:
     times = CallTimes(unseen_s=1e9)
     assert times.fits("read", None)
+
+
+def test_a_call_older_than_the_memory_says_nothing_of_the_next_one() -> None:
+    # GIVEN a slow reading a while ago (that made every later one be skipped, so none was recorded since)
+    now = [1000.0]
+    times = CallTimes(unseen_s=2.0, remember_s=600.0, clock=lambda: now[0])
+    times.record("read", 9.0)
+    assert times.expected("read") == 9.0
+    # WHEN the memory's span passes: the kind is expected to take the unseen time again, so it is tried
+    now[0] += 601.0
+    assert times.expected("read") == 2.0
+

@@ -5,27 +5,37 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 
 RECENT_CALLS = 5
 """How many recent calls of a kind say how long the next one takes (the longest of them)."""
+REMEMBER_S = 600.0
+"""A call older than this says nothing of the next one: after a slow spell (a busy host, a cold cache) that
+made later calls be skipped, the kind is tried again rather than skipped for the life of the process."""
 
 
 class CallTimes:
-    """How long a model's calls took lately, by purpose: the longest of the last `RECENT_CALLS` is
-    what the next one is expected to take; a kind of call not made yet is expected to take `unseen_s`."""
+    """How long a model's calls took lately, by purpose: the longest of the last `RECENT_CALLS`, made in the
+    last `remember_s`, is what the next one is expected to take; a kind of call not made in that time is
+    expected to take `unseen_s`."""
 
-    def __init__(self, unseen_s: float) -> None:
+    def __init__(
+        self, unseen_s: float, remember_s: float = REMEMBER_S, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.unseen_s = unseen_s
-        self._seen: dict[str, deque[float]] = {}
+        self.remember_s = remember_s
+        self._clock = clock
+        self._seen: dict[str, deque[tuple[float, float]]] = {}
         self._lock = threading.Lock()
 
     def record(self, purpose: str, seconds: float) -> None:
         with self._lock:
-            self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append(seconds)
+            self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append((self._clock(), seconds))
 
     def expected(self, purpose: str) -> float:
+        since = self._clock() - self.remember_s
         with self._lock:
-            return max(self._seen.get(purpose, ()), default=self.unseen_s)
+            return max((s for at, s in self._seen.get(purpose, ()) if at >= since), default=self.unseen_s)
 
     def fits(self, purpose: str, deadline: float | None) -> bool:
         """Whether a call of `purpose` started now is expected to end by `deadline` (`time.perf_counter`)."""

@@ -382,8 +382,10 @@ def _answer_by_plan(
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
     reader = services.settings.reader_enabled
     deadline = started + services.settings.answer_budget_s
-    read = partial(read_answer, services, deadline=deadline) if reader else None
-    reranked = partial(rerank, services, deadline=deadline) if reader and services.settings.answer_rerank else None
+    skipped: list[str] = []  # what the reader's model was not asked, past the deadline
+    read = partial(read_answer, services, deadline=deadline, skipped=skipped) if reader else None
+    with_rerank = reader and services.settings.answer_rerank
+    reranked = partial(rerank, services, deadline=deadline, skipped=skipped) if with_rerank else None
     memories = list(context.memories.values())
     around = _adjacent(services, user_id, memories, question, now)
     windows_of = partial(windows_within, services, user_id)
@@ -393,6 +395,9 @@ def _answer_by_plan(
         notes.append("the reader's model judged this sentence to answer clearly better than the composer's first")
     if composed.read:
         notes.append("written by the local reader; the quoted sentence backs every word of it")
+    if skipped:
+        budget = services.settings.answer_budget_s
+        notes.append(f"past the answer's {budget:g} s deadline, the reader's model skipped " + " and ".join(skipped))
     trace.answer_note = "; ".join(notes) or None
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
