@@ -205,3 +205,17 @@ def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> Non
     # THEN the model is not asked, and the composer's sentence is quoted
     assert not llm.calls_for(READ_PURPOSE)
     assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer
+
+
+def test_an_answer_a_lower_line_states_is_shown_with_and_cites_that_line() -> None:
+    # GIVEN the composer's lines for an order at the cafe, and below them the one about breakfast
+    llm = ScriptedLLM().script(READ_PURPOSE, "Making breakfast.")
+    services = Services(make_settings(), llm=llm)
+    cafe = rank_sentences(services, "What do I order at the cafe?", MEMORIES)
+    kitchen = rank_sentences(services, "Where am I making breakfast?", MEMORIES)
+    assert cafe and kitchen and "kitchen" in kitchen[0].text and "kitchen" not in cafe[0].text
+    # WHEN the model answers from the lower line
+    written = read_answer(services, "What was I doing in the kitchen?", [cafe[0], kitchen[0]])
+    # THEN the answer is kept, resting on the line that states it
+    assert written is not None and written.text == "Making breakfast"
+    assert written.support is kitchen[0]
