@@ -8,7 +8,8 @@ numbers, times, places — every stemmed lexeme the text index would keep) must 
 read, first line first, or — for a common word, not a name or a number — in the question, and it must
 state something the question does not. The model may answer from a line the composer ranked lower (the
 composer's first names the thing asked about, a later line says where it is): the answer then rests on, and
-cites, that line (measured on held out 5-7 and 10: 5 more right answers of 160, none lost, 2026-11-29). An
+cites, that line (measured on held out 5-7 and 10: 5 more right answers of 160, none lost, 2026-11-29; but
+more written answers are wrong: backed word for word by a line that does not answer, docs/answers.md). An
 answer that fails is dropped for the composer's quoted sentence; the reader never turns "nothing relevant"
 into an answer.
 
