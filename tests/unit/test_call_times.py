@@ -38,4 +38,3 @@ def test_a_call_older_than_the_memory_says_nothing_of_the_next_one() -> None:
     # WHEN the memory's span passes: the kind is expected to take the unseen time again, so it is tried
     now[0] += 601.0
     assert times.expected("read") == 2.0
-
