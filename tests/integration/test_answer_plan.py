@@ -27,7 +27,7 @@ from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.retrieval.agent import answer_question
 from worldmm.retrieval.compose import NO_MEMORY
 from worldmm.retrieval.hybrid import hybrid_search, windows_within
-from worldmm.retrieval.reader import READ_PURPOSE
+from worldmm.retrieval.reader import DOES_NOT_ANSWER, JUDGE_PURPOSE, READ_PURPOSE
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
@@ -236,3 +236,18 @@ def test_the_reader_writes_only_while_the_answer_is_within_its_budget(
     note = result.trace.answer_note or ""
     assert ("written by the local reader" in note) is read, note
     assert ("past the answer's 1e-09 s deadline, the reader's model skipped writing" in note) is not read, note
+
+
+def test_a_question_the_readers_model_judges_no_sentence_to_answer_is_not_remembered(
+    pg: LocalDatabase, sample: Services
+) -> None:
+    # GIVEN the reader's model, which judges of every sentence it is shown that it does not answer
+    settings = _plan_settings(pg, worldmm_profile="local", llm_provider="local", answer_budget_s=60.0)
+    reader = ScriptedLLM().script(JUDGE_PURPOSE, str(DOES_NOT_ANSWER - 1.0))
+    services = Services(settings, db=sample.db, llm=ScriptedLLM(), reader_llm=reader, embedder=sample.embedder)
+    # WHEN the wearer asks where the keys are (the composer alone quotes the desk drawer)
+    result = answer_question(services, USER, "Where are my keys?", now=ASKED_AT)
+    # THEN the answer is "I don't remember that.", citing nothing, and the trace says why
+    assert reader.calls_for(JUDGE_PURPOSE) and not reader.calls_for(READ_PURPOSE)
+    assert result.answer == NO_MEMORY and not result.trace.citations, result.answer
+    assert "judged that none of the sentences found answers" in (result.trace.answer_note or "")

@@ -13,7 +13,7 @@ from tests.support.memory import SteeredEmbedder
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.compose import NO_MEMORY, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.reader import JUDGE_PURPOSE, READ_PURPOSE, read_answer, rerank
+from worldmm.retrieval.reader import DOES_NOT_ANSWER, JUDGE_PURPOSE, READ_PURPOSE, read_answer, rerank
 from worldmm.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
@@ -127,6 +127,43 @@ def test_a_sentence_the_model_is_clearly_surer_answers_goes_first() -> None:
 def test_the_composers_order_stands_unless_the_model_is_clearly_surer(first: float, second: float) -> None:
     one, _, answer, _ = _reranked(first, second)
     assert one in answer, answer
+
+
+def test_a_sentence_the_model_judges_not_to_answer_is_dropped_though_none_is_clearly_better() -> None:
+    # GIVEN a composer's first the model is sure does not answer, and a second it doubts less (by less than
+    # the margin that would rerank)
+    one, two, answer, _ = _reranked(DOES_NOT_ANSWER - 0.2, DOES_NOT_ANSWER + 0.2)
+    # THEN the second is the answer: the first is neither quoted nor read
+    assert two in answer and one not in answer, answer
+
+
+def test_when_the_model_judges_that_no_sentence_answers_nothing_is_remembered() -> None:
+    *_, answer, llm = _reranked(DOES_NOT_ANSWER - 0.1, DOES_NOT_ANSWER - 1.0)
+    assert answer == NO_MEMORY, answer
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 2
+
+
+def test_a_sentence_ranked_below_all_those_judged_not_to_answer_is_not_quoted_instead() -> None:
+    # GIVEN four sentences about the coffee, and a model sure of each it judges that it does not answer
+    llm = ScriptedLLM().script(JUDGE_PURPOSE, str(DOES_NOT_ANSWER - 1.0))
+    services = Services(make_settings(), llm=llm)
+    four = _heard(*(m.text.removeprefix("I heard: ") for m in COFFEE), "The coffee was hot.", "My coffee mug is blue.")
+    assert len(rank_sentences(services, QUESTION, four)) == 4
+    # THEN it judges the composer's best three, and the fourth is not quoted in their place
+    answer = compose_answer(services, QUESTION, four, NOW, rerank=partial(rerank, services)).answer
+    assert answer == NO_MEMORY and len(llm.calls_for(JUDGE_PURPOSE)) == 3, answer
+
+
+@pytest.mark.parametrize(("odds", "answered"), [(DOES_NOT_ANSWER - 0.1, False), (DOES_NOT_ANSWER + 0.1, True)])
+def test_a_lone_sentence_is_judged_too(odds: float, answered: bool) -> None:
+    # GIVEN a question only one sentence shares a word with
+    llm = ScriptedLLM().script(JUDGE_PURPOSE, str(odds))
+    services = Services(make_settings(), llm=llm)
+    assert len(rank_sentences(services, "How do I pay?", COFFEE)) == 1
+    # THEN the model judges it, and it is the answer only unless the model is sure it does not answer
+    composed = compose_answer(services, "How do I pay?", COFFEE, NOW, rerank=partial(rerank, services))
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 1
+    assert ("phone" in composed.answer) is answered and composed.judged_unanswered is not answered, composed
 
 
 def test_a_model_that_fails_to_judge_leaves_the_composers_order() -> None:

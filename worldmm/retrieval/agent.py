@@ -391,6 +391,8 @@ def _answer_by_plan(
     windows_of = partial(windows_within, services, user_id)
     composed = compose_answer(services, question, memories, asked_at, read, around, windows_of, reranked)
     notes = [trace.answer_note] if trace.answer_note else []
+    if composed.judged_unanswered:
+        notes.append("the reader's model judged that none of the sentences found answers the question")
     if composed.reranked:
         notes.append("the reader's model judged this sentence to answer clearly better than the composer's first")
     if composed.read:

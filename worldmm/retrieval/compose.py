@@ -62,6 +62,9 @@ class Composed:
     """Whether the reader wrote the answer (else it is the quoted sentence)."""
     reranked: bool = False
     """Whether the reader's model chose the sentence over the composer's first (`reader.rerank`)."""
+    judged_unanswered: bool = False
+    """Whether the answer is "I don't remember that." because the reader's model judged that none of the
+    sentences found answers (`reader.rerank`)."""
 
 
 # Irregular past forms the english stemmer leaves apart from their verb ("left" / "leave").
@@ -642,8 +645,8 @@ class ReadAnswer:
 Reader = Callable[[str, list[Candidate]], ReadAnswer | None]
 """Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
 Reranker = Callable[[str, list[Candidate], list[RetrievedMemory]], list[Candidate]]
-"""Reorders the best sentences, and those of the memories closest in meaning, by a model's judgement
-(`reader.rerank`)."""
+"""Reorders the best sentences, and those of the memories closest in meaning, by a model's judgement, and
+drops those it judges not to answer: none left, nothing recorded answers (`reader.rerank`)."""
 
 
 def compose_answer(
@@ -665,7 +668,8 @@ def compose_answer(
     where "What did I do after leaving the cafe?" and "Who did I talk to?" find what was said next.
     `windows_of`: the 30-second windows a summary spans (`hybrid.windows_within`); a sentence quoted from a
     summary is told and cited as the window that said it. `rerank`: may put another of the best sentences,
-    or one of the memories close to the question in meaning, first (`reader.rerank`) before the reader writes.
+    or one of the memories close to the question in meaning, first (`reader.rerank`) before the reader writes,
+    and may judge that none answers ("I don't remember that.").
     """
     located = partial(_said_in, windows_of=windows_of)
     people = _people_spoken_to(question, [*memories, *around], now)
@@ -698,6 +702,8 @@ def compose_answer(
     composers_first = ranked[0]
     if rerank is not None:
         ranked = rerank(question, ranked, memories)
+        if not ranked:
+            return Composed(NO_MEMORY, [], judged_unanswered=True)
     reranked = ranked[0] is not composers_first
     # A bare name cannot be checked against its sentence (which of the people named did it?): quoted only.
     written = read(question, ranked) if read is not None and not _ASKS_WHO.search(question) else None
