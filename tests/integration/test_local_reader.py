@@ -129,12 +129,12 @@ def test_the_composers_order_stands_unless_the_model_is_clearly_surer(first: flo
     assert one in answer, answer
 
 
-def test_a_sentence_the_model_judges_not_to_answer_is_dropped_though_none_is_clearly_better() -> None:
-    # GIVEN a composer's first the model is sure does not answer, and a second it doubts less (by less than
-    # the margin that would rerank)
-    one, two, answer, _ = _reranked(DOES_NOT_ANSWER - 0.2, DOES_NOT_ANSWER + 0.2)
-    # THEN the second is the answer: the first is neither quoted nor read
-    assert two in answer and one not in answer, answer
+@pytest.mark.parametrize("first", [DOES_NOT_ANSWER - 0.2, DOES_NOT_ANSWER + 0.2])
+def test_a_sentence_the_model_doubts_stays_while_another_is_not_clearly_better(first: float) -> None:
+    # GIVEN a second sentence the model judges not to answer either, or to answer only slightly more likely
+    one, _, answer, _ = _reranked(first, DOES_NOT_ANSWER + 0.3)
+    # THEN the composer's first stands: one sentence's low score alone does not drop it
+    assert one in answer, answer
 
 
 def test_when_the_model_judges_that_no_sentence_answers_nothing_is_remembered() -> None:

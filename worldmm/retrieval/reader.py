@@ -15,9 +15,9 @@ into an answer.
 
 Before it writes, the reader's model may reorder the composer's best sentences (`rerank`): asked of each,
 and of the statements closest to the question in meaning (which may share no word with it), whether it
-answers the question, a sentence it is clearly surer of than of the composer's first goes first, and a
-sentence it is sure does not answer is dropped; when it judged all it was to judge and dropped each, the answer
-is "I don't remember that." rather than a quote that only shares the question's words. The composer's refusals stand: a
+answers the question, a sentence it is clearly surer of than of the composer's first goes first; when it
+judged all it was to judge and is sure that none answers, the answer is "I don't remember that." rather than a
+quote that only shares the question's words. The composer's refusals stand: a
 question it finds nothing relevant for is never reranked into an answer.
 
 Both keep to the answer's deadline: a model call that the recent ones say would end after it is not made (the
@@ -59,9 +59,11 @@ RERANK_MARGIN = 1.0
 """How much surer (log-odds of "yes") the model must be of a sentence than of the composer's first to put it
 first: a smaller margin follows the model's noise (measured on the sample's question sets, 2026-11-27)."""
 DOES_NOT_ANSWER = -2.75
-"""Log-odds of "yes" below which the model is sure a sentence does not answer: it is neither quoted nor read.
-Over 235 seen questions of the sample (2026-11-29), every answer whose best judged sentence scored below -2.6
-was wrong (17 of them, 5 to questions nothing recorded answers); the lowest right one scored -2.60."""
+"""Log-odds of "yes" below which the model is sure a sentence does not answer. Only all of them together
+refuse: over 235 seen questions of the sample (2026-11-29), every answer whose best judged sentence scored
+below -2.6 was wrong (17, 5 of them to questions nothing recorded answers), the lowest right one -2.60; but
+dropping single sentences by it lost 4 right answers of 151 (a right first sentence scored -2.84; the
+scores move by ~0.1 from run to run)."""
 READER_LINES = 4
 """How many of the best lines the reader reads; any of them may back its answer, and that one is cited."""
 READER_MAX_TOKENS = 32
@@ -145,9 +147,9 @@ def rerank(
     skipped: list[str] | None = None,
 ) -> list[Candidate]:
     """`ranked` with the sentence the reader's model judges to answer `question` clearly best first (by at
-    least `RERANK_MARGIN` over the composer's first) and without those it judges not to answer (log-odds
-    below `DOES_NOT_ANSWER`); empty when it judged every sentence it was to judge and none answers (the
-    composer's lower ones are not quoted instead); unchanged when the model cannot judge.
+    least `RERANK_MARGIN` over the composer's first); empty when it judged every sentence it was to judge
+    and is sure none answers (log-odds below `DOES_NOT_ANSWER`: the composer's lower ones are not quoted
+    instead); unchanged when the model cannot judge or is not sure.
 
     Judged, in turn while a judgement is expected to end by `deadline`: the composer's `RERANK_CANDIDATES`
     best and the `RERANK_CLOSEST` statements of `memories` closest to the question in meaning, which may
@@ -172,30 +174,24 @@ def rerank(
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)
         return ranked
-    rejected = {head[i].quote for i, o in enumerate(odds) if o < DOES_NOT_ANSWER}
-    if len(rejected) == len(head):
-        logger.info("judged that no sentence answers", extra={"judged": len(odds)})
+    if len(odds) == len(head) and max(odds) < DOES_NOT_ANSWER:
+        logger.info("judged that no sentence answers", extra={"judged": len(odds), "best": round(max(odds), 2)})
         return []
-    order = [c for c in ranked if c.quote not in rejected]
-    passed = [i for i, o in enumerate(odds) if o >= DOES_NOT_ANSWER]
-    if not passed:
-        return order  # the deadline left the sentences that stay unjudged
-    best = max(passed, key=lambda i: (odds[i], -i))
-    # The first sentence left, when the model judged it; none when the composer's judged ones were all dropped.
-    first = next((i for i in passed if order and head[i].quote == order[0].quote), None)
-    if first is not None and odds[best] - odds[first] < RERANK_MARGIN:
-        return order
+    if len(odds) < 2:
+        return ranked
+    best = max(range(len(odds)), key=lambda i: (odds[i], -i))
+    if odds[best] - odds[0] < RERANK_MARGIN:
+        return ranked
     chosen = head[best]
-    if first != best:
-        logger.info(
-            "reranked",
-            extra={
-                "from": f"rank {best + 1}" if best < RERANK_CANDIDATES else "closest in meaning",
-                "log_odds": round(odds[best], 2),
-                "first": round(odds[first], 2) if first is not None else None,
-            },
-        )
-    return [chosen, *(c for c in order if c.quote != chosen.quote)]
+    logger.info(
+        "reranked",
+        extra={
+            "from": f"rank {best + 1}" if best < RERANK_CANDIDATES else "closest in meaning",
+            "log_odds": round(odds[best], 2),
+            "first": round(odds[0], 2),
+        },
+    )
+    return [chosen, *(c for c in ranked if c.quote != chosen.quote)]
 
 
 def _timed(services: ReaderPorts, purpose: str, call: Callable[[], _T]) -> _T:
