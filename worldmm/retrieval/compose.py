@@ -645,8 +645,8 @@ class ReadAnswer:
 Reader = Callable[[str, list[Candidate]], ReadAnswer | None]
 """Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
 Reranker = Callable[[str, list[Candidate], list[RetrievedMemory]], list[Candidate]]
-"""Reorders the best sentences, and those of the memories closest in meaning, by a model's judgement, and
-drops those it judges not to answer: none left, nothing recorded answers (`reader.rerank`)."""
+"""Reorders the best sentences, and those of the memories closest in meaning, by a model's judgement; returns
+none when the model is sure that none answers (`reader.rerank`)."""
 
 
 def compose_answer(
