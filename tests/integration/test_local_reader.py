@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.harness import make_settings
 from tests.support.memory import SteeredEmbedder
+from worldmm.llm.port import LLMRequest, LLMResponse
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.compose import NO_MEMORY, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
@@ -230,6 +231,60 @@ def test_judging_that_would_end_after_the_deadline_is_not_done_and_the_composers
     # WHEN it is a minute away: both are judged, and the one the model is surer of goes first
     reordered = rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 60)
     assert len(llm.calls_for(JUDGE_PURPOSE)) == 2 and "phone" in reordered[0].text
+
+
+class _LoadsOnFirstUse(ScriptedLLM):
+    """A reader's model that, as a GGUF does, takes `load_s` to load on its first call."""
+
+    def __init__(self, load_s: float) -> None:
+        super().__init__()
+        self.load_s = load_s
+        self.loads = 0
+
+    def load(self) -> None:
+        if not self.loads:
+            time.sleep(self.load_s)
+            self.loads += 1
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        self.load()
+        return super().complete(request)
+
+    def yes_log_odds(self, request: LLMRequest) -> float:
+        self.load()
+        return super().yes_log_odds(request)
+
+
+def test_loading_the_model_is_not_taken_for_how_long_a_judgement_takes() -> None:
+    # GIVEN a reader's model that takes 0.6 s to load, then judges at once
+    llm = _LoadsOnFirstUse(load_s=0.6).script(JUDGE_PURPOSE, "-1")
+    services = Services(make_settings(), llm=llm)
+    ranked = rank_sentences(services, QUESTION, COFFEE)
+    # WHEN a server's first question loads it, with a minute to spare
+    rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 60)
+    assert llm.loads == 1 and len(llm.calls_for(JUDGE_PURPOSE)) == 2
+    # THEN a judgement is expected to take what judging took, not the load
+    assert services.reader_call_times.expected(JUDGE_PURPOSE) < 0.3
+    # AND the next question, with half a second left, is still judged
+    rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 0.5)
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 4
+
+
+def test_loading_the_model_is_not_taken_for_how_long_a_reading_takes() -> None:
+    # GIVEN a reader's model that takes 0.6 s to load, then reads at once
+    llm = _LoadsOnFirstUse(load_s=0.6).script(READ_PURPOSE, "A large cappuccino.")
+    services = Services(make_settings(), llm=llm)
+
+    def answer(deadline_s: float) -> str:
+        read = partial(read_answer, services, deadline=time.perf_counter() + deadline_s)
+        return compose_answer(services, "What do I order at the cafe?", MEMORIES, NOW, read).answer
+
+    # WHEN the first question loads it, with a minute to spare; THEN it reads
+    assert answer(60).startswith("A large cappuccino") and llm.loads == 1
+    # AND the next, with a second left, is read too: a reading is expected to take what reading took
+    assert services.reader_call_times.expected(READ_PURPOSE) < 0.3
+    assert answer(1.0).startswith("A large cappuccino")
+    assert len(llm.calls_for(READ_PURPOSE)) == 2
 
 
 def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> None:

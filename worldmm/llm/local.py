@@ -103,6 +103,10 @@ class LlamaCppLLM:
                     )
         return self._llama
 
+    def load(self) -> None:
+        """Load the GGUF now (it loads on first use otherwise); LocalModelError when it cannot be."""
+        self._model()
+
     def complete(self, request: LLMRequest) -> LLMResponse:
         """One answer; one cut off by max_tokens is asked again with more room (at most half the context),
         then raises TruncatedOutputError: grammar-constrained JSON cut short is never returned."""

@@ -63,6 +63,15 @@ class LLM(Protocol):
 
 
 @runtime_checkable
+class LoadsOnFirstUse(Protocol):
+    """A model that loads on its first call and can be loaded ahead of it, so a call's time is the call's."""
+
+    def load(self) -> None:
+        """Load the model now if it is not loaded yet."""
+        ...
+
+
+@runtime_checkable
 class YesNoJudge(Protocol):
     """A model that can say how sure it is of a yes/no question without writing the answer."""
 

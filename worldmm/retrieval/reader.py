@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from aws_lambda_powertools import Logger
 
-from worldmm.llm.port import LLMRequest, YesNoJudge
+from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, YesNoJudge
 from worldmm.llm.prompts import render_prompt
 from worldmm.retrieval.compose import Candidate, ReadAnswer, closest_in_meaning, text_lexemes
 from worldmm.retrieval.sanitize import sanitize_memory_text
@@ -94,11 +94,6 @@ def read_answer(
     lines = lines[:READER_LINES]
     if not lines:
         return None
-    if not services.reader_call_times.fits(READ_PURPOSE, deadline):
-        logger.info("reader skipped: past the answer's deadline")
-        if skipped is not None:
-            skipped.append("writing a short answer")
-        return None
     limit = services.settings.memory_text_max_chars
     numbered = "\n".join(f"{n}. {sanitize_memory_text(c.quote, limit)}" for n, c in enumerate(lines, 1))
     request = LLMRequest(
@@ -109,6 +104,11 @@ def read_answer(
         temperature=0.0,
     )
     try:
+        if not _ready(services, READ_PURPOSE, deadline):
+            logger.info("reader skipped: past the answer's deadline")
+            if skipped is not None:
+                skipped.append("writing a short answer")
+            return None
         reply = _timed(services, READ_PURPOSE, partial(services.reader_llm.complete, request))
     except Exception as exc:  # the composed answer stands; the log says why
         logger.warning("reader unavailable: %s", type(exc).__name__)
@@ -164,7 +164,7 @@ def rerank(
     odds: list[float] = []
     try:
         for candidate in head:
-            if not services.reader_call_times.fits(JUDGE_PURPOSE, deadline):
+            if not _ready(services, JUDGE_PURPOSE, deadline):
                 logger.info("judged %d of %d: past the answer's deadline", len(odds), len(head))
                 if skipped is not None:
                     skipped.append(f"judging {len(head) - len(odds)} of {len(head)} sentences")
@@ -192,6 +192,16 @@ def rerank(
         },
     )
     return [chosen, *(c for c in ranked if c.quote != chosen.quote)]
+
+
+def _ready(services: ReaderPorts, purpose: str, deadline: float | None) -> bool:
+    """Whether a call of `purpose` is expected to end by `deadline`. A model that loads on first use is loaded
+    first, untimed: its load taken for a call's time would keep every later call of that kind from fitting
+    (a server's first question would leave the reader unused for ten minutes)."""
+    model = services.reader_llm
+    if isinstance(model, LoadsOnFirstUse):
+        model.load()
+    return services.reader_call_times.fits(purpose, deadline)
 
 
 def _timed(services: ReaderPorts, purpose: str, call: Callable[[], _T]) -> _T:
