@@ -5,16 +5,25 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 
 import pytest
 
 from tests.support.harness import make_settings
 from tests.support.memory import SteeredEmbedder
+from worldmm.llm.local import LlamaCppLLM
 from worldmm.llm.port import LLMRequest, LLMResponse
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.compose import NO_MEMORY, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.reader import DOES_NOT_ANSWER, JUDGE_PURPOSE, READ_PURPOSE, read_answer, rerank
+from worldmm.retrieval.reader import (
+    DOES_NOT_ANSWER,
+    JUDGE_PURPOSE,
+    READ_PURPOSE,
+    load_model,
+    read_answer,
+    rerank,
+)
 from worldmm.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
@@ -285,6 +294,16 @@ def test_loading_the_model_is_not_taken_for_how_long_a_reading_takes() -> None:
     assert services.reader_call_times.expected(READ_PURPOSE) < 0.3
     assert answer(1.0).startswith("A large cappuccino")
     assert len(llm.calls_for(READ_PURPOSE)) == 2
+
+
+def test_a_server_loads_the_model_before_the_first_question() -> None:
+    # GIVEN a reader's model that loads on first use, and one whose file is missing
+    llm = _LoadsOnFirstUse(load_s=0.0)
+    load_model(Services(make_settings(), llm=llm))
+    assert llm.loads == 1 and not llm.calls
+    broken = Services(make_settings(), llm=LlamaCppLLM(Path("/nonexistent/model.gguf")))
+    # THEN one that cannot load is logged, not raised: the composer answers as before
+    load_model(broken)
 
 
 def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> None:

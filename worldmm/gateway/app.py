@@ -45,6 +45,7 @@ from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.gateway.openapi import openapi_document
 from worldmm.gateway.page import page_routes
 from worldmm.gateway.routes import ROUTES, ApiRoute
+from worldmm.retrieval.reader import load_model
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -380,5 +381,7 @@ def serve(
     scheme = "https" if tls else "http"
     url = public_url or f"{scheme}://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     app = create_app(services, public_url=url, host=host)
+    # The reader's model (a GGUF of a GB) loads while the server starts, not in the first question's time.
+    threading.Thread(target=load_model, args=(services,), name="load-reader", daemon=True).start()
     logger.info("local gateway listening", extra={"url": url, "mcp": url + MCP_PATH})
     uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=tls_cert, ssl_keyfile=tls_key)
