@@ -14,6 +14,7 @@ from worldmm.config import Settings
 
 if TYPE_CHECKING:
     from worldmm.db.local import LocalDatabase
+from worldmm.retrieval.reader import load_model
 from worldmm.services import Services, set_services
 
 SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
@@ -170,7 +171,7 @@ def run_demo(
         started = time.perf_counter()
         services.embedder.embed(["warm-up"])
         if settings.reader_enabled:
-            _warm_up_reader(services)
+            load_model(services)
         print(f"question models loaded in {time.perf_counter() - started:.1f}s")
     answers = []
     for item in asked:
@@ -185,18 +186,6 @@ def run_demo(
         right = sum(bool(a.right) for a in graded)
         print(f"\nanswered right: {right}/{len(graded)}; slowest answer {slowest:.1f}s")
     return answers
-
-
-def _warm_up_reader(services: Services) -> None:
-    """Load the reader's model before the first question (a one-token completion)."""
-    from worldmm.llm.port import LLMRequest
-
-    hello = [{"role": "user", "content": "Hi"}]
-    request = LLMRequest(purpose="warm_up", messages=hello, model=services.settings.agent_model, max_tokens=1)
-    try:
-        services.reader_llm.complete(request)
-    except Exception as exc:  # the first answer loads it instead; the reader falls back on its own
-        print(f"reader model not loaded: {type(exc).__name__}")
 
 
 def _print_answer(answer: DemoAnswer) -> None:

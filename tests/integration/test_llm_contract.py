@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -24,8 +25,8 @@ from worldmm.llm.client import (
     build_llm,
     chat_completion_body,
 )
-from worldmm.llm.local import LlamaCppLLM, default_gguf_path, default_reader_gguf
-from worldmm.llm.port import LLM, LLMRequest, LLMResponse
+from worldmm.llm.local import LlamaCppLLM, LocalModelError, default_gguf_path, default_reader_gguf
+from worldmm.llm.port import LLM, LLMRequest, LLMResponse, LoadsOnFirstUse
 from worldmm.llm.prompts import render_prompt
 from worldmm.llm.structured import parse_model
 
@@ -448,6 +449,19 @@ def test_llama_prompt_longer_than_the_context_is_truncated_not_failed() -> None:
     # THEN it answered within the context (middle elided), still schema-valid
     assert 0 < response.prompt_tokens + response.completion_tokens <= small.n_ctx
     assert parse_model(response.text, Alpha).tag == "alpha"
+
+
+def test_llama_loads_ahead_of_its_first_call_and_a_missing_file_is_a_typed_error() -> None:
+    # GIVEN the packaged GGUF, not loaded yet, and a path with no file
+    llm = LlamaCppLLM(default_gguf_path(), n_ctx=256)
+    assert isinstance(llm, LoadsOnFirstUse)
+    # WHEN it is loaded ahead of its first call (twice: the second is nothing)
+    llm.load()
+    llm.load()
+    # THEN it answers, and a missing file is a LocalModelError, not a crash of the caller
+    assert llm.complete(_request("Reply with the tag as JSON.", schema=Alpha, max_tokens=24)).text
+    with pytest.raises(LocalModelError):
+        LlamaCppLLM(Path("/nonexistent/model.gguf")).load()
 
 
 def test_llama_request_with_images_is_answered_from_its_text(smollm: LlamaCppLLM) -> None:

@@ -104,8 +104,16 @@ class LlamaCppLLM:
         return self._llama
 
     def load(self) -> None:
-        """Load the GGUF now (it loads on first use otherwise); LocalModelError when it cannot be."""
-        self._model()
+        """Load the GGUF now (it loads on first use otherwise) and warm it: the first completion and the first
+        judgement set up the chat template and buffers (~1 s more than the next), not a caller's. Raises
+        LocalModelError when it cannot be loaded."""
+        if self._llama is not None:
+            return
+        llama = self._model()
+        hi: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
+        with self._generate_lock:
+            llama.create_chat_completion(messages=cast(Any, hi), max_tokens=1)
+        self.yes_log_odds(LLMRequest(purpose="warm_up", messages=hi, model=self.model_id, max_tokens=1))
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         """One answer; one cut off by max_tokens is asked again with more room (at most half the context),
