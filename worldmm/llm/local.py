@@ -73,6 +73,8 @@ class LlamaCppLLM:
         self.model_id = f"llama.cpp:{self.model_path.stem}"
         self._llama: Llama | None = None
         self._load_lock = threading.Lock()
+        self._warm_lock = threading.Lock()
+        self._warm = False
         self._generate_lock = threading.Lock()
         self._warned_images = False
         self._chat_format: tuple[Jinja2ChatFormatter, list[int], list[int]] | None = None
@@ -107,13 +109,15 @@ class LlamaCppLLM:
         """Load the GGUF now (it loads on first use otherwise) and warm it: the first completion and the first
         judgement set up the chat template and buffers (~1 s more than the next), not a caller's. Raises
         LocalModelError when it cannot be loaded."""
-        if self._llama is not None:
-            return
-        llama = self._model()
-        hi: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
-        with self._generate_lock:
-            llama.create_chat_completion(messages=cast(Any, hi), max_tokens=1)
-        self.yes_log_odds(LLMRequest(purpose="warm_up", messages=hi, model=self.model_id, max_tokens=1))
+        with self._warm_lock:  # a caller arriving while another loads waits for the warm model, untimed
+            if self._warm:
+                return
+            llama = self._model()
+            hi: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}]
+            with self._generate_lock:
+                llama.create_chat_completion(messages=cast(Any, hi), max_tokens=1)
+            self.yes_log_odds(LLMRequest(purpose="warm_up", messages=hi, model=self.model_id, max_tokens=1))
+            self._warm = True
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         """One answer; one cut off by max_tokens is asked again with more room (at most half the context),

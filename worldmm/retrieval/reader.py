@@ -197,21 +197,24 @@ def rerank(
 def load_model(services: ReaderPorts) -> None:
     """Load the reader's model ahead of the first question (a server's start-up), so that question is judged
     and read in time; a model that cannot be loaded is logged, and answers are the composer's as before."""
+    try:
+        _load(services)
+    except Exception as exc:  # the first question tries again; the composer answers meanwhile
+        logger.warning("reader model not loaded: %s", type(exc).__name__)
+
+
+def _load(services: ReaderPorts) -> None:
+    """Load the reader's model now when it loads on first use (raises when it cannot be loaded)."""
     model = services.reader_llm
     if isinstance(model, LoadsOnFirstUse):
-        try:
-            model.load()
-        except Exception as exc:  # the first question tries again; the composer answers meanwhile
-            logger.warning("reader model not loaded: %s", type(exc).__name__)
+        model.load()
 
 
 def _ready(services: ReaderPorts, purpose: str, deadline: float | None) -> bool:
     """Whether a call of `purpose` is expected to end by `deadline`. A model that loads on first use is loaded
     first, untimed: its load taken for a call's time would keep every later call of that kind from fitting
     (a server's first question would leave the reader unused for ten minutes)."""
-    model = services.reader_llm
-    if isinstance(model, LoadsOnFirstUse):
-        model.load()
+    _load(services)
     return services.reader_call_times.fits(purpose, deadline)
 
 
