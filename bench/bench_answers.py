@@ -6,6 +6,7 @@ reranks the composer's best sentences and writes a short answer checked against 
 the reader but no reranking; and with neither (the composer's quoted sentence, the baseline).
 
     python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--variants reader] [--out FILE]
+                                  [--heard script]
 
 `questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
 at the end, and report it; never tune on it.
@@ -14,7 +15,9 @@ share written by the reader, median and slowest seconds per answer, the answers 
 answer. Answerable
 questions are also split by whether every fact they ask for was heard at all (is in the stored transcript of
 the session's 30-second windows): a fact the recogniser misheard cannot be answered by choosing better, so
-"right of heard" measures the answer path apart from speech recognition.
+"right of heard" measures the answer path apart from speech recognition. `--heard script` goes further: the
+memory is built from the script itself (`ScriptTranscriber`, every word heard and in its window), so every
+wrong answer is the answer path's.
 """
 
 from __future__ import annotations
@@ -82,21 +85,35 @@ def main() -> None:
     parser.add_argument("--files", nargs="*", default=list(DEFAULT_FILES))
     parser.add_argument("--variants", nargs="*", choices=[v[0] for v in VARIANTS], default=[v[0] for v in VARIANTS])
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--heard",
+        choices=["recogniser", "script"],
+        default="recogniser",
+        help="build the memory from the recording (the settings' recogniser) or from the script, every word heard",
+    )
     args = parser.parse_args()
 
     from worldmm.db.local import start_local_database
     from worldmm.demo import DEMO_USER, SAMPLE_SESSION, load_questions, local_profile, run_demo
+    from worldmm.eval.speech import ScriptTranscriber
 
     home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
     home.chmod(0o755)  # the embedded server runs as its own user
     local = start_local_database(home / "pgdata")
-    report: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count()}
+    report: dict[str, Any] = {
+        "machine": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "heard": args.heard,
+    }
+    transcriber = ScriptTranscriber(SAMPLE_SESSION) if args.heard == "script" else None
     try:
         for variant, reader, rerank in (v for v in VARIANTS if v[0] in args.variants):
             settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)
             for name in args.files:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    answers = run_demo(settings, questions=load_questions(SAMPLE_SESSION, name))
+                    answers = run_demo(
+                        settings, questions=load_questions(SAMPLE_SESSION, name), transcriber=transcriber
+                    )
                 report.setdefault(name, {})[variant] = _score(answers, _heard(settings, DEMO_USER))
     finally:
         local.server.cleanup()

@@ -14,6 +14,7 @@ from worldmm.config import Settings
 
 if TYPE_CHECKING:
     from worldmm.db.local import LocalDatabase
+    from worldmm.media.transcription.port import Transcriber
 from worldmm.retrieval.reader import load_model
 from worldmm.services import Services, set_services
 
@@ -147,8 +148,10 @@ def run_demo(
     sample: Path = SAMPLE_SESSION,
     user_id: str = DEMO_USER,
     questions: Sequence[SampleQuestion | str] | None = None,
+    transcriber: Transcriber | None = None,
 ) -> list[DemoAnswer]:
     """Migrate, ingest `sample` (resumable), and answer `questions` (default: the sample's questions.jsonl).
+    `transcriber` replaces the settings' one (a measurement that hears the script itself).
 
     Prints as it goes: each answer, its citations and the time it took, whether it states the expected
     fact, and at the end how many were right.
@@ -156,7 +159,7 @@ def run_demo(
     from worldmm.db import migrate
     from worldmm.ingest.session import ingest_session
 
-    services = Services(settings)
+    services = Services(settings) if transcriber is None else Services(settings, transcriber=transcriber)
     set_services(services)
     started = time.perf_counter()
     migrate.upgrade(settings)

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from worldmm.eval.speech import normalized_words, window_error_rate, word_error_rate
+from worldmm.demo import SAMPLE_SESSION
+from worldmm.eval.speech import (
+    ScriptTranscriber,
+    measure_speech,
+    normalized_words,
+    window_error_rate,
+    word_error_rate,
+)
 from worldmm.media.transcription.port import Transcript, TranscriptSegment
 
 pytestmark = pytest.mark.e2e
@@ -42,6 +49,12 @@ def test_a_line_heard_right_in_the_wrong_window_counts_against_the_window_error_
     assert window_error_rate(tmp_path, Transcript("", placed), 30) == 0.0
     # five words missed in window 1 and five inserted in window 0, of seven spoken
     assert window_error_rate(tmp_path, Transcript("", early), 30) == pytest.approx(10 / 7)
+
+
+def test_the_script_transcriber_hears_every_line_in_its_window() -> None:
+    report = measure_speech(ScriptTranscriber(SAMPLE_SESSION), SAMPLE_SESSION)
+    assert report.reference_words > 500
+    assert (report.wer, report.window_wer) == (0.0, 0.0)
 
 
 @pytest.mark.parametrize("isa", ["native", "AVX2"])

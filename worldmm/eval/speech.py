@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worldmm.media.transcription.port import Transcriber, Transcript
+from worldmm.media.transcription.port import Transcriber, Transcript, TranscriptSegment
 
 SCRIPT_FILE = "script.jsonl"
 AUDIO_FILE = "audio.m4a"
@@ -52,6 +52,26 @@ def _script_lines(sample: Path) -> list[tuple[int, str]]:
         raise FileNotFoundError(f"{path} is missing: regenerate the sample with scripts/make_sample_session.py")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [(int(row["window"]), row["text"]) for row in rows]
+
+
+class ScriptTranscriber:
+    """What a recogniser that hears every word would give: a sample's script, each line in its window (the
+    lines of a window evenly spaced inside it). It measures the answer path apart from speech recognition
+    (`bench_answers --heard script`); it knows only the sample it was made for and ignores the audio."""
+
+    def __init__(self, sample: Path, window_seconds: int = 30) -> None:
+        self.lines = _script_lines(sample)
+        self.window_seconds = window_seconds
+
+    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+        segments = []
+        for window in sorted({w for w, _ in self.lines}):
+            said = [text for w, text in self.lines if w == window]
+            step = self.window_seconds / (len(said) + 1)
+            for i, text in enumerate(said):
+                start = window * self.window_seconds + step * (i + 0.5)
+                segments.append(TranscriptSegment(start, start + step, text))
+        return Transcript(" ".join(s.text for s in segments), segments)
 
 
 def _edits(reference: list[str], hypothesis: list[str]) -> int:
