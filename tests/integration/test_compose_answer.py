@@ -10,10 +10,12 @@ from tests.support.harness import make_settings
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval.compose import (
     NO_MEMORY,
+    Candidate,
     Composed,
     best_sentence,
     compose_answer,
     describe_when,
+    judged_quote,
 )
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.timeref import parse_time_reference
@@ -186,6 +188,38 @@ def test_a_question_asking_who_is_answered_by_a_sentence_that_names_someone() ->
     # AND with nobody named in any relevant sentence, nobody is made up: nothing is remembered
     nameless = _memories("I heard: I found my notebook in my bag.", "I heard: Yes, we found it.")
     assert compose_answer(_services(), "Who found my notebook?", nameless, NOW).answer == NO_MEMORY
+
+
+def test_who_said_a_line_answers_who_and_the_speaker_is_no_word_the_line_shares() -> None:
+    memories = _memories(
+        "I heard: I always get a cappuccino here before work. Emma: That is four dollars fifty.",
+        "I heard: Marco: I am nervous. Marco: The client from Boston will be there. You will be fine.",
+        "I heard: I am at the office. Someone: I am at the front desk today.",
+        "I heard: Katrina: Do not forget your doctor's appointment.",
+    )
+    # THEN the line's speaker answers who said it, and is quoted with the line
+    composed = compose_answer(_services(), "Who said they were nervous?", memories, NOW)
+    assert "Marco: I am nervous." in composed.answer, composed.answer
+    assert composed.memories == [memories[1]]
+    # AND a question naming the speaker finds no answer in the speaker's name alone, nor does one asking
+    # what someone is called: who said a line is not who the line is about
+    for question in ("What did Emma eat for breakfast?", "What is my doctor called?"):
+        assert compose_answer(_services(), question, memories, NOW).answer == NO_MEMORY, question
+    # AND another speaker's "I am at ..." is not where I am
+    assert "the office" in compose_answer(_services(), "Where am I?", memories, NOW).answer
+
+
+def test_a_model_judges_who_said_a_line_only_when_the_question_asks_who() -> None:
+    [memory] = _memories("I heard: Yes, please, Emma, a large cappuccino. Emma: You order the same thing every day.")
+    piece = Candidate(
+        "You order the same thing every day.", True, memory, "Yes, please, Emma, a large cappuccino.", None, "Emma"
+    )
+    assert judged_quote("Who said I order the same thing?", piece) == (
+        "Yes, please, Emma, a large cappuccino. Emma: You order the same thing every day."
+    )
+    assert judged_quote("How old is Emma?", piece) == (
+        "Yes, please, Emma, a large cappuccino. You order the same thing every day."
+    )
 
 
 def test_a_sentence_heard_goes_before_a_semantic_fact_that_shares_as_many_words() -> None:

@@ -56,6 +56,17 @@ def test_spacy_transcript_line_speaker_is_the_first_person(extractor: SpacyExtra
     assert _spo(result.triples) == [("Shure", "not like", "coffee"), ("Shure", "want to buy", "milk")]
 
 
+def test_spacy_lines_of_a_labelled_transcript_are_each_their_speakers(extractor: SpacyExtractor) -> None:
+    # GIVEN the local transcriber's lines: Marco's, then mine (no name), then an unnamed voice's
+    result = extractor.extract(
+        "Marco: I will fix slide three this evening.\nI am at the doctor tomorrow.\nSomeone: I sell tickets."
+    )
+    triples = _spo(result.triples)
+    # THEN Marco fixes the slide, I am at the doctor (not Marco), and the unnamed voice is nobody known
+    assert ("Marco", "fix", "slide") in triples and ("I", "be at", "doctor") in triples, triples
+    assert not any("Someone" in (s, o) for s, _, o in triples) and "Someone" not in result.entities
+
+
 def test_spacy_extract_many_matches_extract_one_by_one(extractor: SpacyExtractor) -> None:
     texts = ["Alice uses a screwdriver.", "", "I put the notebook on the desk.\nJake: Okay."]
     assert extractor.extract_many(texts) == [extractor.extract(t) for t in texts]

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worldmm.media.transcription.port import Transcriber, Transcript, TranscriptSegment
+from worldmm.media.transcription.port import SOMEONE, WEARER, Transcriber, Transcript, TranscriptSegment
 
 SCRIPT_FILE = "script.jsonl"
 AUDIO_FILE = "audio.m4a"
@@ -43,15 +43,15 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
 
 def read_script(sample: Path) -> list[str]:
     """The lines spoken in a sample recording, in order (`script.jsonl`: window, speaker, text)."""
-    return [text for _window, text in _script_lines(sample)]
+    return [text for _window, _speaker, text in _script_lines(sample)]
 
 
-def _script_lines(sample: Path) -> list[tuple[int, str]]:
+def _script_lines(sample: Path) -> list[tuple[int, str, str]]:
     path = sample / SCRIPT_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: regenerate the sample with scripts/make_sample_session.py")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [(int(row["window"]), row["text"]) for row in rows]
+    return [(int(row["window"]), row.get("speaker", ""), row["text"]) for row in rows]
 
 
 class ScriptTranscriber:
@@ -59,19 +59,22 @@ class ScriptTranscriber:
     lines of a window evenly spaced inside it). It measures the answer path apart from speech recognition
     (`bench_answers --heard script`); it knows only the sample it was made for and ignores the audio."""
 
-    def __init__(self, sample: Path, window_seconds: int = 30) -> None:
+    def __init__(self, sample: Path, window_seconds: int = 30, *, speakers: bool = False) -> None:
         self.lines = _script_lines(sample)
         self.window_seconds = window_seconds
+        self.speakers = speakers
+        """Whether each line carries its speaker as the script names it ("Me": the wearer)."""
 
     def transcribe(self, audio: bytes, filename: str) -> Transcript:
         segments = []
-        for window in sorted({w for w, _ in self.lines}):
-            said = [text for w, text in self.lines if w == window]
+        for window in sorted({w for w, _, _ in self.lines}):
+            said = [(speaker, text) for w, speaker, text in self.lines if w == window]
             step = self.window_seconds / (len(said) + 1)
-            for i, text in enumerate(said):
+            for i, (speaker, text) in enumerate(said):
                 start = window * self.window_seconds + step * (i + 0.5)
-                segments.append(TranscriptSegment(start, start + step, text))
-        return Transcript(" ".join(s.text for s in segments), segments)
+                who = (WEARER if speaker == "Me" else speaker) if self.speakers else None
+                segments.append(TranscriptSegment(start, start + step, text, who))
+        return Transcript.of(segments)
 
 
 def _edits(reference: list[str], hypothesis: list[str]) -> int:
@@ -89,14 +92,46 @@ def window_error_rate(sample: Path, transcript: Transcript, window_seconds: int)
     against the lines spoken in that window. A line heard right but placed in the wrong window counts as
     missed in one window and inserted in the other, so this measures where words land as well as hearing."""
     lines = _script_lines(sample)
-    windows = range(max(window for window, _ in lines) + 1)
+    windows = range(max(window for window, _, _ in lines) + 1)
     edits = total = 0
     for n in windows:
-        reference = normalized_words(" ".join(text for window, text in lines if window == n))
-        heard = normalized_words(transcript.window(n * window_seconds, (n + 1) * window_seconds))
+        reference = normalized_words(" ".join(text for window, _, text in lines if window == n))
+        heard = normalized_words(transcript.window(n * window_seconds, (n + 1) * window_seconds, speakers=False))
         edits += _edits(reference, heard)
         total += len(reference)
     return edits / total if total else 0.0
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b)
+
+
+def speaker_counts(sample: Path, transcript: Transcript, window_seconds: int) -> dict[str, int]:
+    """How the transcript's segments were attributed, against the script line of their window closest in
+    words (Jaccard): `right` (the wearer's as the wearer's, another's by their name, give or take one
+    letter as it was heard), `someone` (another's, unnamed), `unknown` (not said) and `wrong` (the wearer's as
+    another's, or another's as the wearer's or by another name)."""
+    lines = _script_lines(sample)
+    counts = {"right": 0, "someone": 0, "unknown": 0, "wrong": 0}
+    for segment in transcript.segments:
+        words = set(normalized_words(segment.text))
+        window = int((segment.start_s + segment.end_s) / 2 // window_seconds)
+        said = [(_overlap(words, set(normalized_words(text))), speaker) for w, speaker, text in lines if w == window]
+        if not words or not said:
+            continue
+        speaker = max(said)[1]
+        truth = WEARER if speaker == "Me" else speaker
+        if segment.speaker is None:
+            counts["unknown"] += 1
+        elif segment.speaker == SOMEONE and truth != WEARER:
+            counts["someone"] += 1
+        elif segment.speaker == truth or (
+            WEARER not in (segment.speaker, truth) and _edits(list(segment.speaker.lower()), list(truth.lower())) <= 1
+        ):
+            counts["right"] += 1
+        else:
+            counts["wrong"] += 1
+    return counts
 
 
 @dataclass(frozen=True)
@@ -108,6 +143,8 @@ class SpeechReport:
     window_wer: float
     """The word error rate window by window (`window_error_rate`): hearing and placing."""
     reference_words: int
+    speakers: dict[str, int]
+    """Transcript segments by who they were said to be against the script (`speaker_counts`)."""
     seconds: float
     transcript: str
     machine: str
@@ -124,9 +161,10 @@ def measure_speech(transcriber: Transcriber, sample: Path, window_seconds: int =
     seconds = time.perf_counter() - started
     return SpeechReport(
         sample=sample.name,
-        wer=round(word_error_rate(reference, transcript.text), 4),
+        wer=round(word_error_rate(reference, transcript.words), 4),
         window_wer=round(window_error_rate(sample, transcript, window_seconds), 4),
         reference_words=len(normalized_words(reference)),
+        speakers=speaker_counts(sample, transcript, window_seconds),
         seconds=round(seconds, 2),
         transcript=transcript.text,
         machine=platform.processor() or platform.machine(),

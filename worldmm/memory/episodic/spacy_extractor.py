@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from worldmm.memory.semantic.consolidation import CandidateTriple, Decision
 
 WEARER = "I"
+UNNAMED = "Someone"
+"""The speaker of a line whose voice is not the wearer's and was never named (the local transcriber's
+"Someone: ..."): neither an entity nor the wearer, so their "I" is nobody known."""
 _FIRST_PERSON = {"i", "me", "myself"}
 _RELATIVE = {"who", "whom", "which", "that"}
 _NON_ENTITY_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"}
@@ -97,7 +100,7 @@ class _DocReader:
 
     def entities(self) -> list[str]:
         names: list[str] = []
-        if self.speaker:
+        if self.speaker and self.speaker != UNNAMED:
             names.append(self.speaker)
         spans = [e for e in self.doc.ents if e.label_ not in _NON_ENTITY_LABELS] + list(self.chunks.values())
         covered = {t.i for span in spans for t in span}
@@ -117,7 +120,7 @@ class _DocReader:
         """The entity a subject or object token stands for, or None for a pronoun other than "I"."""
         lower = token.lower_
         if lower in _FIRST_PERSON:
-            return self.speaker or WEARER
+            return None if self.speaker == UNNAMED else self.speaker or WEARER
         if token.pos_ == "PRON":
             return None
         chunk = self.chunks.get(token.i)

@@ -1,0 +1,167 @@
+"""Who said each line: voices told apart by a speaker encoder, the wearer's found, others named by how the
+wearer addresses them ("Yes, please, Emma, a large cappuccino.").
+
+A line's speaker is the wearer (`WEARER`), a name the wearer called that voice, `SOMEONE` (a voice that is
+clearly not the wearer's and never named), or None when the voice is not clear enough to say — then the
+line reads as it did before speakers were told apart. A name is never guessed from a voice alone.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from worldmm.media.transcription.port import SOMEONE, WEARER, TranscriptSegment
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+SAMPLE_RATE = 16_000
+
+SAME_VOICE = 0.15
+"""Cosine distance (average linkage) under which two groups of lines are one voice: pure, not complete."""
+JOINS = 0.90
+"""A small group of lines joins the wearer's or a named voice when its centroid is this close (cosine)."""
+NOT_WEARER = 0.80
+"""A group further than this from the wearer's voice (cosine) is someone else's, named or not."""
+SURE_SECONDS = 2.5
+"""A shorter line's voice is too uncertain to call it someone else's on its own."""
+ENOUGH_SPEECH_S = 120.0
+"""Less speech than this (a 30-second window's chunk alone) is too little to tell which voice is the wearer's:
+its lines keep no speaker."""
+TURN_GAP_S = 8.0
+"""A line addressing someone by name names the voice just before or after it within this many seconds."""
+
+
+class VoiceEncoder(Protocol):
+    """A speaker encoder: 16 kHz mono samples → a unit vector, close for the same voice."""
+
+    def embed(self, samples: NDArray[np.float32]) -> NDArray[np.float32]: ...
+
+
+class ResemblyzerVoiceEncoder:
+    """Resemblyzer's GE2E encoder; its weights ship inside the `resemblyzer` wheel. Loaded on first use."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def embed(self, samples: NDArray[np.float32]) -> NDArray[np.float32]:
+        with self._lock:
+            if self._model is None:
+                from resemblyzer import VoiceEncoder as GE2E
+
+                self._model = GE2E("cpu", verbose=False)
+            return np.asarray(self._model.embed_utterance(samples), dtype=np.float32)
+
+
+_OPENERS = re.compile(
+    r"^(?:and|hi|hey|hello|thanks|thank you|bye|goodbye|yes|yes please|please|sure|okay|ok|sorry|"
+    r"good morning|morning|good night|see you)\s+",
+    re.I,
+)
+_NAME = re.compile(r"[A-Z][a-z]+")
+_NOT_A_NAME = frozenset(
+    re.findall(
+        r"\w+",
+        "I Yes No Okay Ok Sure Right Great Wait Thanks Thank Hi Hey Hello Oh Now Then So And Please Good "
+        "Morning Time Bye Well Yeah Fine Cool Sorry Night Today Tomorrow Tonight",
+    )
+)
+
+
+def addressed(text: str) -> list[str]:
+    """The names a line addresses someone by: a phrase of its own between commas ("Sure, Marco, when ...",
+    "Thank you, Emma.", "Yes, and Katrina, you are ...")."""
+    names = []
+    for phrase in re.split(r"[,.!?;]", text):
+        word = _OPENERS.sub("", phrase.strip())
+        if _NAME.fullmatch(word) and word not in _NOT_A_NAME:
+            names.append(word)
+    return names
+
+
+def label_speakers(
+    segments: Sequence[TranscriptSegment], samples: NDArray[np.float32], encoder: VoiceEncoder
+) -> list[TranscriptSegment]:
+    """`segments` with their speakers, from the voices in `samples` (16 kHz, the transcript's clock).
+
+    Lines are grouped by voice (average-linkage clustering, kept strict); the wearer is the voice that
+    speaks longest (in `ENOUGH_SPEECH_S` of speech at least, else no line gets a speaker); a voice is named
+    when the wearer's lines next to its lines address one name more than half the time. A small group joins
+    the closest of those voices when it is close; else it is `SOMEONE` when it is far from the wearer's
+    voice and long enough to tell, and None otherwise.
+    """
+    spans = [(int(s.start_s * SAMPLE_RATE), int(s.end_s * SAMPLE_RATE)) for s in segments]
+    usable = [i for i, (a, b) in enumerate(spans) if b > a and a < len(samples)]
+    seconds = np.array([segments[i].end_s - segments[i].start_s for i in usable])
+    if len(usable) < 2 or seconds.sum() < ENOUGH_SPEECH_S:
+        return list(segments)
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    vectors = np.array([encoder.embed(samples[spans[i][0] : spans[i][1]]) for i in usable], dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    groups = fcluster(linkage(vectors, method="average", metric="cosine"), SAME_VOICE, criterion="distance")
+    talk: dict[int, float] = defaultdict(float)
+    for group, length in zip(groups, seconds, strict=True):
+        talk[int(group)] += float(length)
+    wearer = max(talk, key=lambda group: talk[group])
+    names = _names(segments, usable, groups, wearer)
+    names[wearer] = WEARER
+
+    def centroid(members: set[int]) -> NDArray[np.float64]:
+        mask = np.isin(groups, list(members))
+        total = (vectors[mask] * seconds[mask, None]).sum(axis=0)
+        return total / np.linalg.norm(total)
+
+    voices: dict[str, set[int]] = defaultdict(set)
+    for group, name in names.items():
+        voices[name].add(group)
+    centroids = {name: centroid(members) for name, members in voices.items()}
+    speaker_of: dict[int, str | None] = dict(names)
+    for group in set(map(int, groups)) - set(names):
+        closeness = {name: float(centroid({group}) @ c) for name, c in centroids.items()}
+        closest = max(closeness, key=lambda name: closeness[name])
+        long_enough = float(seconds[groups == group].max()) >= SURE_SECONDS
+        if closeness[closest] >= JOINS:
+            speaker_of[group] = closest
+        elif closeness[WEARER] < NOT_WEARER and long_enough:
+            speaker_of[group] = SOMEONE
+        else:
+            speaker_of[group] = None
+    labelled = list(segments)
+    for i, group in zip(usable, groups, strict=True):
+        labelled[i] = replace(segments[i], speaker=speaker_of[int(group)])
+    return labelled
+
+
+def _names(
+    segments: Sequence[TranscriptSegment], usable: list[int], groups: NDArray[Any], wearer: int
+) -> dict[int, str]:
+    """Voice group → the name the wearer's neighbouring lines call it more than half the time."""
+    group_of = dict(zip(usable, map(int, groups), strict=True))
+    votes: dict[int, Counter[str]] = defaultdict(Counter)
+    for i in usable:
+        if group_of[i] != wearer:
+            continue
+        line = segments[i]
+        for name in addressed(line.text):
+            for j in (i - 1, i + 1):
+                other = group_of.get(j)
+                if other is None or other == wearer:
+                    continue
+                gap = segments[j].start_s - line.end_s if j > i else line.start_s - segments[j].end_s
+                if gap < TURN_GAP_S:
+                    votes[other][name] += 1
+    named = {}
+    for group, counted in votes.items():
+        name, count = counted.most_common(1)[0]
+        if count * 2 > sum(counted.values()):
+            named[group] = name
+    return named
