@@ -126,7 +126,8 @@ def label_speakers(
     centroids = {name: centroid(members) for name, members in voices.items()}
     speaker_of: dict[int, str | None] = dict(names)
     for group in set(map(int, groups)) - set(names):
-        closeness = {name: float(centroid({group}) @ c) for name, c in centroids.items()}
+        own = centroid({group})
+        closeness = {name: float(own @ c) for name, c in centroids.items()}
         closest = max(closeness, key=lambda name: closeness[name])
         long_enough = float(seconds[groups == group].max()) >= SURE_SECONDS
         if closeness[closest] >= JOINS:
