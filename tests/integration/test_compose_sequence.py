@@ -128,10 +128,22 @@ def test_a_name_asked_for_needs_a_name_the_question_does_not_give(question: str)
 
 
 @pytest.mark.parametrize(
-    ("question", "answered"), [("How old is Marco?", False), ("How old are the budget numbers?", True)]
+    ("question", "answered"),
+    [
+        ("How old is Marco?", False),
+        ("How old is Emma?", False),  # neither a price nor "every day" is an age
+        ("How old are the budget numbers?", True),
+        ("How old is Katrina?", True),
+    ],
 )
 def test_how_old_needs_an_age_or_a_time_ago(question: str, answered: bool) -> None:
-    windows = _windows("Marco asked if we can meet at half past nine.", "The budget numbers are from last year.")
+    windows = _windows(
+        "Marco asked if we can meet at half past nine.",
+        "The budget numbers are from last year.",
+        "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",
+        "Thank you, Emma.\nEmma: That is $4.50.",
+        "Katrina is 34 today, so we are having cake.",
+    )
     composed = compose_answer(_services(), question, windows, NOW)
     assert (composed.answer != NO_MEMORY) == answered, composed.answer
 

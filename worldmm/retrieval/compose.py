@@ -227,9 +227,15 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
     ),
-    (  # "How old is Marco?": an age, or a time ago ("How old are the numbers?" / "from last year")
+    (  # "How old is Marco?": an age, or a time ago ("How old are the numbers?" / "from last year"); not a price,
+        # a clock time or "every day"
         re.compile(r"^\s*how old\b", re.I),
-        re.compile(r"\b(?:years?|months?|weeks?|days?|born|ago)\b|\d", re.I),
+        re.compile(
+            r"\b(?:" + _NUMBER + r"|an?|last|few|several)[\s-]+(?:years?|months?|weeks?|days?)\b|\b(?:ago|born)\b"
+            r"|\b(?:is|am|are|turned|turns|aged?)\s+(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+            r"(?:[\s-]\w+)?)\b(?![.:,]\d|\s*(?:o'clock|am|pm|percent)|%)",
+            re.I,
+        ),
     ),
     (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
     (_ASKS_WHO, _PERSON),
