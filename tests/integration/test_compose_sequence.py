@@ -90,6 +90,13 @@ def test_who_was_spoken_to_lists_the_people_addressed_by_name_in_order(question:
     assert composed.memories == [windows[0], windows[2], windows[3]]
 
 
+def test_how_many_people_on_a_team_is_not_who_i_spoke_to() -> None:
+    windows = _windows("Good morning, Katrina. You are up early.", "Sure, Marco, when is your presentation?")
+    assert not asks_for_people("How many people are on Marco's team?")
+    composed = compose_answer(_services(), "How many people are on Marco's team?", windows, NOW, around=windows)
+    assert composed.answer == NO_MEMORY, composed.answer
+
+
 def test_a_person_asked_for_is_not_one_the_question_names() -> None:
     # GIVEN the name asked about (spelt as the recogniser heard it) and another name, each with the presentation
     windows = _windows(
@@ -146,6 +153,24 @@ def test_how_old_needs_an_age_or_a_time_ago(question: str, answered: bool) -> No
     )
     composed = compose_answer(_services(), question, windows, NOW)
     assert (composed.answer != NO_MEMORY) == answered, composed.answer
+
+
+def test_where_i_was_doing_something_is_where_i_said_i_did_it() -> None:
+    windows = _windows(
+        "Good morning. I am making breakfast in the kitchen.",
+        "I am at the office on the third floor.",
+    )
+    composed = compose_answer(_services(), "Where was I making breakfast?", windows, NOW)
+    assert "in the kitchen" in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answered"), [("How much was my drink?", False), ("How much was my coffee?", True)]
+)
+def test_how_much_was_a_thing_asks_its_price_not_any_number(question: str, answered: bool) -> None:
+    windows = _windows("I only drink one coffee a day.", "I always get a coffee here. That is $4.50.")
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert ("$4.50" in composed.answer) == answered and "one coffee a day" not in composed.answer, composed.answer
 
 
 def test_where_am_i_is_the_latest_place_i_said_i_was_not_one_i_will_be() -> None:

@@ -220,7 +220,12 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine)\b", re.I),
     ),
     (
-        re.compile(r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b", re.I),
+        # "How much was my drink?" asks its price as "what did it cost" does
+        re.compile(
+            r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b"
+            r"|^\s*how much (?:is|was|are|were) (?:the|my|a|an|our|your|his|her|their|this|that)\b",
+            re.I,
+        ),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I),
     ),
     (
@@ -546,7 +551,8 @@ def _quoted_beside(
     return None
 
 
-_WHERE_AM_I = re.compile(r"^\s*where (?:am|was) I\b(?!.*\b(?:when|while|before|after)\b)", re.I)
+# Not "Where was I making breakfast?": where something was done is said with it, not the latest place I was.
+_WHERE_AM_I = re.compile(r"^\s*where (?:am|was) I\b(?!\s+\w+ing\b)(?!.*\b(?:when|while|before|after)\b)", re.I)
 
 
 def _where_i_am(question: str, memories: Sequence[RetrievedMemory]) -> Candidate | None:
@@ -903,10 +909,11 @@ def _said_before_or_after(
     return replace(chosen, after=event.said) if step < 0 else replace(chosen, before=event.said)
 
 
-# "Who did I talk to this morning?", "How many people did I speak with?": the people addressed by name.
+# "Who did I talk to this morning?", "How many people did I speak with?": the people addressed by name (not
+# "How many people are on Marco's team?").
 _ASKS_PEOPLE = re.compile(
     r"^\s*(?:who\b(?!.*\bwill\b).*\b(?:talk|talked|speak|spoke|spoken|chat|chatted|met|meet|see|saw)\b"
-    r"|how many (?:people|persons)\b)",
+    r"|how many (?:people|persons)\s+(?:did|have|had)\s+I\b)",
     re.I,
 )
 _ADDRESSED = re.compile(
