@@ -164,15 +164,6 @@ def test_where_i_was_doing_something_is_where_i_said_i_did_it() -> None:
     assert "in the kitchen" in composed.answer, composed.answer
 
 
-@pytest.mark.parametrize(
-    ("question", "answered"), [("How much was my drink?", False), ("How much was my coffee?", True)]
-)
-def test_how_much_was_a_thing_asks_its_price_not_any_number(question: str, answered: bool) -> None:
-    windows = _windows("I only drink one coffee a day.", "I always get a coffee here. That is $4.50.")
-    composed = compose_answer(_services(), question, windows, NOW)
-    assert ("$4.50" in composed.answer) == answered and "one coffee a day" not in composed.answer, composed.answer
-
-
 def test_where_am_i_is_the_latest_place_i_said_i_was_not_one_i_will_be() -> None:
     windows = _windows(
         "I am at the cafe on Maple Street.",

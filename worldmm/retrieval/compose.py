@@ -220,12 +220,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine)\b", re.I),
     ),
     (
-        # "How much was my drink?" asks its price as "what did it cost" does
-        re.compile(
-            r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b"
-            r"|^\s*how much (?:is|was|are|were) (?:the|my|a|an|our|your|his|her|their|this|that)\b",
-            re.I,
-        ),
+        re.compile(r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I),
     ),
     (
