@@ -155,6 +155,11 @@ def test_how_old_needs_an_age_or_a_time_ago(question: str, answered: bool) -> No
     assert (composed.answer != NO_MEMORY) == answered, composed.answer
 
 
+def test_an_age_of_two_digits_before_its_unit_is_an_age() -> None:
+    windows = _windows("Tasha, 34 years old, joined the team.")
+    assert "34 years old" in compose_answer(_services(), "How old is Tasha?", windows, NOW).answer
+
+
 def test_where_i_was_doing_something_is_where_i_said_i_did_it() -> None:
     windows = _windows(
         "Good morning. I am making breakfast in the kitchen.",

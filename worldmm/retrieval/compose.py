@@ -188,6 +188,8 @@ _ASKS_FUTURE = re.compile(r"\b(?:will|going to|gonna)\b|^\s*when\s+(?:am|are|is)
 # What kind of answer a question asks for, and how a sentence that gives one reads (English, as the index).
 _NUMBER = r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|half)\b"
 _HOURS = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|half|quarter)"
+# How many of a unit of time: "20 minutes", "a week", "two years", "a few days" (with the unit after it).
+_SPAN = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|half an?|few|several)"
 # A time of day, not any number ("slide 3" is none): "at ten", "by around eleven", "9:30", "3 pm", "half past".
 _CLOCK = (
     r"\b(?:at|by|around|about|until|till|before|after|from)\s+(?:around\s+|about\s+)?" + _HOURS + r"\b"
@@ -202,8 +204,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "How long did my walk take?": a length of time
         re.compile(r"^\s*how long\b", re.I),
         re.compile(
-            r"\b(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|half an?|few|several)"
-            r"\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b",
+            r"\b" + _SPAN + r"\s+(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b",
             re.I,
         ),
     ),
@@ -231,7 +232,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         # a clock time or "every day"
         re.compile(r"^\s*how old\b", re.I),
         re.compile(
-            r"\b(?:" + _NUMBER + r"|an?|last|few|several)[\s-]+(?:years?|months?|weeks?|days?)\b|\b(?:ago|born)\b"
+            r"\b(?:" + _SPAN + r"|last)[\s-]+(?:years?|months?|weeks?|days?)\b|\b(?:ago|born)\b"
             r"|\b(?:is|am|are|turned|turns|aged?)\s+(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
             r"(?:[\s-]\w+)?)\b(?![.:,]\d|\s*(?:o'clock|am|pm|percent)|%)",
             re.I,
