@@ -2,8 +2,10 @@
 
     python -m bench.bench_local_adapters [--texts 256] [--llm-requests 3]
 
-MiniLM embeddings (texts/s), Whisper tiny.en via faster-whisper (real-time factor on the test
-recording), SmolLM2-135M via llama.cpp (schema-constrained completions: latency and tokens/s).
+MiniLM embeddings (texts/s; and seconds for texts of mixed length — the committed EgoLife slice's windows
+and their sentences, as ingest and the composer embed them — at each batch size), Whisper tiny.en via
+faster-whisper (real-time factor on the test recording), SmolLM2-135M via llama.cpp (schema-constrained
+completions: latency and tokens/s).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 from pydantic import BaseModel
 
 SPEECH = Path(__file__).resolve().parents[1] / "tests" / "data" / "speech_keys_alice.wav"
+EGOLIFE_WINDOWS = Path(__file__).resolve().parents[1] / "tests" / "data" / "egolife" / "A1_JAKE_windows30s.jsonl"
+BATCH_SIZES = (8, 16, 32, 128)
 
 
 class Triple(BaseModel):
@@ -40,7 +44,39 @@ def bench_embedder(n_texts: int) -> dict[str, Any]:
     started = time.perf_counter()
     embedder.embed(texts)
     elapsed = time.perf_counter() - started
-    return {"load_s": round(load_s, 2), "texts": n_texts, "texts_per_s": round(n_texts / elapsed, 1)}
+    return {
+        "load_s": round(load_s, 2),
+        "texts": n_texts,
+        "texts_per_s": round(n_texts / elapsed, 1),
+        "mixed_lengths": bench_batch_sizes(embedder, n_texts),
+    }
+
+
+def bench_batch_sizes(embedder: Any, n_texts: int) -> dict[str, Any]:
+    """Seconds to embed `n_texts` windows and `n_texts` sentences of mixed length at each batch size (the
+    default `LOCAL_EMBEDDING_BATCH_SIZE` among them): padding and cache use, not arithmetic, set the cost."""
+    from worldmm.config import Settings
+    from worldmm.memory.episodic.segment_text import segment_memory_text
+    from worldmm.retrieval.compose import _SENTENCE
+
+    rows = [json.loads(line) for line in EGOLIFE_WINDOWS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    windows = [segment_memory_text(row["caption"], row.get("transcript", "")) for row in rows][:n_texts]
+    sentences = [s for w in windows for s in _SENTENCE.split(w) if s.strip()][:n_texts]
+    seconds: dict[str, dict[int, float]] = {"windows": {}, "sentences": {}}
+    for batch_size in BATCH_SIZES:
+        embedder.batch_size = batch_size
+        for name, texts in (("windows", windows), ("sentences", sentences)):
+            started = time.perf_counter()
+            embedder.embed(texts)
+            seconds[name][batch_size] = round(time.perf_counter() - started, 2)
+    return {
+        "windows": len(windows),
+        "window_chars": sum(map(len, windows)),
+        "sentences": len(sentences),
+        "sentence_chars": sum(map(len, sentences)),
+        "default_batch_size": Settings.model_fields["local_embedding_batch_size"].default,
+        "seconds_by_batch_size": seconds,
+    }
 
 
 def bench_transcriber() -> dict[str, Any]:

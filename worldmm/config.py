@@ -296,8 +296,9 @@ class Settings(BaseSettings):
     )
     local_embedding_model: Path | None = None
     """Folder of the local sentence-transformers model; default: the packaged all-MiniLM-L6-v2."""
-    local_embedding_batch_size: int = 128
-    """Texts per local embedding batch (MiniLM sorts by length: large batches cost little padding)."""
+    local_embedding_batch_size: int = 16
+    """Texts per local embedding batch: small batches keep MiniLM's activations in cache (on 2 cores, 256
+    EgoLife windows embed in 13 s at 16, 26 s at 128; 400 sentences in 2.2 s against 7.3 s)."""
 
     # --- ingest ---------------------------------------------------------------
     window_seconds: int = 30
