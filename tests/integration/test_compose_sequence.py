@@ -270,3 +270,16 @@ def test_a_sentence_naming_nobody_was_said_by_whom_the_reply_beside_it_addresses
         assert composed.answer == NO_MEMORY, composed.answer
     else:
         assert answer in composed.answer and composed.memories, composed.answer
+
+
+def test_a_sentence_is_quoted_with_the_statement_after_it_that_goes_on_about_it() -> None:
+    # GIVEN the walk, a sentence that goes on about it, then one that does not, then a question about it
+    windows = _windows(
+        "I am walking to the cafe on Maple Street. It is cold and sunny today. Emma waves at me.",
+        "I am walking home now. Is it going to rain?",
+    )
+    composed = compose_answer(_services(), "What was it like on my walk to the cafe?", windows, NOW)
+    # THEN the walk is quoted with what goes on about it, and not with what does not
+    assert '"I am walking to the cafe on Maple Street. It is cold and sunny today."' in composed.answer, composed.answer
+    walking_home = rank_sentences(_services(), "Did I walk home?", windows)
+    assert walking_home and walking_home[0].quote == "I am walking home now.", [p.quote for p in walking_home]

@@ -242,8 +242,12 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (_ASKS_WHO, _PERSON),
     (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
 )
+# Opening words that refer to the sentence before.
+_REFERS_BACK = r"^(?:so|then|that|this|it|it's|they|them|he|she)\b"
 # A sentence that leans on the one before it ("That is $4.50.", "So I put my headphones on.") is quoted with it.
-_LEANS_BACK = re.compile(r"^(?:so|then|that|this|it|it's|they|them|he|she|yes|no)\b|\b(?:the same|it|that)\b", re.I)
+_LEANS_BACK = re.compile(_REFERS_BACK + r"|^(?:yes|no)\b|\b(?:the same|it|that)\b", re.I)
+# A statement that goes on about the one before it ("It is cold and sunny today.") is quoted after it.
+_GOES_ON = re.compile(_REFERS_BACK + r".*[^?]$", re.I | re.S)
 # Asking for the present state ("where are my keys?", "... now?"): the latest memory that answers wins.
 _NOW = re.compile(r"\b(?:now|currently|still|at the moment)\b|^\s*where(?:'s| is| are)\b", re.I)
 # Frequency words mark a habit; they say what kind of fact is asked, less what it is about.
@@ -622,13 +626,16 @@ def judged_quote(question: str, piece: Candidate) -> str:
 
 def _quote(piece: Candidate) -> str:
     """The sentence, with the one it leans on or replies to before it, or — a question or a bare few words
-    opening the memory — the one after it (and the context sentences it was chosen with, either side)."""
+    opening the memory — the one after it; with the one after it that goes on about it ("I am walking to the
+    cafe." / "It is cold and sunny today."); and with the context sentences it was chosen with, either side."""
     if _leans_back(piece):
         core = f"{piece.previous} {piece.said}"
     elif piece.following and (piece.text.endswith("?") or len(piece.text.split()) < 4):
         core = f"{piece.said} {piece.following}"
     else:
         core = piece.said
+    if piece.following and piece.following not in core and _GOES_ON.match(piece.following):
+        core = f"{core} {piece.following}"
     before = piece.before if piece.before and piece.before not in core else None
     after = piece.after if piece.after and piece.after not in core else None
     return " ".join(part for part in (before, core, after) if part)
