@@ -283,3 +283,9 @@ def test_a_sentence_is_quoted_with_the_statement_after_it_that_goes_on_about_it(
     assert '"I am walking to the cafe on Maple Street. It is cold and sunny today."' in composed.answer, composed.answer
     walking_home = rank_sentences(_services(), "Did I walk home?", windows)
     assert walking_home and walking_home[0].quote == "I am walking home now.", [p.quote for p in walking_home]
+
+
+def test_a_clause_that_says_when_counts_less_than_what_is_asked_about() -> None:
+    windows = _windows("Good morning, I am making breakfast in the kitchen.", "I am putting my coffee mug in the sink.")
+    composed = compose_answer(_services(), "Where did my mug go after breakfast?", windows, NOW)
+    assert '"I am putting my coffee mug in the sink."' in composed.answer, composed.answer

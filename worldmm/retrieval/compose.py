@@ -259,6 +259,8 @@ _HABIT_WORDS = re.compile(
 _KIND_WORDS = re.compile(
     r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often)\b", re.I
 )
+# "Where did my mug go after breakfast?": a clause that says when counts half, as habit words do.
+_WHEN_CLAUSE = re.compile(r"(?<=\w)\s+(?:after|before|during|while)\s.*$", re.I)
 # "Who is Marco?": a name asked about; with no fact about it, its mentions are the answer.
 _WHO_IS = re.compile(r"^\s*(?i:who(?:'s| is| was))\s+(?P<name>[A-Z][\w'-]+)\s*\??\s*$")
 
@@ -364,7 +366,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
 
     A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
     (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
-    "every morning" count half: they say that a habit is asked, not which). A sentence that leans on the
+    "every morning" count half: they say that a habit is asked, not which; so do the words of a clause that
+    says when, "after breakfast"). A sentence that leans on the
     one before ("That is $4.50.") or replies to a spoken question carries half of that one's words too.
     A sentence that shares no word scores by the embedder's cosine with the question, so an answer in
     other words counts ("What did my coffee cost?" / "That is $4.50."); a number matches in words or
@@ -380,7 +383,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     pieces = _candidates(memories)
     if not pieces:
         return []
-    texts = [question, _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)), *(p.text for p in pieces)]
+    core_text = _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)))
+    texts = [question, core_text, *(p.text for p in pieces)]
     question_lexemes, core_lexemes, *piece_lexemes = text_lexemes(services, texts)
     matched = _matched(question_lexemes, piece_lexemes)
     by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
