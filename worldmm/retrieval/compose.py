@@ -367,8 +367,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
     (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
     "every morning" count half: they say that a habit is asked, not which; so do the words of a clause that
-    says when, "after breakfast"). A sentence that leans on the
-    one before ("That is $4.50.") or replies to a spoken question carries half of that one's words too.
+    says when, "after breakfast"). A sentence that leans on the one before ("That is $4.50.") or replies to
+    a spoken question carries half of that one's words too.
     A sentence that shares no word scores by the embedder's cosine with the question, so an answer in
     other words counts ("What did my coffee cost?" / "That is $4.50."); a number matches in words or
     digits. A semantic fact counts half: a sentence heard that shares its words is the better evidence.
