@@ -59,7 +59,11 @@ def _score(answers: list[Any], heard: str) -> dict[str, Any]:
         "reranked": sum(1 for a in answers if "reader's model judged" in (a.trace.get("answer_note") or "")),
         "median_s": round(statistics.median(seconds), 2),
         "slowest_s": round(max(seconds), 2),
-        "over_5_s": [{"id": a.expected.id, "seconds": round(a.elapsed_s, 2)} for a in answers if a.elapsed_s > 5.0],
+        "over_5_s": [
+            {"id": a.expected.id, "seconds": round(a.elapsed_s, 2), "note": a.trace.get("answer_note")}
+            for a in answers
+            if a.elapsed_s > 5.0
+        ],
         "wrong": [{"id": a.expected.id, "question": a.question, "answer": a.answer} for a in answers if not a.right],
     }
 

@@ -49,6 +49,10 @@ MEMORIES = [
 ]
 
 
+JUDGEMENT_CHARS = READING_CHARS = 300
+"""About how long the prompt of a judgement and of a reading of these memories is (characters)."""
+
+
 def _answer(question: str, reply: str) -> tuple[str, ScriptedLLM]:
     llm = ScriptedLLM().script(READ_PURPOSE, reply)
     services = Services(make_settings(), llm=llm)
@@ -229,10 +233,10 @@ def test_a_refusal_stands_whatever_is_close_in_meaning() -> None:
 
 
 def test_judging_that_would_end_after_the_deadline_is_not_done_and_the_composers_order_stands() -> None:
-    # GIVEN judgements that lately took a second each
+    # GIVEN judgements that lately took a second each (a prompt of about a judgement's length)
     llm = ScriptedLLM().script(JUDGE_PURPOSE, lambda r: "3" if "phone" in r.messages[-1]["content"] else "-3")
     services = Services(make_settings(), llm=llm)
-    services.reader_call_times.record(JUDGE_PURPOSE, 1.0)
+    services.reader_call_times.record(JUDGE_PURPOSE, 1.0, size=JUDGEMENT_CHARS)
     ranked = rank_sentences(services, QUESTION, COFFEE)
     # WHEN the answer's deadline is half a second away: no sentence is judged, the composer's order stands
     assert rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 0.5) == ranked
@@ -273,7 +277,7 @@ def test_loading_the_model_is_not_taken_for_how_long_a_judgement_takes() -> None
     rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 60)
     assert llm.loads == 1 and len(llm.calls_for(JUDGE_PURPOSE)) == 2
     # THEN a judgement is expected to take what judging took, not the load
-    assert services.reader_call_times.expected(JUDGE_PURPOSE) < 0.3
+    assert services.reader_call_times.expected(JUDGE_PURPOSE, size=JUDGEMENT_CHARS) < 0.3
     # AND the next question, with half a second left, is still judged
     rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 0.5)
     assert len(llm.calls_for(JUDGE_PURPOSE)) == 4
@@ -291,7 +295,7 @@ def test_loading_the_model_is_not_taken_for_how_long_a_reading_takes() -> None:
     # WHEN the first question loads it, with a minute to spare; THEN it reads
     assert answer(60).startswith("A large cappuccino") and llm.loads == 1
     # AND the next, with a second left, is read too: a reading is expected to take what reading took
-    assert services.reader_call_times.expected(READ_PURPOSE) < 0.3
+    assert services.reader_call_times.expected(READ_PURPOSE, size=READING_CHARS) < 0.3
     assert answer(1.0).startswith("A large cappuccino")
     assert len(llm.calls_for(READ_PURPOSE)) == 2
 
@@ -310,7 +314,7 @@ def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> Non
     # GIVEN a reading that lately took two seconds, and a deadline one second away
     llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.")
     services = Services(make_settings(), llm=llm)
-    services.reader_call_times.record(READ_PURPOSE, 2.0)
+    services.reader_call_times.record(READ_PURPOSE, 2.0, size=READING_CHARS)
     read = partial(read_answer, services, deadline=time.perf_counter() + 1.0)
     answer = compose_answer(services, "What do I order at the cafe?", MEMORIES, NOW, read).answer
     # THEN the model is not asked, and the composer's sentence is quoted
@@ -330,3 +334,21 @@ def test_an_answer_a_lower_line_states_is_shown_with_and_cites_that_line() -> No
     # THEN the answer is kept, resting on the line that states it
     assert written is not None and written.text == "Making breakfast"
     assert written.support is kitchen[0]
+
+
+def test_a_reading_of_longer_lines_is_expected_to_take_longer() -> None:
+    # GIVEN a reading of one line that lately took two seconds
+    llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.")
+    services = Services(make_settings(), llm=llm)
+    question = "What did Katrina and Emma say?"
+    lines = rank_sentences(services, question, MEMORIES)
+    read_answer(services, question, lines[:1])
+    one_line = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
+    read_answer(services, question, lines[:2])
+    two_lines = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
+    assert two_lines > 1.2 * one_line
+    services.reader_call_times.record(READ_PURPOSE, 2.0, size=one_line)
+    # WHEN 2.2 s are left: the one line is read; the two, a fifth longer to read, are not
+    assert read_answer(services, question, lines[:1], deadline=time.perf_counter() + 2.2) is not None
+    assert read_answer(services, question, lines[:2], deadline=time.perf_counter() + 2.2) is None
+    assert len(llm.calls_for(READ_PURPOSE)) == 3

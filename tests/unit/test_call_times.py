@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from worldmm.llm.call_times import RECENT_CALLS, CallTimes
 
 
@@ -38,3 +40,12 @@ def test_a_call_older_than_the_memory_says_nothing_of_the_next_one() -> None:
     # WHEN the memory's span passes: the kind is expected to take the unseen time again, so it is tried
     now[0] += 601.0
     assert times.expected("read") == 2.0
+
+
+def test_a_larger_call_is_expected_to_take_longer_in_proportion() -> None:
+    times = CallTimes(unseen_s=2.0)
+    times.record("read", 1.0, size=200)
+    times.record("read", 1.0, size=400)
+    # the slowest per unit of size (1 s for 200 characters) says how long 600 characters take
+    assert times.expected("read", 600) == pytest.approx(3.0)
+    assert times.expected("read", 100) == pytest.approx(0.5)

@@ -8,16 +8,17 @@ from collections import deque
 from collections.abc import Callable
 
 RECENT_CALLS = 5
-"""How many recent calls of a kind say how long the next one takes (the longest of them)."""
+"""How many recent calls of a kind say how long the next one takes (the slowest of them per unit of size)."""
 REMEMBER_S = 600.0
 """A call older than this says nothing of the next one: after a slow spell (a busy host, a cold cache) that
 made later calls be skipped, the kind is tried again rather than skipped for the life of the process."""
 
 
 class CallTimes:
-    """How long a model's calls took lately, by purpose: the longest of the last `RECENT_CALLS`, made in the
-    last `remember_s`, is what the next one is expected to take; a kind of call not made in that time is
-    expected to take `unseen_s`."""
+    """How long a model's calls took lately, by purpose and size (e.g. the prompt's characters: a local model's
+    call takes about as long as the prompt it reads is long). A call is expected to take its size times the
+    slowest seconds per unit of size of the last `RECENT_CALLS` of its kind made in the last `remember_s`; a
+    kind of call not made in that time is expected to take `unseen_s`."""
 
     def __init__(
         self, unseen_s: float, remember_s: float = REMEMBER_S, clock: Callable[[], float] = time.monotonic
@@ -25,18 +26,20 @@ class CallTimes:
         self.unseen_s = unseen_s
         self.remember_s = remember_s
         self._clock = clock
-        self._seen: dict[str, deque[tuple[float, float]]] = {}
+        self._seen: dict[str, deque[tuple[float, float]]] = {}  # purpose: (when, seconds per unit of size)
         self._lock = threading.Lock()
 
-    def record(self, purpose: str, seconds: float) -> None:
+    def record(self, purpose: str, seconds: float, size: int = 1) -> None:
         with self._lock:
-            self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append((self._clock(), seconds))
+            self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append((self._clock(), seconds / max(size, 1)))
 
-    def expected(self, purpose: str) -> float:
+    def expected(self, purpose: str, size: int = 1) -> float:
         since = self._clock() - self.remember_s
         with self._lock:
-            return max((s for at, s in self._seen.get(purpose, ()) if at >= since), default=self.unseen_s)
+            rate = max((r for at, r in self._seen.get(purpose, ()) if at >= since), default=None)
+        return self.unseen_s if rate is None else rate * max(size, 1)
 
-    def fits(self, purpose: str, deadline: float | None) -> bool:
-        """Whether a call of `purpose` started now is expected to end by `deadline` (`time.perf_counter`)."""
-        return deadline is None or time.perf_counter() + self.expected(purpose) <= deadline
+    def fits(self, purpose: str, deadline: float | None, size: int = 1) -> bool:
+        """Whether a call of `purpose` and `size` started now is expected to end by `deadline`
+        (`time.perf_counter`)."""
+        return deadline is None or time.perf_counter() + self.expected(purpose, size) <= deadline

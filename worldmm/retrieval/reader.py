@@ -104,12 +104,12 @@ def read_answer(
         temperature=0.0,
     )
     try:
-        if not _ready(services, READ_PURPOSE, deadline):
+        if not _ready(services, request, deadline):
             logger.info("reader skipped: past the answer's deadline")
             if skipped is not None:
                 skipped.append("writing a short answer")
             return None
-        reply = _timed(services, READ_PURPOSE, partial(services.reader_llm.complete, request))
+        reply = _timed(services, request, partial(services.reader_llm.complete, request))
     except Exception as exc:  # the composed answer stands; the log says why
         logger.warning("reader unavailable: %s", type(exc).__name__)
         return None
@@ -164,13 +164,13 @@ def rerank(
     odds: list[float] = []
     try:
         for candidate in head:
-            if not _ready(services, JUDGE_PURPOSE, deadline):
+            request = _judge_request(services, question, sanitize_memory_text(judged_quote(question, candidate), limit))
+            if not _ready(services, request, deadline):
                 logger.info("judged %d of %d: past the answer's deadline", len(odds), len(head))
                 if skipped is not None:
                     skipped.append(f"judging {len(head) - len(odds)} of {len(head)} sentences")
                 break
-            request = _judge_request(services, question, sanitize_memory_text(judged_quote(question, candidate), limit))
-            odds.append(_timed(services, JUDGE_PURPOSE, partial(judge.yes_log_odds, request)))
+            odds.append(_timed(services, request, partial(judge.yes_log_odds, request)))
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)
         return ranked
@@ -210,20 +210,21 @@ def _load(services: ReaderPorts) -> None:
         model.load()
 
 
-def _ready(services: ReaderPorts, purpose: str, deadline: float | None) -> bool:
-    """Whether a call of `purpose` is expected to end by `deadline`. A model that loads on first use is loaded
-    first, untimed: its load taken for a call's time would keep every later call of that kind from fitting
-    (a server's first question would leave the reader unused for ten minutes)."""
+def _ready(services: ReaderPorts, request: LLMRequest, deadline: float | None) -> bool:
+    """Whether `request` is expected to be answered by `deadline`: its prompt's length times the slowest
+    recent seconds per character of its kind (a longer prompt takes longer to read). A model that loads on
+    first use is loaded first, untimed: its load taken for a call's time would keep every later call of that
+    kind from fitting (a server's first question would leave the reader unused for ten minutes)."""
     _load(services)
-    return services.reader_call_times.fits(purpose, deadline)
+    return services.reader_call_times.fits(request.purpose, deadline, len(request.prompt_text))
 
 
-def _timed(services: ReaderPorts, purpose: str, call: Callable[[], _T]) -> _T:
+def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[], _T]) -> _T:
     started = time.perf_counter()
     try:
         return call()
     finally:
-        services.reader_call_times.record(purpose, time.perf_counter() - started)
+        services.reader_call_times.record(request.purpose, time.perf_counter() - started, len(request.prompt_text))
 
 
 def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
