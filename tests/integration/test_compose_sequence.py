@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.support.harness import make_settings
+from tests.support.memory import SteeredEmbedder
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.embedding import providers
 from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, closest_in_meaning, compose_answer, rank_sentences
@@ -289,3 +290,21 @@ def test_a_clause_that_says_when_counts_less_than_what_is_asked_about() -> None:
     windows = _windows("Good morning, I am making breakfast in the kitchen.", "I am putting my coffee mug in the sink.")
     composed = compose_answer(_services(), "Where did my mug go after breakfast?", windows, NOW)
     assert '"I am putting my coffee mug in the sink."' in composed.answer, composed.answer
+
+
+def test_of_sentences_that_share_the_same_words_the_one_closer_in_meaning_goes_first() -> None:
+    # GIVEN two sentences that share only "notebook" with the question, the longer one further from it in meaning
+    question = "When am I collecting the notebook?"
+    plan = "I am sitting at the window table, writing my plan for today in my blue notebook."
+    note = "Note to self: pick up the blue notebook at the cafe at lunch."
+
+    def at(cosine: float, axis: int) -> list[float]:
+        vector = [0.0] * 8
+        vector[0], vector[axis] = cosine, (1 - cosine**2) ** 0.5
+        return vector
+
+    embedder = SteeredEmbedder(8, {question: at(1.0, 1), plan: at(0.2, 2), note: at(0.6, 3)})
+    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    # THEN the one closer in meaning is the composer's first, not the one that says more
+    ranked = rank_sentences(services, question, _windows(plan, note))
+    assert [c.said for c in ranked][:1] == [note], [c.said for c in ranked]

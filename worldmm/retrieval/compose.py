@@ -374,7 +374,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     digits. A semantic fact counts half: a sentence heard that shares its words is the better evidence.
     Statements go before questions; when the question asks for
     a time, an amount, a place, a reason or a person, only sentences that give one answer it; ties go to
-    the 30-second window over a summary, then to the sentence that says most. A question about the present
+    the 30-second window over a summary, then to the sentence closer to the question in meaning, then to the
+    one that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
     for a kind of fact no relevant sentence gives, when a word of the question is nowhere in the
     memories and no sentence is close to it in meaning, or when every passage shares only a minor part of
@@ -454,7 +455,13 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         pool.sort(key=lambda i: (_end(pieces[i].memory), scores[i], len(piece_lexemes[i])), reverse=True)
     else:
         pool.sort(
-            key=lambda i: (round(scores[i], 6), -(pieces[i].memory.duration_seconds or 0), len(piece_lexemes[i]), -i),
+            key=lambda i: (
+                round(scores[i], 6),
+                -(pieces[i].memory.duration_seconds or 0),
+                round(dense[i], 6),
+                len(piece_lexemes[i]),
+                -i,
+            ),
             reverse=True,
         )
     ranked, seen = [], set()
