@@ -352,3 +352,15 @@ def test_a_reading_of_longer_lines_is_expected_to_take_longer() -> None:
     assert read_answer(services, question, lines[:1], deadline=time.perf_counter() + 2.2) is not None
     assert read_answer(services, question, lines[:2], deadline=time.perf_counter() + 2.2) is None
     assert len(llm.calls_for(READ_PURPOSE)) == 3
+
+
+def test_no_answer_is_written_when_a_judgement_of_the_same_answer_did_not_fit_its_deadline() -> None:
+    # GIVEN readings that lately took no time, and a judgement of this answer that the deadline left unmade
+    llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.")
+    services = Services(make_settings(), llm=llm)
+    skipped = ["judging 2 of 3 sentences"]
+    read = partial(read_answer, services, deadline=time.perf_counter() + 60, skipped=skipped)
+    answer = compose_answer(services, "What do I order at the cafe?", MEMORIES, NOW, read).answer
+    # THEN the host is slower than the readings say: the model is not asked, and the composer's sentence stands
+    assert not llm.calls_for(READ_PURPOSE) and skipped[-1] == "writing a short answer"
+    assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer

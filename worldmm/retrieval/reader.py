@@ -90,7 +90,8 @@ def read_answer(
     skipped: list[str] | None = None,
 ) -> ReadAnswer | None:
     """The model's short answer to `question` from `lines` (best first), or None when it fails the check or
-    would not be written by `deadline` (`time.perf_counter`; then `skipped` is told)."""
+    would not be written by `deadline` (`time.perf_counter`; then `skipped` is told), or when `skipped` already
+    holds a call of this answer that the deadline left unmade."""
     lines = lines[:READER_LINES]
     if not lines:
         return None
@@ -104,7 +105,9 @@ def read_answer(
         temperature=0.0,
     )
     try:
-        if not _ready(services, request, deadline):
+        # A judgement that did not fit this answer's deadline is shorter than a reading: the host is slower now
+        # than the recent readings say (a busy CPU), so the reading is not made either.
+        if skipped or not _ready(services, request, deadline):
             logger.info("reader skipped: past the answer's deadline")
             if skipped is not None:
                 skipped.append("writing a short answer")
