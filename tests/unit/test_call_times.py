@@ -46,6 +46,7 @@ def test_a_larger_call_is_expected_to_take_longer_in_proportion() -> None:
     times = CallTimes(unseen_s=2.0)
     times.record("read", 1.0, size=200)
     times.record("read", 1.0, size=400)
-    # the slowest per unit of size (1 s for 200 characters) says how long 600 characters take
+    # the slowest per unit of size (1 s for 200 characters) says how long 600 characters take; a smaller call
+    # is expected to take no less than the longest recent one (its prompt's start may not be cached)
     assert times.expected("read", 600) == pytest.approx(3.0)
-    assert times.expected("read", 100) == pytest.approx(0.5)
+    assert times.expected("read", 100) == pytest.approx(1.0)
