@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 
 RECENT_CALLS = 5
-"""How many recent calls of a kind say how long the next one takes (the slowest of them per unit of size)."""
+"""How many recent calls of a kind say how long the next one takes (`CallTimes.expected`)."""
 REMEMBER_S = 600.0
 """A call older than this says nothing of the next one: after a slow spell (a busy host, a cold cache) that
 made later calls be skipped, the kind is tried again rather than skipped for the life of the process."""

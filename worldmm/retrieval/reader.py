@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from functools import partial
 from itertools import chain, islice
 from typing import TYPE_CHECKING, TypeVar
 
@@ -112,7 +111,7 @@ def read_answer(
             if skipped is not None:
                 skipped.append("writing a short answer")
             return None
-        reply = _timed(services, request, partial(services.reader_llm.complete, request))
+        reply = _timed(services, request, services.reader_llm.complete)
     except Exception as exc:  # the composed answer stands; the log says why
         logger.warning("reader unavailable: %s", type(exc).__name__)
         return None
@@ -173,7 +172,7 @@ def rerank(
                 if skipped is not None:
                     skipped.append(f"judging {len(head) - len(odds)} of {len(head)} sentences")
                 break
-            odds.append(_timed(services, request, partial(judge.yes_log_odds, request)))
+            odds.append(_timed(services, request, judge.yes_log_odds))
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)
         return ranked
@@ -214,18 +213,19 @@ def _load(services: ReaderPorts) -> None:
 
 
 def _ready(services: ReaderPorts, request: LLMRequest, deadline: float | None) -> bool:
-    """Whether `request` is expected to be answered by `deadline`: its prompt's length times the slowest
-    recent seconds per character of its kind (a longer prompt takes longer to read). A model that loads on
+    """Whether `request` is expected to be answered by `deadline`, sized by its prompt's characters (a longer
+    prompt takes longer to read; `CallTimes.expected`). A model that loads on
     first use is loaded first, untimed: its load taken for a call's time would keep every later call of that
     kind from fitting (a server's first question would leave the reader unused for ten minutes)."""
     _load(services)
     return services.reader_call_times.fits(request.purpose, deadline, len(request.prompt_text))
 
 
-def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[], _T]) -> _T:
+def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMRequest], _T]) -> _T:
+    """`call(request)`, its time recorded against the request's purpose and prompt size."""
     started = time.perf_counter()
     try:
-        return call()
+        return call(request)
     finally:
         services.reader_call_times.record(request.purpose, time.perf_counter() - started, len(request.prompt_text))
 
