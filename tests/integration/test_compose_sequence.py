@@ -308,3 +308,19 @@ def test_of_sentences_that_share_the_same_words_the_one_closer_in_meaning_goes_f
     # THEN the one closer in meaning is the composer's first, not the one that says more
     ranked = rank_sentences(services, question, _windows(plan, note))
     assert [c.said for c in ranked][:1] == [note], [c.said for c in ranked]
+
+
+@pytest.mark.parametrize("question", ["What did the cappuccino cost me?", "What was the bill for my cappuccino?"])
+def test_a_price_asked_without_how_much_is_answered_with_the_price(question: str) -> None:
+    windows = _windows(
+        "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",
+        "I always get a cappuccino here before work.\nEmma: That is $4.50.",
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert "$4.50" in composed.answer, composed.answer
+
+
+def test_a_price_said_just_after_the_thing_bought_is_quoted_with_it() -> None:
+    windows = _windows("I order a large cappuccino.\nEmma: Four dollars fifty, please.\nI am paying with my phone.")
+    composed = compose_answer(_services(), "What did the cappuccino cost?", windows, NOW)
+    assert '"I order a large cappuccino. Emma: Four dollars fifty, please."' in composed.answer, composed.answer

@@ -196,6 +196,12 @@ _CLOCK = (
     r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:half|quarter) (?:past|to)\b"
     r"|\b(?:noon|midday|midnight|o'clock)\b"
 )
+_ASKS_PRICE = re.compile(
+    r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b"
+    r"|^\s*what\b.*\b(?:cost|costs|price|prices|bill|charge|charged)\b",
+    re.I,
+)
+_MONEY_FITS = re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I)
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "What time does the cafe open?": a clock time, not "every morning"
         re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
@@ -220,9 +226,9 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"^\s*what(?:'s| is| was| are)\b.*\bnumbers?\b", re.I),
         re.compile(r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine)\b", re.I),
     ),
-    (
-        re.compile(r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b", re.I),
-        re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I),
+    (  # "How much did I pay?", "What did the cappuccino cost me?", "What was the bill?": an amount of money
+        _ASKS_PRICE,
+        _MONEY_FITS,
     ),
     (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
@@ -552,13 +558,27 @@ def _quoted_beside(
 ) -> Callable[[list[Candidate], int], Candidate | None] | None:
     """How a sentence that does not give the fact asked for is quoted with one near it that does: "Where's my
     laptop?" / "Now I am opening my laptop." with where I said I was before it; "Who thanked me for the
-    slides?" / "Thanks for helping with my slides." with the reply beside it that addresses Marco by name."""
+    slides?" / "Thanks for helping with my slides." with the reply beside it that addresses Marco by name; "What
+    was the bill?" / "I always get a cappuccino here." with the price said just after it."""
     if fits is None:
         return None
     if _answer_type(question) is _WHERE_FITS:
         return _with_place_before
     if _ASKS_WHO_DID.search(question):
         return partial(_with_addressee, fits=fits)
+    if _answer_type(question) is _MONEY_FITS:
+        return partial(_with_fact_after, fits=fits)
+    return None
+
+
+def _with_fact_after(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) -> Candidate | None:
+    """`pieces[i]` quoted with the first of the `NEARBY` sentences after it in its memory that gives the fact
+    asked for ("I always get a cappuccino here." / "Emma: That is $4.50."), or None."""
+    for j in range(i + 1, min(len(pieces), i + NEARBY + 1)):
+        if pieces[j].memory.id != pieces[i].memory.id:
+            break
+        if fits(_SPEAKER_TAG.sub("", pieces[j].said)):
+            return replace(pieces[i], after=pieces[j].said)
     return None
 
 
