@@ -509,7 +509,7 @@ def test_reader_model_judges_a_sentence_that_answers_above_one_that_does_not() -
             LLMRequest(
                 purpose="judge_sentence",
                 messages=[
-                    {"role": "system", "content": render_prompt("judge_sentence_system")},
+                    {"role": "system", "content": render_prompt("heard_sentence_system")},
                     {
                         "role": "user",
                         "content": render_prompt(

@@ -303,8 +303,14 @@ def test_loading_the_model_is_not_taken_for_how_long_a_reading_takes() -> None:
 def test_a_server_loads_the_model_before_the_first_question() -> None:
     # GIVEN a reader's model that loads on first use, and one whose file is missing
     llm = _LoadsOnFirstUse(load_s=0.0)
-    load_model(Services(make_settings(), llm=llm))
-    assert llm.loads == 1 and not llm.calls
+    llm.script(JUDGE_PURPOSE, "1").script(READ_PURPOSE, "In the drawer.")
+    services = Services(make_settings(), llm=llm)
+    load_model(services)
+    # THEN it is loaded, and one judgement and one reading are timed: the first question's calls are expected
+    # to take what they took, not half the answer's budget
+    assert llm.loads == 1 and len(llm.calls_for(JUDGE_PURPOSE)) == len(llm.calls_for(READ_PURPOSE)) == 1
+    unseen = services.reader_call_times.unseen_s
+    assert all(services.reader_call_times.expected(p) < unseen for p in (JUDGE_PURPOSE, READ_PURPOSE))
     broken = Services(make_settings(), llm=LlamaCppLLM(Path("/nonexistent/model.gguf")))
     # THEN one that cannot load is logged, not raised: the composer answers as before
     load_model(broken)
@@ -322,35 +328,39 @@ def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> Non
     assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer
 
 
-def test_an_answer_a_lower_line_states_is_shown_with_and_cites_that_line() -> None:
-    # GIVEN the composer's lines for an order at the cafe, and below them the one about breakfast
-    llm = ScriptedLLM().script(READ_PURPOSE, "Making breakfast.")
+def test_a_reading_starts_as_the_judgement_of_its_sentence_did() -> None:
+    # GIVEN the composer's best sentence for a question, judged and then read
+    llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.").script(JUDGE_PURPOSE, "3")
     services = Services(make_settings(), llm=llm)
-    cafe = rank_sentences(services, "What do I order at the cafe?", MEMORIES)
-    kitchen = rank_sentences(services, "Where am I making breakfast?", MEMORIES)
-    assert cafe and kitchen and "kitchen" in kitchen[0].text and "kitchen" not in cafe[0].text
-    # WHEN the model answers from the lower line
-    written = read_answer(services, "What was I doing in the kitchen?", [cafe[0], kitchen[0]])
-    # THEN the answer is kept, resting on the line that states it
-    assert written is not None and written.text == "Making breakfast"
-    assert written.support is kitchen[0]
+    question = "What do I order at the cafe?"
+    best = rank_sentences(services, question, MEMORIES)[0]
+    rerank(services, question, [best], MEMORIES)
+    written = read_answer(services, question, best)
+    assert written is not None and written.support is best
+    # THEN the reading's prompt repeats the judgement's up to the end of the sentence: the model's cache of it
+    # is reused, and only the request after it is read anew
+    [judged] = [c.prompt_text for c in llm.calls_for(JUDGE_PURPOSE) if best.text in c.prompt_text]
+    read = llm.calls_for(READ_PURPOSE)[-1].prompt_text
+    shared = read[: read.index(best.text) + len(best.text)]
+    assert judged.startswith(shared) and len(shared) > 0.5 * len(read)
 
 
-def test_a_reading_of_longer_lines_is_expected_to_take_longer() -> None:
-    # GIVEN a reading of one line that lately took two seconds
-    llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.")
+def test_a_reading_of_a_longer_line_is_expected_to_take_longer() -> None:
+    # GIVEN a reading of a short line that lately took two seconds
+    llm = ScriptedLLM().script(READ_PURPOSE, "Breakfast.")
     services = Services(make_settings(), llm=llm)
     question = "What did Katrina and Emma say?"
-    lines = rank_sentences(services, question, MEMORIES)
-    read_answer(services, question, lines[:1])
-    one_line = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
-    read_answer(services, question, lines[:2])
-    two_lines = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
-    assert two_lines > 1.2 * one_line
-    services.reader_call_times.record(READ_PURPOSE, 2.0, size=one_line)
-    # WHEN 2.2 s are left: the one line is read; the two, a fifth longer to read, are not
-    assert read_answer(services, question, lines[:1], deadline=time.perf_counter() + 2.2) is not None
-    assert read_answer(services, question, lines[:2], deadline=time.perf_counter() + 2.2) is None
+    short, long = sorted(rank_sentences(services, question, MEMORIES)[:2], key=lambda c: len(c.quote))
+    read_answer(services, question, short)
+    short_chars = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
+    read_answer(services, question, long)
+    long_chars = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
+    assert long_chars > 1.05 * short_chars
+    services.reader_call_times.record(READ_PURPOSE, 2.0, size=short_chars)
+    # WHEN the time left is between the two readings' expected times: the short line is read, the longer not
+    left = (2.0 + 2.0 * long_chars / short_chars) / 2
+    read_answer(services, question, short, deadline=time.perf_counter() + left)
+    read_answer(services, question, long, deadline=time.perf_counter() + left)
     assert len(llm.calls_for(READ_PURPOSE)) == 3
 
 

@@ -719,8 +719,8 @@ class ReadAnswer:
     support: Candidate
 
 
-Reader = Callable[[str, list[Candidate]], ReadAnswer | None]
-"""Writes a checked short answer from the best sentences (`reader.read_answer`), or None."""
+Reader = Callable[[str, Candidate], ReadAnswer | None]
+"""Writes a checked short answer from the best sentence (`reader.read_answer`), or None."""
 Reranker = Callable[[str, list[Candidate], list[RetrievedMemory]], list[Candidate]]
 """Reorders the best sentences, and those of the memories closest in meaning, by a model's judgement; returns
 none when the model is sure that none answers (`reader.rerank`)."""
@@ -783,7 +783,7 @@ def compose_answer(
             return Composed(NO_MEMORY, [], judged_unanswered=True)
     reranked = ranked[0] is not composers_first
     # A bare name cannot be checked against its sentence (which of the people named did it?): quoted only.
-    written = read(question, ranked) if read is not None and not _ASKS_WHO.search(question) else None
+    written = read(question, ranked[0]) if read is not None and not _ASKS_WHO.search(question) else None
     if written is not None:
         support = located(written.support)
         return Composed(

@@ -1,17 +1,13 @@
-"""The local reader: a small model writes a short answer from the best memory lines, and the answer is shown
-only when one sentence of one of those lines supports every word it states; that line is the one cited.
+"""The local reader: a small model writes a short answer from the best memory line, and the answer is shown
+only when one sentence of that line supports every word it states; that line is the one cited.
 
 Beside a model that cannot follow the agent's actions, the composer chooses the memory sentences that answer
-best (`compose.rank_sentences`); the reader then asks the model to answer from the best four in a few words. A
-small model invents readily, so its answer is checked before it is shown: every content word of it (names,
-numbers, times, places — every stemmed lexeme the text index would keep) must be in one sentence of one line
-read, first line first, or — for a common word, not a name or a number — in the question, and it must
-state something the question does not. The model may answer from a line the composer ranked lower (the
-composer's first names the thing asked about, a later line says where it is): the answer then rests on, and
-cites, that line (measured on held out 5-7 and 10: 5 more right answers of 160, none lost, 2026-11-29; but
-more written answers are wrong: backed word for word by a line that does not answer, docs/answers.md). An
-answer that fails is dropped for the composer's quoted sentence; the reader never turns "nothing relevant"
-into an answer.
+best (`compose.rank_sentences`); the reader's model judges them (`rerank`), then answers from the best in a
+few words. A small model invents readily, so its answer is checked before it is shown: every content word of
+it (names, numbers, times, places — every stemmed lexeme the text index would keep) must be in one sentence of
+the line read or — for a common word, not a name or a number — in the question, and it must state something
+the question does not. An answer that fails is dropped for the composer's quoted sentence; the reader never
+turns "nothing relevant" into an answer.
 
 Before it writes, the reader's model may reorder the composer's best sentences (`rerank`): asked of each,
 and of the statements closest to the question in meaning (which may share no word with it), whether it
@@ -19,6 +15,10 @@ answers the question, a sentence it is clearly surer of than of the composer's f
 judged all it was to judge and is sure that none answers, the answer is "I don't remember that." rather than a
 quote that only shares the question's words. The composer's refusals stand: a
 question it finds nothing relevant for is never reranked into an answer.
+
+A reading starts as the judgement of its sentence did (the same instructions, question and sentence), so the
+model's cache of the question is reused and only the sentence and the request are read anew: on a 2-core host a
+reading takes about a judgement's time (0.7-2.0 s), where four lines read afresh took 2-3 s.
 
 Both keep to the answer's deadline: a model call that the recent ones say would end after it is not made (the
 composer's order and its quoted sentence stand), so a slow CPU gets fewer written answers, not slow ones.
@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from itertools import chain, islice
 from typing import TYPE_CHECKING, TypeVar
 
 from aws_lambda_powertools import Logger
@@ -50,6 +49,8 @@ _T = TypeVar("_T")
 
 READ_PURPOSE = "read_answer"
 JUDGE_PURPOSE = "judge_sentence"
+SENTENCE_SYSTEM = "heard_sentence_system"
+"""The instructions a judgement and a reading of a heard sentence both start with."""
 RERANK_CANDIDATES = 3
 """How many of the composer's best sentences the model judges."""
 RERANK_CLOSEST = 3
@@ -63,8 +64,6 @@ refuse: over 235 seen questions of the sample (2026-11-29), every answer whose b
 below -2.6 was wrong (17, 5 of them to questions nothing recorded answers), the lowest right one -2.60; but
 dropping single sentences by it lost 4 right answers of 151 (a right first sentence scored -2.84; the
 scores move by ~0.1 from run to run)."""
-READER_LINES = 4
-"""How many of the best lines the reader reads; any of them may back its answer, and that one is cited."""
 READER_MAX_TOKENS = 32
 MAX_ANSWER_CHARS = 120
 _PREAMBLE = re.compile(
@@ -84,25 +83,15 @@ def _clean(reply: str) -> str:
 def read_answer(
     services: ReaderPorts,
     question: str,
-    lines: list[Candidate],
+    line: Candidate,
     deadline: float | None = None,
     skipped: list[str] | None = None,
 ) -> ReadAnswer | None:
-    """The model's short answer to `question` from `lines` (best first), or None when it fails the check or
-    would not be written by `deadline` (`time.perf_counter`; then `skipped` is told), or when `skipped` already
-    holds a call of this answer that the deadline left unmade."""
-    lines = lines[:READER_LINES]
-    if not lines:
-        return None
+    """The model's short answer to `question` from `line` (the best, after judging), or None when it fails the
+    check or would not be written by `deadline` (`time.perf_counter`; then `skipped` is told), or when `skipped`
+    already holds a call of this answer that the deadline left unmade."""
     limit = services.settings.memory_text_max_chars
-    numbered = "\n".join(f"{n}. {sanitize_memory_text(c.quote, limit)}" for n, c in enumerate(lines, 1))
-    request = LLMRequest(
-        purpose=READ_PURPOSE,
-        messages=[{"role": "user", "content": render_prompt(READ_PURPOSE, lines=numbered, question=question)}],
-        model=services.settings.agent_model,
-        max_tokens=READER_MAX_TOKENS,
-        temperature=0.0,
-    )
+    request = _read_request(services, question, sanitize_memory_text(judged_quote(question, line), limit))
     try:
         # A judgement that did not fit this answer's deadline is shorter than a reading: the host is slower now
         # than the recent readings say (a busy CPU), so the reading is not made either.
@@ -118,17 +107,14 @@ def read_answer(
     answer = _clean(reply.text)
     if not answer or _UNKNOWN.search(answer):
         return None
-    sentences = [_sentences(line) for line in lines]
+    said = _sentences(line)
     named = " ".join(_NAMED.findall(answer))
-    stated, names, asked, *lexemes = text_lexemes(services, [answer, named, question, *chain(*sentences)])
+    stated, names, asked, *lexemes = text_lexemes(services, [answer, named, question, *said])
     if not stated - asked:
         return None  # says nothing the question does not
-    supports = iter(lexemes)
-    for line, said in zip(lines, sentences, strict=True):
-        for support in islice(supports, len(said)):
-            # One sentence states it all: names and numbers from it alone, other words from it or the question.
-            if names <= support and stated <= support | asked:
-                return ReadAnswer(answer.rstrip("."), line)
+    # One sentence states it all: names and numbers from it alone, other words from it or the question.
+    if any(names <= support and stated <= support | asked for support in lexemes):
+        return ReadAnswer(answer.rstrip("."), line)
     logger.info("reader answer unsupported", extra={"unsupported": sorted(stated - asked)})
     return None
 
@@ -196,11 +182,21 @@ def rerank(
     return [chosen, *(c for c in ranked if c.quote != chosen.quote)]
 
 
+_TIMING_QUESTION = "Where did I leave my keys?"
+_TIMING_LINE = "I am putting my keys in the drawer of my desk."
+
+
 def load_model(services: ReaderPorts) -> None:
-    """Load the reader's model ahead of the first question (a server's start-up), so that question is judged
-    and read in time; a model that cannot be loaded is logged, and answers are the composer's as before."""
+    """Load the reader's model ahead of the first question (a server's start-up), and time one judgement and
+    one reading of a made-up line, so that the first questions are judged and read as far as this host's
+    speed allows (a kind of call never timed would be expected to take half the answer's budget, and a kind
+    that never fits is never timed); a model that cannot be loaded is logged, and answers are the composer's."""
     try:
         _load(services)
+        model = services.reader_llm
+        if isinstance(model, YesNoJudge):
+            _timed(services, _judge_request(services, _TIMING_QUESTION, _TIMING_LINE), model.yes_log_odds)
+        _timed(services, _read_request(services, _TIMING_QUESTION, _TIMING_LINE), model.complete)
     except Exception as exc:  # the first question tries again; the composer answers meanwhile
         logger.warning("reader model not loaded: %s", type(exc).__name__)
 
@@ -230,11 +226,25 @@ def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMReques
         services.reader_call_times.record(request.purpose, time.perf_counter() - started, len(request.prompt_text))
 
 
+def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
+    """The reading of `sentence`: it starts as its judgement did, so the model's cache of that is reused."""
+    return LLMRequest(
+        purpose=READ_PURPOSE,
+        messages=[
+            {"role": "system", "content": render_prompt(SENTENCE_SYSTEM)},
+            {"role": "user", "content": render_prompt(READ_PURPOSE, question=question, sentence=sentence)},
+        ],
+        model=services.settings.agent_model,
+        max_tokens=READER_MAX_TOKENS,
+        temperature=0.0,
+    )
+
+
 def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
     return LLMRequest(
         purpose=JUDGE_PURPOSE,
         messages=[
-            {"role": "system", "content": render_prompt(f"{JUDGE_PURPOSE}_system")},
+            {"role": "system", "content": render_prompt(SENTENCE_SYSTEM)},
             {"role": "user", "content": render_prompt(JUDGE_PURPOSE, question=question, sentence=sentence)},
         ],
         model=services.settings.agent_model,
