@@ -228,26 +228,21 @@ def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMReques
 
 def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
     """The reading of `sentence`: it starts as its judgement did, so the model's cache of that is reused."""
-    return LLMRequest(
-        purpose=READ_PURPOSE,
-        messages=[
-            {"role": "system", "content": render_prompt(SENTENCE_SYSTEM)},
-            {"role": "user", "content": render_prompt(READ_PURPOSE, question=question, sentence=sentence)},
-        ],
-        model=services.settings.agent_model,
-        max_tokens=READER_MAX_TOKENS,
-        temperature=0.0,
-    )
+    return _about_sentence(services, READ_PURPOSE, question, sentence, max_tokens=READER_MAX_TOKENS)
 
 
 def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
+    return _about_sentence(services, JUDGE_PURPOSE, question, sentence, max_tokens=1)
+
+
+def _about_sentence(services: ReaderPorts, purpose: str, question: str, sentence: str, max_tokens: int) -> LLMRequest:
     return LLMRequest(
-        purpose=JUDGE_PURPOSE,
+        purpose=purpose,
         messages=[
             {"role": "system", "content": render_prompt(SENTENCE_SYSTEM)},
-            {"role": "user", "content": render_prompt(JUDGE_PURPOSE, question=question, sentence=sentence)},
+            {"role": "user", "content": render_prompt(purpose, question=question, sentence=sentence)},
         ],
         model=services.settings.agent_model,
-        max_tokens=1,
+        max_tokens=max_tokens,
         temperature=0.0,
     )
