@@ -157,6 +157,11 @@ def _pieces(memory_text: str) -> list[tuple[str, bool]]:
     return pieces
 
 
+def memory_sentences(memory_text: str) -> list[str]:
+    """The sentences of a memory's text as the composer weighs them, one by one."""
+    return [sentence for sentence, _ in _pieces(memory_text)]
+
+
 # Capitalised words that are not someone's name: sentence openers, days, months.
 _NOT_NAMES = (
     "I|A|An|The|It|Its|Is|Yes|No|Not|Okay|Ok|Good|Hi|Hey|Hello|So|Then|And|But|Or|We|You|He|She|They|My|Your|"
