@@ -314,6 +314,10 @@ def test_a_server_loads_the_model_before_the_first_question() -> None:
     broken = Services(make_settings(), llm=LlamaCppLLM(Path("/nonexistent/model.gguf")))
     # THEN one that cannot load is logged, not raised: the composer answers as before
     load_model(broken)
+    # AND a model that does not load on first use (a remote one) is not called only to be timed
+    remote = ScriptedLLM()
+    load_model(Services(make_settings(), llm=remote))
+    assert not remote.calls
 
 
 def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> None:

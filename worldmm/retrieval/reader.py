@@ -190,10 +190,13 @@ def load_model(services: ReaderPorts) -> None:
     """Load the reader's model ahead of the first question (a server's start-up), and time one judgement and
     one reading of a made-up line, so that the first questions are judged and read as far as this host's
     speed allows (a kind of call never timed would be expected to take half the answer's budget, and a kind
-    that never fits is never timed); a model that cannot be loaded is logged, and answers are the composer's."""
+    that never fits is never timed); a model that cannot be loaded is logged, and answers are the composer's.
+    A model that does not load here (a remote one) is not called only to be timed."""
     try:
-        _load(services)
         model = services.reader_llm
+        if not isinstance(model, LoadsOnFirstUse):
+            return
+        model.load()
         if isinstance(model, YesNoJudge):
             _timed(services, _judge_request(services, _TIMING_QUESTION, _TIMING_LINE), model.yes_log_odds)
         _timed(services, _read_request(services, _TIMING_QUESTION, _TIMING_LINE), model.complete)
