@@ -365,7 +365,8 @@ def test_a_reading_of_a_longer_line_is_expected_to_take_longer() -> None:
     left = (2.0 + 2.0 * long_chars / short_chars) / 2
     read_answer(services, question, short, deadline=time.perf_counter() + left)
     read_answer(services, question, long, deadline=time.perf_counter() + left)
-    assert len(llm.calls_for(READ_PURPOSE)) == 3
+    reads = llm.calls_for(READ_PURPOSE)
+    assert len(reads) == 3 and len(reads[-1].prompt_text) == short_chars
 
 
 def test_no_answer_is_written_when_a_judgement_of_the_same_answer_did_not_fit_its_deadline() -> None:
