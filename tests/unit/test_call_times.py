@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from worldmm.llm.call_times import RECENT_CALLS, CallTimes
+from worldmm.llm.call_times import KEPT_OUT_TO_FORGET, RECENT_CALLS, CallTimes
 
 
 def test_a_call_not_made_yet_is_expected_to_take_the_unseen_time() -> None:
@@ -50,3 +50,62 @@ def test_a_larger_call_is_expected_to_take_longer_in_proportion() -> None:
     # is expected to take no less than the longest recent one (its prompt's start may not be cached)
     assert times.expected("read", 600) == pytest.approx(3.0)
     assert times.expected("read", 100) == pytest.approx(1.0)
+
+
+def _room(seconds: float) -> float:
+    return time.perf_counter() + seconds
+
+
+def test_one_slow_call_that_keeps_its_kind_out_is_forgotten() -> None:
+    # GIVEN four judgements of 1 s and one of 3 s: with 2 s left, the slowest keeps the next one out
+    times = CallTimes(unseen_s=2.0)
+    for seconds in (1.0, 1.0, 3.0, 1.0, 1.0):
+        times.record("judge", seconds)
+    for _ in range(KEPT_OUT_TO_FORGET - 1):
+        assert not times.fits("judge", _room(2.0))
+    assert times.expected("judge") == 3.0
+    # WHEN it has kept its kind out that many times in a row: the kind is expected from the rest
+    assert not times.fits("judge", _room(2.0))
+    assert times.expected("judge") == 1.0
+    assert times.fits("judge", _room(2.0))
+
+
+def test_a_call_made_in_between_starts_the_count_again() -> None:
+    times = CallTimes(unseen_s=2.0)
+    for seconds in (1.0, 1.0, 3.0, 1.0):
+        times.record("judge", seconds)
+    for _ in range(KEPT_OUT_TO_FORGET - 1):
+        assert not times.fits("judge", _room(2.0))
+    times.record("judge", 1.0)
+    assert not times.fits("judge", _room(2.0))
+    assert times.expected("judge") == 3.0
+
+
+def test_no_time_left_for_a_typical_call_forgets_nothing() -> None:
+    # a deadline that even the kind's typical call would miss says nothing against its slowest
+    times = CallTimes(unseen_s=2.0)
+    for seconds in (1.0, 1.0, 3.0, 1.0, 1.0):
+        times.record("judge", seconds)
+    for _ in range(3 * KEPT_OUT_TO_FORGET):
+        assert not times.fits("judge", _room(0.5))
+    assert times.expected("judge") == 3.0
+
+
+def test_a_kinds_only_call_is_kept_however_often_it_keeps_calls_out() -> None:
+    times = CallTimes(unseen_s=2.0)
+    times.record("read", 3.0)
+    for _ in range(3 * KEPT_OUT_TO_FORGET):
+        assert not times.fits("read", _room(2.0))
+    assert times.expected("read") == 3.0
+
+
+def test_the_call_forgotten_is_the_slowest_at_the_size_asked() -> None:
+    # GIVEN a short call slow for its size (1 s for 100 characters) and longer ones of 1.5 s for 600
+    times = CallTimes(unseen_s=2.0)
+    times.record("read", 1.0, size=100)
+    for _ in range(2):
+        times.record("read", 1.5, size=600)
+    # WHEN 600 characters are kept out by the short call's pace (6 s expected), the typical 1.5 s would fit
+    for _ in range(KEPT_OUT_TO_FORGET):
+        assert not times.fits("read", _room(2.0), size=600)
+    assert times.expected("read", 600) == pytest.approx(1.5)

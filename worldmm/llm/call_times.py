@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 
 RECENT_CALLS = 5
@@ -12,6 +13,12 @@ RECENT_CALLS = 5
 REMEMBER_S = 600.0
 """A call older than this says nothing of the next one: after a slow spell (a busy host, a cold cache) that
 made later calls be skipped, the kind is tried again rather than skipped for the life of the process."""
+KEPT_OUT_TO_FORGET = RECENT_CALLS
+"""A kind's slowest recent call that kept this many calls in a row from being made, where its typical call
+would have fitted, is forgotten (`CallTimes.fits`): one slow call is not the longest of the recent ones for
+`REMEMBER_S` only because no call of its kind was made since to say otherwise."""
+
+_Call = tuple[float, float, float]  # when, seconds, size
 
 
 class CallTimes:
@@ -27,22 +34,46 @@ class CallTimes:
         self.unseen_s = unseen_s
         self.remember_s = remember_s
         self._clock = clock
-        self._seen: dict[str, deque[tuple[float, float, float]]] = {}  # purpose: (when, seconds, size)
+        self._seen: dict[str, deque[_Call]] = {}
+        self._kept_out: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def record(self, purpose: str, seconds: float, size: int = 1) -> None:
         with self._lock:
             self._seen.setdefault(purpose, deque(maxlen=RECENT_CALLS)).append((self._clock(), seconds, max(size, 1)))
+            self._kept_out[purpose] = 0
 
     def expected(self, purpose: str, size: int = 1) -> float:
-        since = self._clock() - self.remember_s
         with self._lock:
-            recent = [(seconds, of) for at, seconds, of in self._seen.get(purpose, ()) if at >= since]
-        if not recent:
-            return self.unseen_s
-        return max(max(seconds for seconds, _ in recent), max(seconds / of for seconds, of in recent) * max(size, 1))
+            recent = self._recent(purpose)
+        return max((_expected(call, size) for call in recent), default=self.unseen_s)
 
     def fits(self, purpose: str, deadline: float | None, size: int = 1) -> bool:
         """Whether a call of `purpose` and `size` started now is expected to end by `deadline`
-        (`time.perf_counter`)."""
-        return deadline is None or time.perf_counter() + self.expected(purpose, size) <= deadline
+        (`time.perf_counter`). A call kept out only by its kind's slowest recent one (the median of them would
+        have fitted) counts against that one: `KEPT_OUT_TO_FORGET` in a row forget it, while another remains."""
+        if deadline is None:
+            return True
+        left = deadline - time.perf_counter()
+        with self._lock:
+            recent = self._recent(purpose)
+            expectations = [_expected(call, size) for call in recent]
+            if max(expectations, default=self.unseen_s) <= left:
+                return True
+            if len(recent) > 1 and statistics.median(expectations) <= left:
+                self._kept_out[purpose] += 1
+                if self._kept_out[purpose] >= KEPT_OUT_TO_FORGET:
+                    slowest = max(range(len(recent)), key=lambda i: expectations[i])
+                    self._seen[purpose].remove(recent[slowest])
+                    self._kept_out[purpose] = 0
+            return False
+
+    def _recent(self, purpose: str) -> list[_Call]:
+        since = self._clock() - self.remember_s
+        return [call for call in self._seen.get(purpose, ()) if call[0] >= since]
+
+
+def _expected(call: _Call, size: int) -> float:
+    """How long a call of `size` takes by this one: as long, or longer in proportion to its size."""
+    _, seconds, of = call
+    return max(seconds, seconds / of * max(size, 1))
