@@ -257,6 +257,7 @@ def test_questions_in_one_process_embed_each_sentence_once(monkeypatch: pytest.M
         ("Who thanked me for helping with the slides?", "Marco"),  # the reply after it addresses him
         ("Who said the client from Boston will be there?", "Marco"),  # it replies to him
         ("Who did Marco thank for helping with the slides?", None),  # the one addressed is the one asked about
+        ("Who was I talking to in the kitchen?", "Katrina"),  # "was I" asks who, as "is Marco" does not
     ],
 )
 def test_a_sentence_naming_nobody_was_said_by_whom_the_reply_beside_it_addresses(
@@ -265,6 +266,7 @@ def test_a_sentence_naming_nobody_was_said_by_whom_the_reply_beside_it_addresses
     windows = _windows(
         "Hey, thanks for helping with my slides. Sure, Marco, let us look at them.",
         "See you later, Marco. The client from Boston will be there.",
+        "I am making breakfast in the kitchen. Yes, and Katrina, you are early today.",
     )
     composed = compose_answer(_services(), question, windows, NOW)
     if answer is None:

@@ -171,10 +171,10 @@ _NOT_NAMES = (
     "Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|"
     "November|December|Remember|Don|Are|Am|Was|Were|Have|Had|Has|In|On|At|To|For|Of|With|From|Some|Any|One|Two"
 )
-# "Who found my notebook?", "What is the barista's name?", "What is my doctor's name?", "What is Emma's last
-# name?", "What is the bakery called?" (not "Who is Marco?": see _WHO_IS).
+# "Who found my notebook?", "Who was I talking to?", "What is the barista's name?", "What is my doctor's name?",
+# "What is Emma's last name?", "What is the bakery called?" (not "Who is Marco?": see _WHO_IS).
 _ASKS_WHO = re.compile(
-    r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+[A-Z])|(?i:\bname of\b)"
+    r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+(?!I\b)[A-Z])|(?i:\bname of\b)"
     r"|^\s*(?i:what(?:'s| is| was)\s+(?:(?:the|my|your|his|her|our|their)\s+)?\w+'s\s+(?:(?:first|last|full)\s+)?"
     r"(?:name|surname))\b"
     r"|^\s*(?i:what(?:'s| is| was| are| were)\s+(?:(?:the|my|your|his|her|our|their)\s+)?(?:\w+\s+){1,2}called)\b"
