@@ -81,6 +81,16 @@ def test_a_call_made_in_between_starts_the_count_again() -> None:
     assert times.expected("judge") == 3.0
 
 
+def test_a_kinds_usual_spread_is_not_forgotten() -> None:
+    # readings of 1.2-2.0 s: with 1.6 s left the slowest keeps one out, but it is no outlier
+    times = CallTimes(unseen_s=2.0)
+    for seconds in (1.2, 1.4, 1.5, 1.8, 2.0):
+        times.record("read", seconds)
+    for _ in range(3 * KEPT_OUT_TO_FORGET):
+        assert not times.fits("read", _room(1.6))
+    assert times.expected("read") == 2.0
+
+
 def test_no_time_left_for_a_typical_call_forgets_nothing() -> None:
     # a deadline that even the kind's typical call would miss says nothing against its slowest
     times = CallTimes(unseen_s=2.0)

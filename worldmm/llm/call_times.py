@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import threading
 import time
@@ -14,9 +15,13 @@ REMEMBER_S = 600.0
 """A call older than this says nothing of the next one: after a slow spell (a busy host, a cold cache) that
 made later calls be skipped, the kind is tried again rather than skipped for the life of the process."""
 KEPT_OUT_TO_FORGET = RECENT_CALLS
-"""A kind's slowest recent call that kept this many calls in a row from being made, where its typical call
-would have fitted, is forgotten (`CallTimes.fits`): one slow call is not the longest of the recent ones for
-`REMEMBER_S` only because no call of its kind was made since to say otherwise."""
+"""A kind's slowest recent call, an outlier, that kept this many calls in a row from being made where its
+typical call would have fitted, is forgotten (`CallTimes.fits`): one slow call is not the longest of the
+recent ones for `REMEMBER_S` only because no call of its kind was made since to say otherwise."""
+OUTLIER = 2.0
+"""A call that took this many times the median of its kind's recent calls or more is an outlier (a hiccup of
+the host); a kind's usual spread (a reading's length varies) is not, and is not forgotten: forgetting it made
+more answers overrun the deadline (5 of 260 over 5 s on held out 9–15, against 1–3)."""
 
 _Call = tuple[float, float, float]  # when, seconds, size
 
@@ -50,8 +55,8 @@ class CallTimes:
 
     def fits(self, purpose: str, deadline: float | None, size: int = 1) -> bool:
         """Whether a call of `purpose` and `size` started now is expected to end by `deadline`
-        (`time.perf_counter`). A call kept out only by its kind's slowest recent one (the median of them would
-        have fitted) counts against that one: `KEPT_OUT_TO_FORGET` in a row forget it, while another remains."""
+        (`time.perf_counter`). A call kept out only by its kind's slowest recent one, an outlier (`OUTLIER`; the
+        median of them would have fitted), counts against it: `KEPT_OUT_TO_FORGET` in a row forget it."""
         if deadline is None:
             return True
         left = deadline - time.perf_counter()
@@ -60,7 +65,8 @@ class CallTimes:
             expectations = [_expected(call, size) for call in recent]
             if max(expectations, default=self.unseen_s) <= left:
                 return True
-            if len(recent) > 1 and statistics.median(expectations) <= left:
+            typical = statistics.median(expectations) if len(recent) > 1 else math.inf
+            if typical <= left and max(expectations) >= OUTLIER * typical:
                 self._kept_out[purpose] += 1
                 if self._kept_out[purpose] >= KEPT_OUT_TO_FORGET:
                     slowest = max(range(len(recent)), key=lambda i: expectations[i])
