@@ -326,3 +326,25 @@ def test_a_price_said_just_after_the_thing_bought_is_quoted_with_it() -> None:
     windows = _windows("I order a large cappuccino.\nEmma: Four dollars fifty, please.\nI am paying with my phone.")
     composed = compose_answer(_services(), "What did the cappuccino cost?", windows, NOW)
     assert '"I order a large cappuccino. Emma: Four dollars fifty, please."' in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted"),
+    [
+        ("Who washed the dishes last time?", "Alice is washing the dishes."),  # the latest of the two
+        ("Who washed the dishes most recently?", "Alice is washing the dishes."),
+        ("Who washed the dishes first?", "Tasha is washing the dishes in the sink."),  # shares more words
+        # it says what is happening now: the last time is before the present
+        ("Shure is now washing the dishes; who washed the dishes last time?", "Alice is washing the dishes."),
+    ],
+)
+def test_the_last_time_something_happened_is_the_latest_memory_that_tells_it(question: str, quoted: str) -> None:
+    windows = _windows(
+        "Tasha is washing the dishes in the sink.", "Alice is washing the dishes.", "Shure is washing the dishes."
+    )
+    # GIVEN the third window is the present when the question is asked ("now"), an hour after the others
+    present = windows[2].model_copy(
+        update={"start_time": NOW - timedelta(seconds=40), "end_time": NOW - timedelta(seconds=10)}
+    )
+    composed = compose_answer(_services(), question, [*windows[:2], present] if "now" in question else windows[:2], NOW)
+    assert f'"{quoted}"' in composed.answer, composed.answer

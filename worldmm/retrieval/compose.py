@@ -259,8 +259,24 @@ _REFERS_BACK = r"^(?:so|then|that|this|it|it's|they|them|he|she)\b"
 _LEANS_BACK = re.compile(_REFERS_BACK + r"|^(?:yes|no)\b|\b(?:the same|it|that)\b", re.I)
 # A statement that goes on about the one before it ("It is cold and sunny today.") is quoted after it.
 _GOES_ON = re.compile(_REFERS_BACK + r".*[^?]$", re.I | re.S)
+# Words that say what is happening as the question is asked.
+_PRESENT = r"\b(?:now|currently|at the moment)\b"
 # Asking for the present state ("where are my keys?", "... now?"): the latest memory that answers wins.
-_NOW = re.compile(r"\b(?:now|currently|still|at the moment)\b|^\s*where(?:'s| is| are)\b", re.I)
+_NOW = re.compile(_PRESENT + r"|\bstill\b|^\s*where(?:'s| is| are)\b", re.I)
+# Asking for the latest time something happened ("Who used the pen last time?", "When did I last see Emma?",
+# "When was the piping bag last used?", "Who was the last person to use the keyboard?"): the latest wins too.
+_LAST_TIME = re.compile(
+    r"\blast time\b|\bmost recent(?:ly)?\b|\bthe last (?:person|one|thing)\b|\b(?:did|have|had)\s+\w+\s+last\b"
+    r"|\blast\s+(?!named\b)\w+ed\b",
+    re.I,
+)
+PRESENT_S = 120
+"""A question that says what is happening now and asks about the last time before it ("Tasha is now saying
+she will wash the dishes; who washed them last time?") is not answered from the memories of its last
+`PRESENT_S` seconds, which tell the present; its sentences are ranked by the clause that asks."""
+# Where a question's clauses part: after a sentence's end (and its closing quote), or at a comma before a
+# question word ("Tasha is now washing up, who washed up last time?").
+_CLAUSE_BREAK = re.compile(r"(?<=[.?!;])[\"”']?\s+|,\s*(?=(?:who|whom|what|when|where|which|why|how)\b)", re.I)
 # Frequency words mark a habit; they say what kind of fact is asked, less what it is about.
 _HABIT_WORDS = re.compile(
     r"\b(?:every|each|always|usually|normally|often|daily)\s*(?:morning|day|night|evening|week)?\b", re.I
@@ -458,7 +474,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         best = max(scores[i] for i in pool)
         planned = [i for i in pool if _FUTURE.search(pieces[i].text) and lexical_scores[i] > 0]
         pool = [i for i in planned if scores[i] >= PLANNED_SHARE * best] or pool
-    if _NOW.search(question):
+    if _NOW.search(question) or _LAST_TIME.search(question):
         # the latest memory of the thing asked about: one that names it, before one only close in meaning
         pool = [i for i in pool if lexical_scores[i] > 0] or pool
         best = max(scores[i] for i in pool)
@@ -778,7 +794,8 @@ def compose_answer(
         both = (located(both[0]), located(both[1]))
         first, second = (_fact(p, now) for p in both)
         return Composed(f"{first[0].upper()}{first[1:]}; and {second}.", [both[0].memory, both[1].memory])
-    ranked = rank_sentences(services, question, memories)
+    asked, memories = _the_last_time_before_now(question, memories, now)
+    ranked = rank_sentences(services, asked, memories)
     if not ranked:
         return Composed(NO_MEMORY, [])
     composers_first = ranked[0]
@@ -800,6 +817,18 @@ def compose_answer(
     best = located(ranked[0])
     fact = _fact(best, now)
     return Composed(f"{fact[0].upper()}{fact[1:]}.", [best.memory], reranked=reranked)
+
+
+def _the_last_time_before_now(
+    question: str, memories: list[RetrievedMemory], now: datetime
+) -> tuple[str, list[RetrievedMemory]]:
+    """For a question that says what is happening now and asks about the last time before it: the clause that
+    asks, and the memories before the present (`PRESENT_S`). Any other question and its memories unchanged."""
+    if not (_LAST_TIME.search(question) and re.search(_PRESENT, question, re.I)):
+        return question, memories
+    clauses = [c for c in _CLAUSE_BREAK.split(question) if c and c.strip()]
+    asked = next((c for c in reversed(clauses) if _LAST_TIME.search(c)), question)
+    return asked, [m for m in memories if _end(m) <= now - timedelta(seconds=PRESENT_S)]
 
 
 WindowsOf = Callable[[RetrievedMemory], Sequence[RetrievedMemory]]
