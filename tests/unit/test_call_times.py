@@ -81,32 +81,23 @@ def test_a_call_made_in_between_starts_the_count_again() -> None:
     assert times.expected("judge") == 3.0
 
 
-def test_a_kinds_usual_spread_is_not_forgotten() -> None:
-    # readings of 1.2-2.0 s: with 1.6 s left the slowest keeps one out, but it is no outlier
+@pytest.mark.parametrize(
+    ("recorded", "room_s"),
+    [
+        ((1.2, 1.4, 1.5, 1.8, 2.0), 1.6),  # a kind's usual spread: the slowest keeps one out but is no outlier
+        ((1.0, 1.0, 3.0, 1.0, 1.0), 0.5),  # even the typical call would miss the deadline: nothing against it
+        ((3.0,), 2.0),  # a kind's only call: nothing to say it was slow
+    ],
+)
+def test_a_call_that_keeps_its_kind_out_is_kept_when_it_is_no_outlier(
+    recorded: tuple[float, ...], room_s: float
+) -> None:
     times = CallTimes(unseen_s=2.0)
-    for seconds in (1.2, 1.4, 1.5, 1.8, 2.0):
+    for seconds in recorded:
         times.record("read", seconds)
     for _ in range(3 * KEPT_OUT_TO_FORGET):
-        assert not times.fits("read", _room(1.6))
-    assert times.expected("read") == 2.0
-
-
-def test_no_time_left_for_a_typical_call_forgets_nothing() -> None:
-    # a deadline that even the kind's typical call would miss says nothing against its slowest
-    times = CallTimes(unseen_s=2.0)
-    for seconds in (1.0, 1.0, 3.0, 1.0, 1.0):
-        times.record("judge", seconds)
-    for _ in range(3 * KEPT_OUT_TO_FORGET):
-        assert not times.fits("judge", _room(0.5))
-    assert times.expected("judge") == 3.0
-
-
-def test_a_kinds_only_call_is_kept_however_often_it_keeps_calls_out() -> None:
-    times = CallTimes(unseen_s=2.0)
-    times.record("read", 3.0)
-    for _ in range(3 * KEPT_OUT_TO_FORGET):
-        assert not times.fits("read", _room(2.0))
-    assert times.expected("read") == 3.0
+        assert not times.fits("read", _room(room_s))
+    assert times.expected("read") == max(recorded)
 
 
 def test_the_call_forgotten_is_the_slowest_at_the_size_asked() -> None:
