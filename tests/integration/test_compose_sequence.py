@@ -322,6 +322,39 @@ def test_a_price_asked_without_how_much_is_answered_with_the_price(question: str
     assert "$4.50" in composed.answer, composed.answer
 
 
+_CAFE = (
+    "I am walking to the cafe for my morning drink.",
+    "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",
+    "I always get a cappuccino here before work.\nEmma: That is $4.50.",
+    "I am leaving the cafe now.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "quote", "cosine", "answer"),
+    [
+        # a price or a size asked in other words, the sentence that gives it nearer the question than any other
+        ("How much did I spend at the cafe?", _CAFE[2].replace("\n", " "), 0.4, "$4.50"),
+        ("What size was my drink?", "Yes, please, Emma, a large cappuccino.", 0.4, "a large cappuccino"),
+        # not near enough in meaning, or the price of something never mentioned: nothing recorded answers it
+        ("How much did the croissant cost?", _CAFE[2].replace("\n", " "), 0.4, NO_MEMORY),
+        ("How much did I spend at the cafe?", _CAFE[2].replace("\n", " "), 0.2, NO_MEMORY),
+        ("What size was my drink?", "Yes, please, Emma, a large cappuccino.", 0.2, NO_MEMORY),
+    ],
+)
+def test_a_rare_kind_of_fact_in_other_words_is_found_nearer_in_meaning(
+    question: str, quote: str, cosine: float, answer: str
+) -> None:
+    # GIVEN the one sentence that gives the kind of fact asked (a price, a size), sharing no word with the
+    # question, at a cosine below that at which any sentence sharing none is a candidate (DENSE_KEEP)
+    embedder = SteeredEmbedder(64, {question: [1.0] + [0.0] * 63, quote: [cosine, (1 - cosine**2) ** 0.5] + [0.0] * 62})
+    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    composed = compose_answer(services, question, _windows(*_CAFE), NOW)
+    # THEN it answers when it is near enough for an answer in other words (DENSE_ANSWERS) and every other word of
+    # the question is heard, and only then
+    assert answer in composed.answer, composed.answer
+
+
 def test_a_price_said_just_after_the_thing_bought_is_quoted_with_it() -> None:
     windows = _windows("I order a large cappuccino.\nEmma: Four dollars fifty, please.\nI am paying with my phone.")
     composed = compose_answer(_services(), "What did the cappuccino cost?", windows, NOW)

@@ -207,6 +207,11 @@ _ASKS_PRICE = re.compile(
     re.I,
 )
 _MONEY_FITS = re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I)
+_SIZE_FITS = re.compile(r"\b(?:small|medium|large|regular|tall|grande|venti)\b", re.I)
+_RARE_KINDS = (_MONEY_FITS, _SIZE_FITS)
+"""Kinds of fact few sentences give: one that gives it is a candidate from `DENSE_ANSWERS` on."""
+# The words that ask for one of those kinds, not what it is of ("How much did I pay at the cafe?").
+_RARE_KIND_WORDS = re.compile(r"\b(?:cost|costs|pay|paid|price|prices|spend|spent|charge|charged|bill|size)\b", re.I)
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "What time does the cafe open?": a clock time, not "every morning"
         re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
@@ -234,6 +239,10 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "How much did I pay?", "What did the cappuccino cost me?", "What was the bill?": an amount of money
         _ASKS_PRICE,
         _MONEY_FITS,
+    ),
+    (  # "What size was my cappuccino?", "How big was my drink?": a size
+        re.compile(r"^\s*(?:(?:in\s+)?what|which)\s+size\b|^\s*how (?:big|large|small)\b", re.I),
+        _SIZE_FITS,
     ),
     (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
@@ -400,7 +409,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     other words counts ("What did my coffee cost?" / "That is $4.50."); a number matches in words or
     digits. A semantic fact counts half: a sentence heard that shares its words is the better evidence.
     Statements go before questions; when the question asks for
-    a time, an amount, a place, a reason or a person, only sentences that give one answer it; ties go to
+    a time, an amount, a size, a place, a reason or a person, only sentences that give one answer it (one that
+    gives a price or a size, which few sentences do, may be less close in meaning: `_RARE_KINDS`); ties go to
     the 30-second window over a summary, then to the sentence closer to the question in meaning, then to the
     one that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
@@ -412,8 +422,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     if not pieces:
         return []
     core_text = _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)))
-    texts = [question, core_text, *(p.text for p in pieces)]
-    question_lexemes, core_lexemes, *piece_lexemes = text_lexemes(services, texts)
+    texts = [question, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), *(p.text for p in pieces)]
+    question_lexemes, core_lexemes, kind_lexemes, *piece_lexemes = text_lexemes(services, texts)
     matched = _matched(question_lexemes, piece_lexemes)
     by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
@@ -435,10 +445,19 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         (lexical_scores[i] or DENSE_WEIGHT * dense[i]) * (SEMANTIC_SHARE if _is_fact(pieces[i]) else 1.0)
         for i in range(len(pieces))
     ]
-    kept = [i for i in range(len(pieces)) if lexical_scores[i] > 0 or dense[i] >= DENSE_KEEP]
+    fits = _fits(question)
+    unheard = core_lexemes - set().union(*matched)
+    # A sentence giving a kind of fact that few sentences give (a price, a size) is a candidate nearer in meaning
+    # when every word of the question but those asking for that kind is heard ("at the cafe", not "the croissant").
+    rare = _answer_type(question) in _RARE_KINDS and unheard <= kind_lexemes
+    keep_from = DENSE_ANSWERS if rare else DENSE_KEEP
+    kept = [
+        i
+        for i in range(len(pieces))
+        if lexical_scores[i] > 0 or dense[i] >= DENSE_KEEP or (dense[i] >= keep_from and fits and fits(pieces[i].quote))
+    ]
     if not kept:
         return []
-    fits = _fits(question)
     statements, pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
     placed: dict[int, Candidate] = {}
     beside = _quoted_beside(question, fits)
@@ -451,7 +470,6 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
                 pool.append(i)
     if not pool:
         return []
-    unheard = core_lexemes - set().union(*matched)
     if unheard and cosines is not None and max(dense[i] for i in pool) < DENSE_ANSWERS:
         return []
     # A passage sharing only a minor word of the question ("number" of "Marco's phone number") does not answer.
