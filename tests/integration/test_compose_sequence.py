@@ -322,6 +322,24 @@ def test_a_price_asked_without_how_much_is_answered_with_the_price(question: str
     assert "$4.50" in composed.answer, composed.answer
 
 
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # the line Katrina said shares her name with the question, beside the word both lines share
+        ("What did Katrina tell me not to forget?", "doctor's appointment"),
+        # a line that shares only who said it does not answer what nothing recorded tells
+        ("What car does Katrina drive?", NO_MEMORY),
+    ],
+)
+def test_who_said_a_line_is_a_word_it_shares_with_the_question(question: str, answer: str) -> None:
+    windows = _windows(
+        "Katrina: Do not forget your doctor's appointment.",
+        "Do not forget the keys in my desk drawer tonight.",
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert answer in composed.answer, composed.answer
+
+
 _CAFE = (
     "I am walking to the cafe for my morning drink.",
     "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",

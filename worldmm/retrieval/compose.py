@@ -403,7 +403,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
     (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
     "every morning" count half: they say that a habit is asked, not which; so do the words of a clause that
-    says when, "after breakfast"). A sentence that leans on the one before ("That is $4.50.") or replies to
+    says when, "after breakfast"; who said it is one of a sentence's words — "Katrina: Do not forget your
+    doctor's appointment." shares "Katrina" with "What did Katrina tell me not to forget?" —, but a sentence
+    that shares nothing else does not answer a question with a word nowhere heard, "What car does Katrina
+    drive?"). A sentence that leans on the one before ("That is $4.50.") or replies to
     a spoken question carries half of that one's words too.
     A sentence that shares no word scores by the embedder's cosine with the question, so an answer in
     other words counts ("What did my coffee cost?" / "That is $4.50."); a number matches in words or
@@ -422,9 +425,17 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     if not pieces:
         return []
     core_text = _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)))
-    texts = [question, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), *(p.text for p in pieces)]
-    question_lexemes, core_lexemes, kind_lexemes, *piece_lexemes = text_lexemes(services, texts)
+    texts = [question, core_text, " ".join(_RARE_KIND_WORDS.findall(question))]
+    named = [p.speaker if p.speaker and _PERSON.fullmatch(p.speaker) else "" for p in pieces]  # not "Someone"
+    texts += [p.text for p in pieces] + named
+    question_lexemes, core_lexemes, kind_lexemes, *lexemes = text_lexemes(services, texts)
+    own_lexemes, speaker_lexemes = lexemes[: len(pieces)], lexemes[len(pieces) :]
+    piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
     matched = _matched(question_lexemes, piece_lexemes)
+    # Sentences that share only who said them with the question ("Marko: See you tomorrow." for "Marco's car").
+    by_speaker_only = [
+        bool(hits) and not own for hits, own in zip(matched, _matched(question_lexemes, own_lexemes), strict=True)
+    ]
     by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
     cosines = _dense(services, question, pieces)
@@ -454,7 +465,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     kept = [
         i
         for i in range(len(pieces))
-        if lexical_scores[i] > 0 or dense[i] >= DENSE_KEEP or (dense[i] >= keep_from and fits and fits(pieces[i].quote))
+        if (lexical_scores[i] > 0 and not (unheard and by_speaker_only[i]))
+        or dense[i] >= DENSE_KEEP
+        or (dense[i] >= keep_from and fits and fits(pieces[i].quote))
     ]
     if not kept:
         return []
