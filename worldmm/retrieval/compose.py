@@ -119,17 +119,22 @@ def _near(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
-def _matched(question_lexemes: set[str], lexemes: list[set[str]]) -> list[set[str]]:
-    """Each text's lexemes that match the question's: the same, or — for a question word no text holds
-    exactly — a spelling one edit away (speech recognition spells an unfamiliar name as it heard it)."""
+def _matcher(question_lexemes: set[str], lexemes: list[set[str]]) -> Callable[[set[str]], set[str]]:
+    """The question's lexemes that a set of the texts' lexemes matches: the same, or — for a question word no
+    text holds exactly — a spelling one edit away (speech recognition spells an unfamiliar name as it heard it)."""
     seen = set().union(*lexemes) if lexemes else set()
     variants = {q: {w for w in seen if _near(q, w)} for q in question_lexemes - seen}
-    matched = []
-    for own in lexemes:
-        hits = own & question_lexemes
-        hits |= {q for q, near in variants.items() if own & near}
-        matched.append(hits)
-    return matched
+
+    def hits(own: set[str]) -> set[str]:
+        return (own & question_lexemes) | {q for q, near in variants.items() if own & near}
+
+    return hits
+
+
+def _matched(question_lexemes: set[str], lexemes: list[set[str]]) -> list[set[str]]:
+    """Each text's lexemes that match the question's (`_matcher`)."""
+    hits = _matcher(question_lexemes, lexemes)
+    return [hits(own) for own in lexemes]
 
 
 def _idf(matched: list[set[str]]) -> dict[str, float]:
@@ -201,9 +206,11 @@ _CLOCK = (
     r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:half|quarter) (?:past|to)\b"
     r"|\b(?:noon|midday|midnight|o'clock)\b"
 )
+# Words that ask for a price: "what" asks one only with a noun or "cost" ("What did I pay with?" asks how).
+_PRICE_WORDS = r"cost|costs|price|prices|bill|charge|charged"
+_PAY_WORDS = r"pay|paid|spend|spent"
 _ASKS_PRICE = re.compile(
-    r"^\s*how much\b.*\b(?:cost|costs|pay|paid|price|spend|spent|charge|charged)\b"
-    r"|^\s*what\b.*\b(?:cost|costs|price|prices|bill|charge|charged)\b",
+    r"^\s*how much\b.*\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r")\b|^\s*what\b.*\b(?:" + _PRICE_WORDS + r")\b",
     re.I,
 )
 _MONEY_FITS = re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I)
@@ -211,7 +218,7 @@ _SIZE_FITS = re.compile(r"\b(?:small|medium|large|regular|tall|grande|venti)\b",
 _RARE_KINDS = (_MONEY_FITS, _SIZE_FITS)
 """Kinds of fact few sentences give: one that gives it is a candidate from `DENSE_ANSWERS` on."""
 # The words that ask for one of those kinds, not what it is of ("How much did I pay at the cafe?").
-_RARE_KIND_WORDS = re.compile(r"\b(?:cost|costs|pay|paid|price|prices|spend|spent|charge|charged|bill|size)\b", re.I)
+_RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|size)\b", re.I)
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "What time does the cafe open?": a clock time, not "every morning"
         re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
@@ -365,6 +372,9 @@ either side of it must state, unless the sentence is close to the question in me
 DENSE_WEIGHT = 4.0
 """How much the embedder's judgement counts beside the shared words: a sentence at cosine 1 counts like
 several rare shared words ("That is $4.50." for "what did my coffee cost" shares none)."""
+SCENE_S = 60
+"""A price or a size found by meaning alone answers a question whose other words were heard within this many
+seconds of it ("at the cafe" as I ordered; not "for lunch", said later)."""
 DENSE_KEEP = 0.5
 """A sentence that shares no word with the question is a candidate only from this cosine on."""
 DENSE_ANSWERS = 0.30
@@ -431,11 +441,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     question_lexemes, core_lexemes, kind_lexemes, *lexemes = text_lexemes(services, texts)
     own_lexemes, speaker_lexemes = lexemes[: len(pieces)], lexemes[len(pieces) :]
     piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
-    matched = _matched(question_lexemes, piece_lexemes)
+    hits = _matcher(question_lexemes, piece_lexemes)
+    matched = [hits(piece) for piece in piece_lexemes]
     # Sentences that share only who said them with the question ("Marko: See you tomorrow." for "Marco's car").
-    by_speaker_only = [
-        bool(hits) and not own for hits, own in zip(matched, _matched(question_lexemes, own_lexemes), strict=True)
-    ]
+    by_speaker_only = [bool(m) and not hits(own) for m, own in zip(matched, own_lexemes, strict=True)]
     by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
     cosines = _dense(services, question, pieces)
@@ -460,14 +469,24 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     unheard = core_lexemes - set().union(*matched)
     # A sentence giving a kind of fact that few sentences give (a price, a size) is a candidate nearer in meaning
     # when every word of the question but those asking for that kind is heard ("at the cafe", not "the croissant").
+    # The question's other words must be said in the scene of that sentence: "How much did I pay for lunch?" is
+    # not answered by the cappuccino's price because "lunch" is heard at another time.
     rare = _answer_type(question) in _RARE_KINDS and unheard <= kind_lexemes
-    keep_from = DENSE_ANSWERS if rare else DENSE_KEEP
+    asked_of = core_lexemes - kind_lexemes
+
+    def rare_fact(i: int) -> bool:
+        return (
+            rare
+            and fits is not None
+            and dense[i] >= DENSE_ANSWERS
+            and fits(pieces[i].quote)
+            and asked_of <= _said_in_scene(pieces, matched, i)
+        )
+
     kept = [
         i
         for i in range(len(pieces))
-        if (lexical_scores[i] > 0 and not (unheard and by_speaker_only[i]))
-        or dense[i] >= DENSE_KEEP
-        or (dense[i] >= keep_from and fits and fits(pieces[i].quote))
+        if (lexical_scores[i] > 0 and not (unheard and by_speaker_only[i])) or dense[i] >= DENSE_KEEP or rare_fact(i)
     ]
     if not kept:
         return []
@@ -686,6 +705,27 @@ def _nearby(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str
     memory = pieces[i].memory.id
     around = range(max(0, i - NEARBY), min(len(pieces), i + NEARBY + 1))
     return set().union(*(matched[j] for j in around if pieces[j].memory.id == memory))
+
+
+def _said_in_scene(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
+    """The question's words said in the scene of sentence `i`: in it, or in a memory no longer than its own
+    that lies within `SCENE_S` of it."""
+    own = pieces[i].memory
+    if own.start_time is None or own.end_time is None:
+        return matched[i]
+    since, until = own.start_time - timedelta(seconds=SCENE_S), own.end_time + timedelta(seconds=SCENE_S)
+    length = own.duration_seconds or 0
+    return set().union(
+        *(
+            matched[j]
+            for j, piece in enumerate(pieces)
+            if piece.memory.start_time is not None
+            and piece.memory.end_time is not None
+            and (piece.memory.duration_seconds or 0) <= length
+            and since <= piece.memory.start_time
+            and piece.memory.end_time <= until
+        )
+    )
 
 
 def _is_fact(piece: Candidate) -> bool:
