@@ -402,3 +402,13 @@ def test_the_last_time_something_happened_is_the_latest_memory_that_tells_it(que
     )
     composed = compose_answer(_services(), question, [*windows[:2], present] if "now" in question else windows[:2], NOW)
     assert f'"{quoted}"' in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize("question", ["Which day is my doctor's appointment?", "On which date is my appointment?"])
+def test_which_day_asks_for_a_day_not_for_the_word(question: str) -> None:
+    windows = _windows(
+        "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
+        "Katrina: Have a good day.",
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert "tomorrow morning at nine" in composed.answer, composed.answer

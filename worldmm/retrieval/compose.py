@@ -232,7 +232,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        re.compile(r"^\s*(?:when\b|(?:on |at )?what day\b)", re.I),
+        re.compile(r"^\s*(?:when\b|(?:on |at )?(?:what|which) (?:day|weekday|date)\b)", re.I),
         re.compile(
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
             r"morning|afternoon|evening|lunch|week|month|year)\b|" + _CLOCK,
