@@ -412,3 +412,15 @@ def test_which_day_asks_for_a_day_not_for_the_word(question: str) -> None:
     )
     composed = compose_answer(_services(), question, windows, NOW)
     assert "tomorrow morning at nine" in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize("question", ["What is the cafe I go to called?", "What is the name of the cafe I go to?"])
+def test_a_places_name_as_heard_in_lower_case_answers_what_it_is_called(question: str) -> None:
+    # GIVEN the recogniser's lower-case "corner cafe", and a line that names a person and shares "go"
+    windows = _windows(
+        "I am walking to the corner cafe on maple street. I go there every morning.",
+        "Marko asked if we can meet at half past nine. Time to go.",
+        "I am leaving the cafe now.",
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert "the corner cafe" in composed.answer, composed.answer

@@ -182,7 +182,18 @@ _ASKS_WHO = re.compile(
     r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+(?!I\b)[A-Z])|(?i:\bname of\b)"
     r"|^\s*(?i:what(?:'s| is| was)\s+(?:(?:the|my|your|his|her|our|their)\s+)?\w+'s\s+(?:(?:first|last|full)\s+)?"
     r"(?:name|surname))\b"
-    r"|^\s*(?i:what(?:'s| is| was| are| were)\s+(?:(?:the|my|your|his|her|our|their)\s+)?(?:\w+\s+){1,2}called)\b"
+    r"|^\s*(?i:what(?:'s| is| was| are| were)\s+(?:(?:the|my|your|his|her|our|their)\s+)?(?:\w+\s+){1,5}called)\b"
+)
+# The thing whose name is asked ("What is the name of the cafe I go to?", "What is the cafe I go to called?").
+_NAMED_THING = re.compile(
+    r"\bname of\s+(?:(?:the|my|your|his|her|our|their)\s+)?(?P<of>[a-z]{3,})\b"
+    r"|^\s*what(?:'s| is| was| are| were)\s+(?:(?:the|my|your|his|her|our|their)\s+)?(?P<called>[a-z]{3,})\b"
+    r".*\bcalled\b",
+    re.I,
+)
+# Words before a thing that do not name it ("my usual cafe", "the same cafe").
+_NOT_A_NAME_BEFORE = frozenset(
+    w.casefold() for w in (_NOT_NAMES + "|usual|same|little|big|small|new|old|local|nice|whole|other").split("|")
 )
 # A capitalised word that is not a sentence opener, a day or a month: someone's (or some place's) name.
 _PERSON = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
@@ -513,6 +524,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     ]
     if not pool:
         return []
+    names_thing = _names_thing(question)
+    if names_thing is not None:  # "What is the cafe I go to called?": a passage naming the cafe before a person
+        pool = [i for i in pool if names_thing(pieces[i].quote)] or pool
     which = _WHICH.search(question)
     if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
         [noun] = text_lexemes(services, [which.group("noun")])
@@ -696,7 +710,26 @@ def _fits(question: str) -> Callable[[str], bool] | None:
     if fits.pattern != _PERSON.pattern:
         return lambda quote: bool(fits.search(quote))
     asked = [w.casefold() for w in _WORD.findall(question)]
-    return lambda quote: any(not any(_near(name.casefold(), w) for w in asked) for name in _PERSON.findall(quote))
+    names_thing = _names_thing(question)
+    return lambda quote: (
+        any(not any(_near(name.casefold(), w) for w in asked) for name in _PERSON.findall(quote))
+        or (names_thing is not None and names_thing(quote))
+    )
+
+
+def _names_thing(question: str) -> Callable[[str], bool] | None:
+    """For a question asking a thing's name ("What is the cafe I go to called?"): whether a quote names it as the
+    recogniser wrote it, in lower case, with a word before the thing that the question does not use ("the
+    corner cafe"). None when no thing's name is asked."""
+    thing = _NAMED_THING.search(question)
+    if thing is None:
+        return None
+    named = re.compile(r"\b(\w+)\s+" + re.escape(thing.group("of") or thing.group("called")) + r"\b", re.I)
+    asked = [w.casefold() for w in _WORD.findall(question)]
+    return lambda quote: any(
+        w.casefold() not in _NOT_A_NAME_BEFORE and not any(_near(w.casefold(), a) for a in asked)
+        for w in named.findall(quote)
+    )
 
 
 def _nearby(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
