@@ -424,3 +424,24 @@ def test_a_places_name_as_heard_in_lower_case_answers_what_it_is_called(question
     )
     composed = compose_answer(_services(), question, windows, NOW)
     assert "the corner cafe" in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # the reason is said next, with no word that says it is one
+        ("Why is Marco nervous?", "Marco: The client from Boston will be there."),
+        # a word of the question nowhere heard ("upset"): what was said next is not known to be its reason
+        ("Why is Marco upset?", NO_MEMORY),
+    ],
+)
+def test_a_reason_said_next_is_quoted_with_what_it_explains(question: str, answer: str) -> None:
+    # GIVEN a line that names Marco, as close in meaning to the question as a paraphrase is (above DENSE_ANSWERS)
+    asked = "Marco asked if we can meet at nine."
+    embedder = SteeredEmbedder(64, {question: [1.0] + [0.0] * 63, asked: [0.4, 0.84**0.5] + [0.0] * 62})
+    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    windows = _windows(
+        "Marco: I am nervous about Friday.\nMarco: The client from Boston will be there.", f"{asked}\nI replied yes."
+    )
+    composed = compose_answer(services, question, windows, NOW)
+    assert answer in composed.answer, composed.answer

@@ -230,6 +230,7 @@ _RARE_KINDS = (_MONEY_FITS, _SIZE_FITS)
 """Kinds of fact few sentences give: one that gives it is a candidate from `DENSE_ANSWERS` on."""
 # The words that ask for one of those kinds, not what it is of ("How much did I pay at the cafe?").
 _RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|size)\b", re.I)
+_REASON_FITS = re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "What time does the cafe open?": a clock time, not "every morning"
         re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
@@ -278,7 +279,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
     (_ASKS_WHO, _PERSON),
-    (re.compile(r"^\s*why\b", re.I), re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)),
+    (re.compile(r"^\s*why\b", re.I), _REASON_FITS),
 )
 # Opening words that refer to the sentence before.
 _REFERS_BACK = r"^(?:so|then|that|this|it|it's|they|them|he|she)\b"
@@ -503,7 +504,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         return []
     statements, pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
     placed: dict[int, Candidate] = {}
-    beside = _quoted_beside(question, fits)
+    beside = _quoted_beside(question, fits, all_heard=not unheard)
     if beside is not None:
         # A statement that does not give the fact asked for itself, quoted with the sentence near it that does.
         for i in statements:
@@ -639,12 +640,13 @@ def _with_addressee(pieces: list[Candidate], i: int, fits: Callable[[str], bool]
 
 
 def _quoted_beside(
-    question: str, fits: Callable[[str], bool] | None
+    question: str, fits: Callable[[str], bool] | None, all_heard: bool
 ) -> Callable[[list[Candidate], int], Candidate | None] | None:
     """How a sentence that does not give the fact asked for is quoted with one near it that does: "Where's my
     laptop?" / "Now I am opening my laptop." with where I said I was before it; "Who thanked me for the
     slides?" / "Thanks for helping with my slides." with the reply beside it that addresses Marco by name; "What
-    was the bill?" / "I always get a cappuccino here." with the price said just after it."""
+    was the bill?" / "I always get a cappuccino here." with the price said just after it; "Why is Marco nervous?" /
+    "I am nervous." with what was said next, when every word of the question was heard."""
     if fits is None:
         return None
     if _answer_type(question) is _WHERE_FITS:
@@ -653,7 +655,18 @@ def _quoted_beside(
         return partial(_with_addressee, fits=fits)
     if _answer_type(question) is _MONEY_FITS:
         return partial(_with_fact_after, fits=fits)
+    if _answer_type(question) is _REASON_FITS and all_heard:
+        return _with_statement_after
     return None
+
+
+def _with_statement_after(pieces: list[Candidate], i: int) -> Candidate | None:
+    """`pieces[i]` quoted with the statement said next in its memory ("I am nervous." / "The client from Boston
+    will be there."): a reason often follows what it explains without a word that says so; or None."""
+    j = i + 1
+    if pieces[i].text.endswith("?") or j == len(pieces) or pieces[j].memory.id != pieces[i].memory.id:
+        return None
+    return None if pieces[j].text.endswith("?") else replace(pieces[i], after=pieces[j].said)
 
 
 def _with_fact_after(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) -> Candidate | None:
