@@ -13,6 +13,7 @@ from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.embedding import providers
 from worldmm.retrieval.compose import NO_MEMORY, asks_for_people, closest_in_meaning, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.retrieval.timeref import parse_time_reference
 from worldmm.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
@@ -444,4 +445,23 @@ def test_a_reason_said_next_is_quoted_with_what_it_explains(question: str, answe
         "Marco: I am nervous about Friday.\nMarco: The client from Boston will be there.", f"{asked}\nI replied yes."
     )
     composed = compose_answer(services, question, windows, NOW)
+    assert answer in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # a Friday no memory was made on: the day is something said, in the memory that answers
+        ("Who are we presenting to on Friday?", "to the whole team"),
+        # the lunch heard of was not said to be Friday's
+        ("Where did I have lunch on Friday?", NO_MEMORY),
+    ],
+)
+def test_a_past_day_nothing_was_recorded_on_must_be_said_in_the_answer(question: str, answer: str) -> None:
+    # GIVEN memories of a Tuesday, asked about the Friday before it as the searches read it
+    windows = _windows(
+        "I will pick up my notebook at the cafe at lunch.", "Marco: On Friday we present to the whole team."
+    )
+    named = parse_time_reference(question, START + timedelta(minutes=5))
+    composed = compose_answer(_services(), question, windows, NOW, named_time=named)
     assert answer in composed.answer, composed.answer

@@ -71,6 +71,16 @@ def test_hybrid_widens_an_empty_named_range_and_says_so(services: Services) -> N
     assert result.reason is not None and "searched everything before it" in result.reason
 
 
+def test_hybrid_widens_an_empty_named_range_up_to_when_it_was_asked(services: Services) -> None:
+    # GIVEN a presentation on a weekday talked about since that weekday last was, and nothing said on it
+    w = MemoryWriter(services, "u1")
+    talk = w.segment("Marco presents to the whole team", start=NOW - timedelta(hours=1))
+    day = (NOW - timedelta(days=2)).strftime("%A")
+    result = hybrid_search(services, "u1", f"Who is Marco presenting to on {day}?", now=NOW, limit=5)
+    # THEN what was said after that day is searched too
+    assert [m.id for m in result.items] == [str(talk)]
+
+
 def test_hybrid_last_time_breaks_a_tie_towards_the_latest(services: Services) -> None:
     w = MemoryWriter(services, "u1")
     older = w.segment("Tasha washed the dishes", start=NOW - timedelta(days=2))

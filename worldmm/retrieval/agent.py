@@ -304,11 +304,19 @@ def answer_question(
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
 
     numbered = context.ordered()
-    windows_of = partial(windows_within, services, user_id)
+    composed_from = partial(
+        compose_answer,
+        services,
+        question_text,
+        numbered,
+        asked_at,
+        windows_of=partial(windows_within, services, user_id),
+        named_time=parse_time_reference(question_text, now),
+    )
     structured = _respond(services, trace, question_text, now, numbered)
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
-        composed = compose_answer(services, question_text, numbered, asked_at, windows_of=windows_of)
+        composed = composed_from()
         trace.answer_note = "the structured answer failed validation: composed from the memories"
         trace.citations = cite(services, user_id, composed.memories)
         answer = composed.answer
@@ -318,7 +326,7 @@ def answer_question(
         if len(cited) < len(set(structured.cited)):
             trace.answer_note = "citations of memories that were not retrieved were dropped"
         if not cited:
-            cited = compose_answer(services, question_text, numbered, asked_at, windows_of=windows_of).memories
+            cited = composed_from().memories
         trace.citations = cite(services, user_id, cited)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
@@ -389,7 +397,8 @@ def _answer_by_plan(
     memories = list(context.memories.values())
     around = _adjacent(services, user_id, memories, question, now)
     windows_of = partial(windows_within, services, user_id)
-    composed = compose_answer(services, question, memories, asked_at, read, around, windows_of, reranked)
+    named_time = parse_time_reference(question, now)
+    composed = compose_answer(services, question, memories, asked_at, read, around, windows_of, reranked, named_time)
     notes = [trace.answer_note] if trace.answer_note else []
     if composed.judged_unanswered:
         notes.append("the reader's model judged that none of the sentences found answers the question")

@@ -29,6 +29,7 @@ from worldmm.scale import Scale, label_of
 
 if TYPE_CHECKING:
     from worldmm.retrieval.port import ComposePorts
+    from worldmm.retrieval.timeref import TimeReference
 
 logger = Logger(child=True)
 
@@ -774,6 +775,29 @@ def _said_in_scene(pieces: list[Candidate], matched: list[set[str]], i: int) -> 
     )
 
 
+# Words of a time phrase that do not say which time it is ("on", "last", "ago").
+_TIME_GLUE = frozenset(
+    {"on", "last", "this", "at", "for", "during", "after", "before", "ago", "a", "an", "couple", "of", "minute",
+     "minutes", "hour", "hours", "day", "days"}
+)
+
+
+def _unrecorded_time(named: TimeReference | None, memories: Sequence[RetrievedMemory]) -> list[str]:
+    """The words of a past time the question names in which none of the memories was made ("on Friday" of a
+    recording made on a Tuesday): it is then something said, not when it was said. Empty otherwise."""
+    if named is None or named.since is None or named.phrase is None or named.since >= (named.asked_at or named.until):
+        return []
+    if any(m.end_time is not None and named.since < m.end_time <= named.until for m in memories):
+        return []
+    return [w for w in _WORD.findall(named.phrase.casefold()) if w not in _TIME_GLUE]
+
+
+def _says(words: list[str], piece: Candidate) -> bool:
+    """Whether the memory a sentence was said in says every one of `words`."""
+    said = piece.memory.text.casefold()
+    return all(re.search(rf"\b{re.escape(w)}\b", said) for w in words)
+
+
 def _is_fact(piece: Candidate) -> bool:
     return piece.memory.memory_type == MemoryKind.SEMANTIC
 
@@ -873,6 +897,7 @@ def compose_answer(
     around: Sequence[RetrievedMemory] = (),
     windows_of: WindowsOf | None = None,
     rerank: Reranker | None = None,
+    named_time: TimeReference | None = None,
 ) -> Composed:
     """The best sentence of the relevant memories, when it was said and which memory it comes from;
     "I don't remember that." when no memory is relevant. With `read`, a short written answer that its
@@ -884,7 +909,10 @@ def compose_answer(
     `windows_of`: the 30-second windows a summary spans (`hybrid.windows_within`); a sentence quoted from a
     summary is told and cited as the window that said it. `rerank`: may put another of the best sentences,
     or one of the memories close to the question in meaning, first (`reader.rerank`) before the reader writes,
-    and may judge that none answers ("I don't remember that.").
+    and may judge that none answers ("I don't remember that."). `named_time`: the time the question names, as
+    its searches read it; when nothing was recorded in that past time, the answer must say it ("At what time is
+    Marco's presentation on Friday?" / "… on Friday afternoon"; not "Where did I have lunch yesterday?" / "… at
+    lunch").
     """
     located = partial(_said_in, windows_of=windows_of)
     people = _people_spoken_to(question, [*memories, *around], now)
@@ -912,12 +940,13 @@ def compose_answer(
         first, second = (_fact(p, now) for p in both)
         return Composed(f"{first[0].upper()}{first[1:]}; and {second}.", [both[0].memory, both[1].memory])
     asked, memories = _the_last_time_before_now(question, memories, now)
-    ranked = rank_sentences(services, asked, memories)
+    says_time = partial(_says, _unrecorded_time(named_time, memories))
+    ranked = [c for c in rank_sentences(services, asked, memories) if says_time(c)]
     if not ranked:
         return Composed(NO_MEMORY, [])
     composers_first = ranked[0]
     if rerank is not None:
-        ranked = rerank(question, ranked, memories)
+        ranked = [c for c in rerank(question, ranked, memories) if says_time(c)]
         if not ranked:
             return Composed(NO_MEMORY, [], judged_unanswered=True)
     reranked = ranked[0] is not composers_first

@@ -278,6 +278,10 @@ def load_rows(session: Session, user_id: str, ids: Sequence[uuid.UUID]) -> dict[
     return rows
 
 
+WIDENED = "searched everything before it was asked"
+"""The trace's note when a question's named range held nothing and everything before it was searched."""
+
+
 def hybrid_search(
     services: HybridPorts,
     user_id: str,
@@ -302,8 +306,8 @@ def hybrid_search(
     with services.db.unit_of_work(user_id) as session:
         rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
         if reference.since is not None and not (rankings.lexical or rankings.dense):
-            reason = reason or f"nothing in {reference.describe()}; searched everything before it"
-            reference = TimeReference(until=reference.until, focus=reference.focus)
+            reason = reason or f"nothing in {reference.describe()}; {WIDENED}"
+            reference = reference.unbounded()
             rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
         fused = score_fuse(
             [

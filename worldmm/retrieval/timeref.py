@@ -47,12 +47,19 @@ class TimeFocus(StrEnum):
 
 @dataclass(frozen=True)
 class TimeReference:
-    """A question's time bound: memories must end in (`since`, `until`]; `focus` orders ties."""
+    """A question's time bound: memories must end in (`since`, `until`]; `focus` orders ties; `asked_at` is the
+    moment the question is read at (a named range may end before it)."""
 
     until: datetime
     since: datetime | None = None
     focus: TimeFocus = TimeFocus.NONE
     phrase: str | None = None
+    asked_at: datetime | None = None
+
+    def unbounded(self) -> TimeReference:
+        """The same question with its named range dropped: everything before it was asked ("Marco's
+        presentation on Friday" names when the presentation is, not when it was talked about)."""
+        return TimeReference(until=self.asked_at or self.until, focus=self.focus)
 
     def describe(self) -> str:
         """Plain words for a trace: what range was searched and why."""
@@ -133,4 +140,4 @@ def parse_time_reference(question: str, now: datetime) -> TimeReference:
     if named is None:
         return TimeReference(until=now, focus=focus)
     since, until, phrase = named
-    return TimeReference(until=min(until, now), since=since, focus=focus, phrase=phrase)
+    return TimeReference(until=min(until, now), since=since, focus=focus, phrase=phrase, asked_at=now)
