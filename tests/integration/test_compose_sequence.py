@@ -465,3 +465,20 @@ def test_a_past_day_nothing_was_recorded_on_must_be_said_in_the_answer(question:
     named = parse_time_reference(question, START + timedelta(minutes=5))
     composed = compose_answer(_services(), question, windows, NOW, named_time=named)
     assert answer in composed.answer, composed.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # someone named by what they do answers "who"
+        ("Who did I leave the spare key for?", "for the plumber"),
+        # but not who said something: the one who said it does
+        ("Who said the spare key is on the shelf?", "Katrina: The spare key is on the shelf"),
+    ],
+)
+def test_someone_named_by_their_role_answers_who(question: str, answer: str) -> None:
+    windows = _windows(
+        "I am leaving the spare key on the shelf for the plumber.", "Katrina: The spare key is on the shelf, I saw it."
+    )
+    composed = compose_answer(_services(), question, windows, NOW)
+    assert answer in composed.answer, composed.answer

@@ -623,6 +623,19 @@ def _with_place_before(pieces: list[Candidate], i: int) -> Candidate | None:
 
 # "Who thanked me ...?", not "What is the bakery called?": asks who said or did something.
 _ASKS_WHO_DID = re.compile(r"^\s*who\b", re.I)
+# "Who said goodbye?", "Who told me …?": asks who spoke, which a role mentioned ("the plumber") does not tell.
+_ASKS_WHO_SAID = re.compile(
+    r"^\s*who\s+(?:\w+\s+)?(?:said|says|say|told|tells|tell|asked|asks|thanked|greeted)\b", re.I
+)
+# Someone named by what they are to me or do ("the plumber", "the whole team"): answers "who", not "what is
+# their name".
+_ROLE = re.compile(
+    r"\b(?:the|my|our|your|his|her|their|a|an)\s+(?:whole\s+|new\s+)?(plumber|electrician|doctor|dentist|nurse|barista|"
+    r"waiter|waitress|client|customer|team|colleague|boss|manager|roommate|flatmate|neighbou?r|friend|landlord|"
+    r"courier|driver|teacher|cleaner|mechanic|visitor|guest|staff|mother|father|mum|dad|sister|brother|wife|"
+    r"husband|partner)s?\b",
+    re.I,
+)
 # Someone addressed by name, set off by commas: "Sure, Marco, when is ...", "Thank you, Emma.", "Yes, and
 # Katrina, you are ...".
 _ADDRESSES = re.compile(r"(?:^|,\s*(?:and\s+)?)(?:" + _PERSON.pattern + r")\s*[,.!?]")
@@ -725,9 +738,11 @@ def _fits(question: str) -> Callable[[str], bool] | None:
         return lambda quote: bool(fits.search(quote))
     asked = [w.casefold() for w in _WORD.findall(question)]
     names_thing = _names_thing(question)
+    roles = _ASKS_WHO_DID.search(question) is not None and not _ASKS_WHO_SAID.search(question)
     return lambda quote: (
         any(not any(_near(name.casefold(), w) for w in asked) for name in _PERSON.findall(quote))
         or (names_thing is not None and names_thing(quote))
+        or (roles and any(role.casefold() not in asked for role in _ROLE.findall(quote)))
     )
 
 
