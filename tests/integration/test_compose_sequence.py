@@ -323,24 +323,6 @@ def test_a_price_asked_without_how_much_is_answered_with_the_price(question: str
     assert "$4.50" in composed.answer, composed.answer
 
 
-@pytest.mark.parametrize(
-    ("question", "answer"),
-    [
-        # the line Katrina said shares her name with the question, beside the word both lines share
-        ("What did Katrina tell me not to forget?", "doctor's appointment"),
-        # a line that shares only who said it does not answer what nothing recorded tells
-        ("What car does Katrina drive?", NO_MEMORY),
-    ],
-)
-def test_who_said_a_line_is_a_word_it_shares_with_the_question(question: str, answer: str) -> None:
-    windows = _windows(
-        "Katrina: Do not forget your doctor's appointment.",
-        "Do not forget the keys in my desk drawer tonight.",
-    )
-    composed = compose_answer(_services(), question, windows, NOW)
-    assert answer in composed.answer, composed.answer
-
-
 _CAFE = (
     "I am walking to the cafe for my morning drink.",
     "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",
@@ -405,28 +387,6 @@ def test_the_last_time_something_happened_is_the_latest_memory_that_tells_it(que
     assert f'"{quoted}"' in composed.answer, composed.answer
 
 
-@pytest.mark.parametrize("question", ["Which day is my doctor's appointment?", "On which date is my appointment?"])
-def test_which_day_asks_for_a_day_not_for_the_word(question: str) -> None:
-    windows = _windows(
-        "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
-        "Katrina: Have a good day.",
-    )
-    composed = compose_answer(_services(), question, windows, NOW)
-    assert "tomorrow morning at nine" in composed.answer, composed.answer
-
-
-@pytest.mark.parametrize("question", ["What is the cafe I go to called?", "What is the name of the cafe I go to?"])
-def test_a_places_name_as_heard_in_lower_case_answers_what_it_is_called(question: str) -> None:
-    # GIVEN the recogniser's lower-case "corner cafe", and a line that names a person and shares "go"
-    windows = _windows(
-        "I am walking to the corner cafe on maple street. I go there every morning.",
-        "Marko asked if we can meet at half past nine. Time to go.",
-        "I am leaving the cafe now.",
-    )
-    composed = compose_answer(_services(), question, windows, NOW)
-    assert "the corner cafe" in composed.answer, composed.answer
-
-
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
@@ -467,18 +427,43 @@ def test_a_past_day_nothing_was_recorded_on_must_be_said_in_the_answer(question:
     assert answer in composed.answer, composed.answer
 
 
+_KATRINA = ("Katrina: Do not forget your doctor's appointment.", "Do not forget the keys in my desk drawer tonight.")
+_APPOINTMENT = (
+    "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
+    "Katrina: Have a good day.",
+)
+# the recogniser's lower-case "corner cafe", and a line that names a person and shares "go"
+_CORNER_CAFE = (
+    "I am walking to the corner cafe on maple street. I go there every morning.",
+    "Marko asked if we can meet at half past nine. Time to go.",
+    "I am leaving the cafe now.",
+)
+_SPARE_KEY = (
+    "I am leaving the spare key on the shelf for the plumber.",
+    "Katrina: The spare key is on the shelf, I saw it.",
+)
+
+
 @pytest.mark.parametrize(
-    ("question", "answer"),
+    ("question", "heard", "answer"),
     [
-        # someone named by what they do answers "who"
-        ("Who did I leave the spare key for?", "for the plumber"),
-        # but not who said something: the one who said it does
-        ("Who said the spare key is on the shelf?", "Katrina: The spare key is on the shelf"),
+        # who said a line is a word it shares with the question, beside the word both lines share
+        ("What did Katrina tell me not to forget?", _KATRINA, "doctor's appointment"),
+        # a line that shares only who said it does not answer what nothing recorded tells
+        ("What car does Katrina drive?", _KATRINA, NO_MEMORY),
+        # "which day" asks for a day, not for the word
+        ("Which day is my doctor's appointment?", _APPOINTMENT, "tomorrow morning at nine"),
+        ("On which date is my appointment?", _APPOINTMENT, "tomorrow morning at nine"),
+        # a place's name as the recogniser wrote it, in lower case, answers what it is called
+        ("What is the cafe I go to called?", _CORNER_CAFE, "the corner cafe"),
+        ("What is the name of the cafe I go to?", _CORNER_CAFE, "the corner cafe"),
+        # someone named by what they do answers "who"; not who said something: the one who said it does
+        ("Who did I leave the spare key for?", _SPARE_KEY, "for the plumber"),
+        ("Who said the spare key is on the shelf?", _SPARE_KEY, "Katrina: The spare key is on the shelf"),
     ],
 )
-def test_someone_named_by_their_role_answers_who(question: str, answer: str) -> None:
-    windows = _windows(
-        "I am leaving the spare key on the shelf for the plumber.", "Katrina: The spare key is on the shelf, I saw it."
-    )
-    composed = compose_answer(_services(), question, windows, NOW)
+def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(
+    question: str, heard: tuple[str, ...], answer: str
+) -> None:
+    composed = compose_answer(_services(), question, _windows(*heard), NOW)
     assert answer in composed.answer, composed.answer
