@@ -131,6 +131,17 @@ def test_episodic_retriever_is_as_of_the_question(services: Services, day: Memor
     assert result.items and all(m.id != str(later) for m in result.items)
 
 
+def test_episodic_trace_names_the_range_it_searched(services: Services, day: MemoryWriter) -> None:
+    services.settings.episodic_rerank = False
+    named = retrieve_episodic(services, "u1", "Did I have coffee with Katrina yesterday?", now=NOW)
+    assert named.items and named.searched is not None and named.searched.endswith("(yesterday)")
+    assert named.reason is not None and named.reason.endswith(f"searched {named.searched}")
+    # a named day that holds nothing: everything before the question was searched, and the trace says only that
+    empty = retrieve_episodic(services, "u1", "Did I have coffee with Katrina on Monday?", now=NOW)
+    assert empty.items and empty.searched is None
+    assert empty.reason is not None and empty.reason.endswith("searched everything before it was asked")
+
+
 def test_episodic_retriever_never_returns_another_users_memories(
     services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
 ) -> None:

@@ -61,6 +61,7 @@ def test_hybrid_searches_the_range_the_question_names(services: Services) -> Non
     w.segment("I drank coffee with Katrina", start=datetime(2026, 3, 21, 9, 0, tzinfo=UTC))
     result = hybrid_search(services, "u1", "Who did I drink coffee with yesterday morning?", now=NOW, limit=5)
     assert [m.id for m in result.items] == [str(friday)]
+    assert result.searched is not None and result.searched.endswith("(yesterday morning)")
 
 
 def test_hybrid_widens_an_empty_named_range_and_says_so(services: Services) -> None:
@@ -69,6 +70,7 @@ def test_hybrid_widens_an_empty_named_range_and_says_so(services: Services) -> N
     result = hybrid_search(services, "u1", "Who did I drink coffee with yesterday?", now=NOW, limit=5)
     assert [m.id for m in result.items] == [str(monday)]
     assert result.reason is not None and "searched everything before it" in result.reason
+    assert result.searched is None
 
 
 def test_hybrid_widens_an_empty_named_range_up_to_when_it_was_asked(services: Services) -> None:

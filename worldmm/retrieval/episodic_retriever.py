@@ -30,7 +30,7 @@ from worldmm.graph.build import GraphKey, UserGraph, key_to_uuid
 from worldmm.graph.cache.port import load_graph
 from worldmm.graph.ppr import personalized_pagerank
 from worldmm.llm.structured import build_request, complete_structured
-from worldmm.retrieval.hybrid import WIDENED, hybrid_search
+from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.sanitize import sanitize_memory_text
 from worldmm.retrieval.timeref import TimeReference, parse_time_reference
@@ -220,14 +220,15 @@ def retrieve_episodic(
             logger.warning("cross-scale rerank failed, keeping the fused order: %s", exc)
             items, reason = items[:limit], "rerank failed: fused order"
     logger.debug("episodic retrieval took %.1f ms", (time.perf_counter() - started) * 1000)
-    if reference.since is not None and WIDENED not in (fused.reason or ""):
+    if fused.searched:
         reason = f"{reason}; " if reason else ""
-        reason += f"searched {reference.describe()}"
+        reason += f"searched {fused.searched}"
     return RetrievalResult(
         memory_type=MemoryKind.EPISODIC,
         query=query,
         items=items[:limit],
         reason=reason,
+        searched=fused.searched,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
     )

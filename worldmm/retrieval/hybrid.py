@@ -278,10 +278,6 @@ def load_rows(session: Session, user_id: str, ids: Sequence[uuid.UUID]) -> dict[
     return rows
 
 
-WIDENED = "searched everything before it was asked"
-"""The trace's note when a question's named range held nothing and everything before it was searched."""
-
-
 def hybrid_search(
     services: HybridPorts,
     user_id: str,
@@ -306,7 +302,7 @@ def hybrid_search(
     with services.db.unit_of_work(user_id) as session:
         rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
         if reference.since is not None and not (rankings.lexical or rankings.dense):
-            reason = reason or f"nothing in {reference.describe()}; {WIDENED}"
+            reason = reason or f"nothing in {reference.describe()}; searched everything before it was asked"
             reference = reference.unbounded()
             rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
         fused = score_fuse(
@@ -352,7 +348,8 @@ def hybrid_search(
     ]
     if not items and reason is None:
         reason = "no matching memories" + (f" in {reference.describe()}" if reference.since else "")
-    return RetrievalResult(memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason)
+    searched = reference.describe() if reference.since is not None else None
+    return RetrievalResult(memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason, searched=searched)
 
 
 # The 30-second windows that touch a retrieved one (ending where it starts, starting where it ends).

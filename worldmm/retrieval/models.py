@@ -40,6 +40,9 @@ class RetrievalResult(BaseModel):
     query: str
     items: list[RetrievedMemory] = Field(default_factory=list)
     reason: str | None = None
+    searched: str | None = Field(
+        default=None, description="the time range searched, in plain words; None when the search had no range"
+    )
     error: str | None = Field(
         default=None, description="why the search failed: it could not look, which is never 'no memories'"
     )
