@@ -442,6 +442,20 @@ _SPARE_KEY = (
     "I am leaving the spare key on the shelf for the plumber.",
     "Katrina: The spare key is on the shelf, I saw it.",
 )
+# a verb that says little ("see") shared with a line that gives a time, beside the topic's line
+_DOCTOR = (
+    "Katrina: Do not forget your doctor's appointment.\nRight, doctor, tomorrow morning at nine o'clock.",
+    "Okay, doctor in my calendar now.",
+    "And remember I am at the doctor tomorrow morning. So I will come in late.",
+    "Marko: See you tomorrow at around 11.",
+)
+# the person a question names, and a line without them that shares its other words
+_EVENING = (
+    "Katrina: We are almost out of milk.\nThen I will buy more milk on the way home tonight.",
+    "Katrina: I am going to my pottery class tonight, so I will be home late.",
+    "Katrina: Have a good day.",
+    "Marko: I booked a class at the gym tonight.",
+)
 
 
 @pytest.mark.parametrize(
@@ -460,6 +474,9 @@ _SPARE_KEY = (
         # someone named by what they do answers "who"; not who said something: the one who said it does
         ("Who did I leave the spare key for?", _SPARE_KEY, "for the plumber"),
         ("Who said the spare key is on the shelf?", _SPARE_KEY, "Katrina: The spare key is on the shelf"),
+        # the topic outweighs a light verb; a line where the person asked about is goes first
+        ("When am I seeing the doctor?", _DOCTOR, "tomorrow morning at nine"),
+        ("What class has Katrina booked for tonight?", _EVENING, "pottery class"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -315,6 +315,12 @@ _HABIT_WORDS = re.compile(
 _KIND_WORDS = re.compile(
     r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often)\b", re.I
 )
+# Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
+# tomorrow."): like habit words they count half.
+_LIGHT_VERBS = re.compile(
+    r"\b(?:see|sees|seeing|saw|seen|go|goes|going|went|gone|make|makes|making|made|take|takes|taking|took|taken)\b",
+    re.I,
+)
 # "Where did my mug go after breakfast?": a clause that says when counts half, as habit words do.
 _WHEN_CLAUSE = re.compile(r"(?<=\w)\s+(?:after|before|during|while)\s.*$", re.I)
 # "Who is Marco?": a name asked about; with no fact about it, its mentions are the answer.
@@ -426,17 +432,18 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     A sentence counts the question's lexemes it shares, each by its rarity among the candidate sentences
     (idf; a name may be spelt one edit apart, as speech recognition heard it; frequency words such as
     "every morning" count half: they say that a habit is asked, not which; so do the words of a clause that
-    says when, "after breakfast"; who said it is one of a sentence's words — "Katrina: Do not forget your
-    doctor's appointment." shares "Katrina" with "What did Katrina tell me not to forget?" —, but a sentence
-    that shares nothing else does not answer a question with a word nowhere heard, "What car does Katrina
-    drive?"). A sentence that leans on the one before ("That is $4.50.") or replies to
-    a spoken question carries half of that one's words too.
+    says when, "after breakfast", and verbs that say little, "seeing" the doctor; who said it is one of a
+    sentence's words — "Katrina: Do not forget your doctor's appointment." shares "Katrina" with "What did
+    Katrina tell me not to forget?" —, but a sentence that shares nothing else does not answer a question with
+    a word nowhere heard, "What car does Katrina drive?"). A sentence that leans on the one before ("That is
+    $4.50.") or replies to a spoken question carries half of that one's words too.
     A sentence that shares no word scores by the embedder's cosine with the question, so an answer in
     other words counts ("What did my coffee cost?" / "That is $4.50."); a number matches in words or
     digits. A semantic fact counts half: a sentence heard that shares its words is the better evidence.
     Statements go before questions; when the question asks for
     a time, an amount, a size, a place, a reason or a person, only sentences that give one answer it (one that
-    gives a price or a size, which few sentences do, may be less close in meaning: `_RARE_KINDS`); ties go to
+    gives a price or a size, which few sentences do, may be less close in meaning: `_RARE_KINDS`); a passage
+    where the person the question names is heard goes before one without them; ties go to
     the 30-second window over a summary, then to the sentence closer to the question in meaning, then to the
     one that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
@@ -447,11 +454,11 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     pieces = _candidates(memories)
     if not pieces:
         return []
-    core_text = _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question)))
-    texts = [question, core_text, " ".join(_RARE_KIND_WORDS.findall(question))]
+    core_text = _LIGHT_VERBS.sub(" ", _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question))))
+    texts = [question, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), " ".join(_PERSON.findall(question))]
     named = [p.speaker if p.speaker and _PERSON.fullmatch(p.speaker) else "" for p in pieces]  # not "Someone"
     texts += [p.text for p in pieces] + named
-    question_lexemes, core_lexemes, kind_lexemes, *lexemes = text_lexemes(services, texts)
+    question_lexemes, core_lexemes, kind_lexemes, people_lexemes, *lexemes = text_lexemes(services, texts)
     own_lexemes, speaker_lexemes = lexemes[: len(pieces)], lexemes[len(pieces) :]
     piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
     hits = _matcher(question_lexemes, piece_lexemes)
@@ -529,6 +536,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     names_thing = _names_thing(question)
     if names_thing is not None:  # "What is the cafe I go to called?": a passage naming the cafe before a person
         pool = [i for i in pool if names_thing(pieces[i].quote)] or pool
+    heard_people = people_lexemes & set().union(*matched)
+    if heard_people:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco
+        pool = [i for i in pool if heard_people <= _nearby(pieces, matched, i)] or pool
     which = _WHICH.search(question)
     if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
         [noun] = text_lexemes(services, [which.group("noun")])
