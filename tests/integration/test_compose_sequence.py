@@ -457,6 +457,16 @@ _EVENING = (
     "Marko: I booked a class at the gym tonight.",
 )
 
+_REPORT = (
+    "I finished the budget report slides.",
+    "The budget report is due on Thursday.",
+    "I like working with music. So I am putting my headphones on.",
+)
+_CLIENT = (
+    "I am at the office, third floor.\nMarko: My presentation is on Friday afternoon to the whole team.",
+    "Marko: The client from Boston will be there.",
+)
+
 
 @pytest.mark.parametrize(
     ("question", "heard", "answer"),
@@ -477,6 +487,9 @@ _EVENING = (
         # the topic outweighs a light verb; a line where the person asked about is goes first
         ("When am I seeing the doctor?", _DOCTOR, "tomorrow morning at nine"),
         ("What class has Katrina booked for tonight?", _EVENING, "pottery class"),
+        # what is asked said at the question's end ("… when?"); where someone is from is a name after "from"
+        ("The budget report has to be finished when?", _REPORT, "due on Thursday"),
+        ("Where is the client at Marco's presentation from?", _CLIENT, "from Boston"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

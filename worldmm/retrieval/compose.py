@@ -232,9 +232,11 @@ _RARE_KINDS = (_MONEY_FITS, _SIZE_FITS)
 # The words that ask for one of those kinds, not what it is of ("How much did I pay at the cafe?").
 _RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|size)\b", re.I)
 _REASON_FITS = re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)
+# What a question asks for, said at its end ("The report is due when?", "Marco's talk is which day?").
+_ASKED_LAST = r"\s*[?.!]*\s*$"
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
-    (  # "What time does the cafe open?": a clock time, not "every morning"
-        re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)", re.I),
+    (  # "What time does the cafe open?", "Marco wants to meet at what time?": a clock time, not "every morning"
+        re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)|\bwhat (?:time|hour|o'clock)" + _ASKED_LAST, re.I),
         re.compile(_CLOCK, re.I),
     ),
     (  # "How long did my walk take?": a length of time
@@ -245,7 +247,11 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        re.compile(r"^\s*(?:when\b|(?:on |at )?(?:what|which) (?:day|weekday|date)\b)", re.I),
+        re.compile(
+            r"^\s*(?:when\b|(?:on |at )?(?:what|which) (?:day|weekday|date)\b)"
+            r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST,
+            re.I,
+        ),
         re.compile(
             r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
             r"morning|afternoon|evening|lunch|week|month|year)\b|" + _CLOCK,
@@ -277,6 +283,10 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"(?:[\s-]\w+)?)\b(?![.:,]\d|\s*(?:o'clock|am|pm|percent)|%)",
             re.I,
         ),
+    ),
+    (  # "Where is the client from?": a place's name after "from"
+        re.compile(r"^\s*where\b.*\bfrom" + _ASKED_LAST, re.I),
+        re.compile(r"\bfrom\s+(?:the\s+)?[A-Z][a-z]+"),
     ),
     (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
     (_ASKS_WHO, _PERSON),
@@ -313,7 +323,9 @@ _HABIT_WORDS = re.compile(
 # Words that ask what kind of answer is wanted ("what time", "how long") say less what it is about: like habit
 # words they count half ("What time will the plumber arrive?" is not answered by "Time to go.").
 _KIND_WORDS = re.compile(
-    r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often)\b", re.I
+    r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often)\b"
+    r"|\b(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)" + _ASKED_LAST,
+    re.I,
 )
 # Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
 # tomorrow."): like habit words they count half.
