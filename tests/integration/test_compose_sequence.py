@@ -462,6 +462,7 @@ _REPORT = (
     "The budget report is due on Thursday.",
     "I like working with music. So I am putting my headphones on.",
 )
+_MUG = ("I am putting my coffee mug in the sink.", "I am taking my blue notebook from the shelf.")
 _CLIENT = (
     "I am at the office, third floor.\nMarko: My presentation is on Friday afternoon to the whole team.",
     "Marko: The client from Boston will be there.",
@@ -490,6 +491,9 @@ _CLIENT = (
         # what is asked said at the question's end ("… when?"); where someone is from is a name after "from"
         ("The budget report has to be finished when?", _REPORT, "due on Thursday"),
         ("Where is the client at Marco's presentation from?", _CLIENT, "from Boston"),
+        # a colour asked for: the line that gives one, not the line that only names the thing
+        ("What colour is my coffee mug?", _MUG, NO_MEMORY),
+        ("What colour is my notebook?", _MUG, "my blue notebook"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

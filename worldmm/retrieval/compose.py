@@ -284,6 +284,13 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    (  # "What colour is my mug?": a colour, not the line that names the mug
+        re.compile(r"\b(?:what|which)\s+colou?rs?\b", re.I),
+        re.compile(
+            r"\b(?:red|orange|yellow|green|blue|purple|violet|pink|brown|black|white|grey|gray|silver|gold|beige|navy)\b",
+            re.I,
+        ),
+    ),
     (  # "Where is the client from?": a place's name after "from"
         re.compile(r"^\s*where\b.*\bfrom" + _ASKED_LAST, re.I),
         re.compile(r"\bfrom\s+(?:the\s+)?[A-Z][a-z]+"),
