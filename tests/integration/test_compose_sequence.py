@@ -359,6 +359,18 @@ def test_a_rare_kind_of_fact_in_other_words_is_found_nearer_in_meaning(
     assert answer in composed.answer, composed.answer
 
 
+def test_a_line_that_shares_only_a_name_gives_way_to_one_near_in_meaning() -> None:
+    # GIVEN "employed", heard nowhere, and one window: a longer line that names Katrina and a place, and her line
+    # about work, near the question in meaning, that shares only who said it
+    question, work = "Where is Katrina employed?", "Katrina: I start work at the bakery at ten."
+    embedder = SteeredEmbedder(64, {question: [1.0] + [0.0] * 63, work: [0.6, 0.8] + [0.0] * 62})
+    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    window = _windows(f"Good morning, Katrina, you are up early today making pancakes in the kitchen.\n{work}")
+    composed = compose_answer(services, question, window, NOW)
+    # THEN the name alone does not answer: the line close in meaning does
+    assert "at the bakery" in composed.answer, composed.answer
+
+
 def test_a_price_said_just_after_the_thing_bought_is_quoted_with_it() -> None:
     windows = _windows("I order a large cappuccino.\nEmma: Four dollars fifty, please.\nI am paying with my phone.")
     composed = compose_answer(_services(), "What did the cappuccino cost?", windows, NOW)

@@ -482,8 +482,11 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
     hits = _matcher(question_lexemes, piece_lexemes)
     matched = [hits(piece) for piece in piece_lexemes]
-    # Sentences that share only who said them with the question ("Marko: See you tomorrow." for "Marco's car").
-    by_speaker_only = [bool(m) and not hits(own) for m, own in zip(matched, own_lexemes, strict=True)]
+    # Sentences that share only who said them or a name with the question ("Marko: See you tomorrow." or "Marko
+    # asked if we can meet." for "Marco's car").
+    by_name_only = [
+        bool(m) and (not hits(own) or m <= people_lexemes) for m, own in zip(matched, own_lexemes, strict=True)
+    ]
     by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
     cosines = _dense(services, question, pieces)
@@ -525,7 +528,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     kept = [
         i
         for i in range(len(pieces))
-        if (lexical_scores[i] > 0 and not (unheard and by_speaker_only[i])) or dense[i] >= DENSE_KEEP or rare_fact(i)
+        if (lexical_scores[i] > 0 and not (unheard and by_name_only[i])) or dense[i] >= DENSE_KEEP or rare_fact(i)
     ]
     if not kept:
         return []
