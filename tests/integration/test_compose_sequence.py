@@ -140,7 +140,7 @@ def test_a_name_asked_for_needs_a_name_the_question_does_not_give(question: str)
     ("question", "answered"),
     [
         ("How old is Marco?", False),
-        ("How old is Emma?", False),  # neither a price nor "every day" is an age
+        ("How old is Emma?", False),  # neither a price nor "every day" nor "a day" is an age
         ("How old are the budget numbers?", True),
         ("How old is Katrina?", True),
     ],
@@ -152,6 +152,7 @@ def test_how_old_needs_an_age_or_a_time_ago(question: str, answered: bool) -> No
         "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",
         "Thank you, Emma.\nEmma: That is $4.50.",
         "Katrina is 34 today, so we are having cake.",
+        "I only drink one coffee a day.\nMarco: Only one coffee.",
     )
     composed = compose_answer(_services(), question, windows, NOW)
     assert (composed.answer != NO_MEMORY) == answered, composed.answer

@@ -275,10 +275,10 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
     ),
     (  # "How old is Marco?": an age, or a time ago ("How old are the numbers?" / "from last year"); not a price,
-        # a clock time or "every day"
+        # a clock time, "every day" or "one coffee a day"
         re.compile(r"^\s*how old\b", re.I),
         re.compile(
-            r"\b(?:" + _SPAN + r"|last)[\s-]+(?:years?|months?|weeks?|days?)\b|\b(?:ago|born)\b"
+            r"\b(?:" + _SPAN + r"|last)[\s-]+(?:years?|months?|weeks?|days?)\b(?<!\ba day)|\b(?:ago|born)\b"
             r"|\b(?:is|am|are|turned|turns|aged?)\s+(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
             r"(?:[\s-]\w+)?)\b(?![.:,]\d|\s*(?:o'clock|am|pm|percent)|%)",
             re.I,
@@ -330,7 +330,7 @@ _HABIT_WORDS = re.compile(
 # Words that ask what kind of answer is wanted ("what time", "how long") say less what it is about: like habit
 # words they count half ("What time will the plumber arrive?" is not answered by "Time to go.").
 _KIND_WORDS = re.compile(
-    r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often)\b"
+    r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often|old)\b"
     r"|\b(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)" + _ASKED_LAST,
     re.I,
 )
