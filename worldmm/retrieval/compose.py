@@ -337,7 +337,8 @@ _KIND_WORDS = re.compile(
 # Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
 # tomorrow."): like habit words they count half.
 _LIGHT_VERBS = re.compile(
-    r"\b(?:see|sees|seeing|saw|seen|go|goes|going|went|gone|make|makes|making|made|take|takes|taking|took|taken)\b",
+    r"\b(?:see|sees|seeing|saw|seen|go|goes|going|went|gone|make|makes|making|made|take|takes|taking|took|taken|"
+    r"say|says|saying|said)\b",
     re.I,
 )
 # "Where did my mug go after breakfast?": a clause that says when counts half, as habit words do.
@@ -558,9 +559,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     names_thing = _names_thing(question)
     if names_thing is not None:  # "What is the cafe I go to called?": a passage naming the cafe before a person
         pool = [i for i in pool if names_thing(pieces[i].quote)] or pool
-    heard_people = people_lexemes & set().union(*matched)
-    if heard_people:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco
-        pool = [i for i in pool if heard_people <= _nearby(pieces, matched, i)] or pool
+    if people_lexemes:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco
+        pool = [i for i in pool if _names_any(people_lexemes, _nearby(pieces, piece_lexemes, i))] or pool
     which = _WHICH.search(question)
     if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
         [noun] = text_lexemes(services, [which.group("noun")])
@@ -794,11 +794,17 @@ def _names_thing(question: str) -> Callable[[str], bool] | None:
 
 
 def _nearby(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
-    """The question's words that sentence `i` and the sentences around it in its memory share (a name is
-    often said a sentence or two before what is said of it: "Sure, Marco. When is your presentation? ...")."""
+    """The words (of `matched`: the question's, or all) that sentence `i` and the sentences around it in its
+    memory share (a name is often said a sentence or two before what is said of it: "Sure, Marco. When is your
+    presentation? ...")."""
     memory = pieces[i].memory.id
     around = range(max(0, i - NEARBY), min(len(pieces), i + NEARBY + 1))
     return set().union(*(matched[j] for j in around if pieces[j].memory.id == memory))
+
+
+def _names_any(names: set[str], lexemes: set[str]) -> bool:
+    """Whether `lexemes` hold one of `names`, as spelt or one edit apart ("Marko" for "Marco")."""
+    return any(_near(name, w) for name in names for w in lexemes)
 
 
 def _said_in_scene(pieces: list[Candidate], matched: list[set[str]], i: int) -> set[str]:
