@@ -480,6 +480,7 @@ _CLIENT = (
     "I am at the office, third floor.\nMarko: My presentation is on Friday afternoon to the whole team.",
     "Marko: The client from Boston will be there.",
 )
+_SEE_YOU = "Marko: See you tomorrow at around 11."
 
 
 @pytest.mark.parametrize(
@@ -504,6 +505,8 @@ _CLIENT = (
         # what is asked said at the question's end ("… when?"); where someone is from is a name after "from"
         ("The budget report has to be finished when?", _REPORT, "due on Thursday"),
         ("Where is the client at Marco's presentation from?", _CLIENT, "from Boston"),
+        # a day and an hour asked at once: a line that gives either ("on Friday afternoon")
+        ("Marco's presentation is on which day and at what time?", (*_CLIENT, _SEE_YOU), "on Friday afternoon"),
         # a colour asked for: the line that gives one, not the line that only names the thing
         ("What colour is my coffee mug?", _MUG, NO_MEMORY),
         ("What colour is my notebook?", _MUG, "my blue notebook"),

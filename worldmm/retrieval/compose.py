@@ -234,7 +234,19 @@ _RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|si
 _REASON_FITS = re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)
 # What a question asks for, said at its end ("The report is due when?", "Marco's talk is which day?").
 _ASKED_LAST = r"\s*[?.!]*\s*$"
+# A day, a part of one, or a clock time.
+_DAY_FITS = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
+    r"morning|afternoon|evening|lunch|week|month|year)\b|" + _CLOCK,
+    re.I,
+)
+_ASKS_DAY = r"\b(?:when|(?:what|which) (?:day|weekday|date))\b"
+_ASKS_HOUR = r"\b(?:what|which) (?:time|hour)\b"
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (  # "Marco presents on which day and at what hour?": either may be what was heard ("on Friday afternoon")
+        re.compile(_ASKS_DAY + r".*\band\b.*" + _ASKS_HOUR + "|" + _ASKS_HOUR + r".*\band\b.*" + _ASKS_DAY, re.I),
+        _DAY_FITS,
+    ),
     (  # "What time does the cafe open?", "Marco wants to meet at what time?": a clock time, not "every morning"
         re.compile(r"^\s*(?:(?:at |by |from )?what (?:time|hour)\b)|\bwhat (?:time|hour|o'clock)" + _ASKED_LAST, re.I),
         re.compile(_CLOCK, re.I),
@@ -252,11 +264,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST,
             re.I,
         ),
-        re.compile(
-            r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tonight|tomorrow|yesterday|"
-            r"morning|afternoon|evening|lunch|week|month|year)\b|" + _CLOCK,
-            re.I,
-        ),
+        _DAY_FITS,
     ),
     (  # "What is Marco's phone number?": digits, or a number said in words
         re.compile(r"^\s*what(?:'s| is| was| are)\b.*\bnumbers?\b", re.I),
