@@ -481,6 +481,7 @@ _CLIENT = (
     "Marko: The client from Boston will be there.",
 )
 _SEE_YOU = "Marko: See you tomorrow at around 11."
+_POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home late.", "Katrina: Have a good day.")
 
 
 @pytest.mark.parametrize(
@@ -507,6 +508,9 @@ _SEE_YOU = "Marko: See you tomorrow at around 11."
         ("Where is the client at Marco's presentation from?", _CLIENT, "from Boston"),
         # a day and an hour asked at once: a line that gives either ("on Friday afternoon")
         ("Marco's presentation is on which day and at what time?", (*_CLIENT, _SEE_YOU), "on Friday afternoon"),
+        # "going to" before a verb says when, not what is done: Katrina "going to my pottery class" answers neither
+        ("When is Katrina going to repaint the hallway?", _POTTERY, NO_MEMORY),
+        ("When am I going to phone Katrina?", _POTTERY, NO_MEMORY),
         # a colour asked for: the line that gives one, not the line that only names the thing
         ("What colour is my coffee mug?", _MUG, NO_MEMORY),
         ("What colour is my notebook?", _MUG, "my blue notebook"),

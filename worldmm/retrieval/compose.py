@@ -349,6 +349,12 @@ _LIGHT_VERBS = re.compile(
     r"say|says|saying|said)\b",
     re.I,
 )
+# "When am I going to collect my notebook?": "going to" before a verb says when, not what is done ("going to the
+# cafe" stays).
+_GOING_TO = re.compile(
+    r"\bgoing to(?=\s+(?!(?:the|my|a|an|his|her|their|our|your|this|that|work|bed|school|town|lunch)\b)[a-z]+\b)",
+    re.I,
+)
 # "Where did my mug go after breakfast?": a clause that says when counts half, as habit words do.
 _WHEN_CLAUSE = re.compile(r"(?<=\w)\s+(?:after|before|during|while)\s.*$", re.I)
 # "Who is Marco?": a name asked about; with no fact about it, its mentions are the answer.
@@ -482,8 +488,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     pieces = _candidates(memories)
     if not pieces:
         return []
-    core_text = _LIGHT_VERBS.sub(" ", _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", question))))
-    texts = [question, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), " ".join(_PERSON.findall(question))]
+    wording = _GOING_TO.sub(" ", question)
+    core_text = _LIGHT_VERBS.sub(" ", _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", wording))))
+    texts = [wording, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), " ".join(_PERSON.findall(question))]
     named = [p.speaker if p.speaker and _PERSON.fullmatch(p.speaker) else "" for p in pieces]  # not "Someone"
     texts += [p.text for p in pieces] + named
     question_lexemes, core_lexemes, kind_lexemes, people_lexemes, *lexemes = text_lexemes(services, texts)
