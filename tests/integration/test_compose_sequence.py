@@ -481,6 +481,10 @@ _CLIENT = (
     "Marko: The client from Boston will be there.",
 )
 _SEE_YOU = "Marko: See you tomorrow at around 11."
+_KEPT = (
+    "Emma: We will keep your blue notebook behind the counter.",
+    "Note to self. Pick up the blue notebook at the cafe at lunch.",
+)
 _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home late.", "Katrina: Have a good day.")
 
 
@@ -511,6 +515,10 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # "going to" before a verb says when, not what is done: Katrina "going to my pottery class" answers neither
         ("When is Katrina going to repaint the hallway?", _POTTERY, NO_MEMORY),
         ("When am I going to phone Katrina?", _POTTERY, NO_MEMORY),
+        # where someone is doing something, not where the thing was last said to be
+        ("Where is the cafe keeping my notebook?", _KEPT, "behind the counter"),
+        ("Where are they keeping my notebook at the cafe?", _KEPT, "behind the counter"),
+        ("Where is my notebook now?", _KEPT, "at the cafe at lunch"),
         # a colour asked for: the line that gives one, not the line that only names the thing
         ("What colour is my coffee mug?", _MUG, NO_MEMORY),
         ("What colour is my notebook?", _MUG, "my blue notebook"),

@@ -316,7 +316,13 @@ _GOES_ON = re.compile(_REFERS_BACK + r".*[^?]$", re.I | re.S)
 # Words that say what is happening as the question is asked.
 _PRESENT = r"\b(?:now|currently|at the moment)\b"
 # Asking for the present state ("where are my keys?", "... now?"): the latest memory that answers wins.
-_NOW = re.compile(_PRESENT + r"|\bstill\b|^\s*where(?:'s| is| are)\b", re.I)
+# "Where is the cafe keeping my notebook?" asks where someone does something, not where a thing is last ("Where is
+# my notebook sitting this morning?" asks that).
+_DOING = (
+    r"\b(?!(?:morning|evening|thing|something|nothing|anything|everything|building|meeting|sitting|lying|standing|"
+    r"hanging|staying|resting)\b)\w{3,}ing\b"
+)
+_NOW = re.compile(_PRESENT + r"|\bstill\b|^\s*where(?:'s| is| are)\b(?!.*" + _DOING + ")", re.I)
 # Asking for the latest time something happened ("Who used the pen last time?", "When did I last see Emma?",
 # "When was the piping bag last used?", "Who was the last person to use the keyboard?"): the latest wins too.
 _LAST_TIME = re.compile(
