@@ -509,6 +509,7 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("What class has Katrina booked for tonight?", _EVENING, "pottery class"),
         # what is asked said at the question's end ("… when?"); where someone is from is a name after "from"
         ("The budget report has to be finished when?", _REPORT, "due on Thursday"),
+        ("What's the deadline for the budget report?", (*_REPORT, "Now I am starting the budget report."), "Thursday"),
         ("Where is the client at Marco's presentation from?", _CLIENT, "from Boston"),
         # a day and an hour asked at once: a line that gives either ("on Friday afternoon")
         ("Marco's presentation is on which day and at what time?", (*_CLIENT, _SEE_YOU), "on Friday afternoon"),

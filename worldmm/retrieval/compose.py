@@ -261,7 +261,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (
         re.compile(
             r"^\s*(?:when\b|(?:on |at )?(?:what|which) (?:day|weekday|date)\b)"
-            r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST,
+            r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST + r"|^\s*what(?:'s| is| was)\s+the\s+deadline\b",
             re.I,
         ),
         _DAY_FITS,
