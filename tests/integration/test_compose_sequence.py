@@ -516,6 +516,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # "going to" before a verb says when, not what is done: Katrina "going to my pottery class" answers neither
         ("When is Katrina going to repaint the hallway?", _POTTERY, NO_MEMORY),
         ("When am I going to phone Katrina?", _POTTERY, NO_MEMORY),
+        # "this evening" is "tonight"
+        ("What is Katrina up to this evening?", (*_POTTERY, "Marko: I will fix slide three this evening."), "pottery"),
         # where someone is doing something, not where the thing was last said to be
         ("Where is the cafe keeping my notebook?", _KEPT, "behind the counter"),
         ("Where are they keeping my notebook at the cafe?", _KEPT, "behind the counter"),

@@ -120,11 +120,18 @@ def _near(a: str, b: str) -> bool:
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
 
 
+# Lexemes (as the English index stems them) that name the same part of the day ("even" is also the adverb's).
+_SAME_TIME = {"even": frozenset({"tonight"}), "tonight": frozenset({"even"})}
+
+
 def _matcher(question_lexemes: set[str], lexemes: list[set[str]]) -> Callable[[set[str]], set[str]]:
     """The question's lexemes that a set of the texts' lexemes matches: the same, or — for a question word no
-    text holds exactly — a spelling one edit away (speech recognition spells an unfamiliar name as it heard it)."""
+    text holds exactly — a spelling one edit away (speech recognition spells an unfamiliar name as it heard it);
+    a part of the day also by its other name (`_SAME_TIME`)."""
     seen = set().union(*lexemes) if lexemes else set()
     variants = {q: {w for w in seen if _near(q, w)} for q in question_lexemes - seen}
+    for q in question_lexemes:  # "this evening" is "tonight"
+        variants.setdefault(q, set()).update(_SAME_TIME.get(q, ()))
 
     def hits(own: set[str]) -> set[str]:
         return (own & question_lexemes) | {q for q, near in variants.items() if own & near}
