@@ -485,6 +485,7 @@ _KEPT = (
     "Emma: We will keep your blue notebook behind the counter.",
     "Note to self. Pick up the blue notebook at the cafe at lunch.",
 )
+_OFFER = ("Marko: You want a coffee from the machine.", "I am putting my coffee mug in the sink.")
 _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home late.", "Katrina: Have a good day.")
 
 
@@ -522,6 +523,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Where is the cafe keeping my notebook?", _KEPT, "behind the counter"),
         ("Where are they keeping my notebook at the cafe?", _KEPT, "behind the counter"),
         ("Where is my notebook now?", _KEPT, "at the cafe at lunch"),
+        # "You want a coffee?" offers; it gives no reason for saying no
+        ("Why did I turn down the coffee from the machine?", _OFFER, NO_MEMORY),
         # a colour asked for: the line that gives one, not the line that only names the thing
         ("What colour is my coffee mug?", _MUG, NO_MEMORY),
         ("What colour is my notebook?", _MUG, "my blue notebook"),

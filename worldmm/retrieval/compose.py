@@ -238,7 +238,8 @@ _RARE_KINDS = (_MONEY_FITS, _SIZE_FITS)
 """Kinds of fact few sentences give: one that gives it is a candidate from `DENSE_ANSWERS` on."""
 # The words that ask for one of those kinds, not what it is of ("How much did I pay at the cafe?").
 _RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|size)\b", re.I)
-_REASON_FITS = re.compile(r"\b(?:because|so|since|as|like|likes|want|wants|need|needs)\b", re.I)
+# "You want a coffee?" offers; it gives no reason.
+_REASON_FITS = re.compile(r"\b(?:because|so|since|as|like|likes|(?<!you )(?:want|wants|need|needs))\b", re.I)
 # What a question asks for, said at its end ("The report is due when?", "Marco's talk is which day?").
 _ASKED_LAST = r"\s*[?.!]*\s*$"
 # A day, a part of one, or a clock time.
