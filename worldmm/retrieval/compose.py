@@ -269,7 +269,8 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (
         re.compile(
             r"^\s*(?:when\b|(?:on |at )?(?:what|which) (?:day|weekday|date)\b)"
-            r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST + r"|^\s*what(?:'s| is| was)\s+the\s+deadline\b",
+            r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST
+            + r"|^\s*what(?:'s| is| was)\s+the\s+deadline\b",
             re.I,
         ),
         _DAY_FITS,
@@ -496,8 +497,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     one that says most. A question about the present
     ("now") takes the latest strong candidate. None when no sentence is relevant, when the question asks
     for a kind of fact no relevant sentence gives, when a word of the question is nowhere in the
-    memories and no sentence is close to it in meaning, or when every passage shares only a minor part of
-    the question ("number" of "Marco's phone number") and none is close to it in meaning.
+    memories and no sentence that answers is close to it in meaning (`DENSE_ANSWERS`), or when every passage
+    shares only a minor part of the question ("number" of "Marco's phone number") and none is close to it in
+    meaning.
     """
     pieces = _candidates(memories)
     if not pieces:
@@ -574,8 +576,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
                 pool.append(i)
     if not pool:
         return []
-    if unheard and cosines is not None and max(dense[i] for i in pool) < DENSE_ANSWERS:
-        return []
+    if unheard and cosines is not None:
+        pool = [i for i in pool if dense[i] >= DENSE_ANSWERS]
+        if not pool:
+            return []
     # A passage sharing only a minor word of the question ("number" of "Marco's phone number") does not answer.
     asked = weight(core_lexemes & set().union(*matched))
     pool = [
