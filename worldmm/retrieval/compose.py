@@ -179,7 +179,7 @@ def memory_sentences(memory_text: str) -> list[str]:
 _NOT_NAMES = (
     "I|A|An|The|It|Its|Is|Yes|No|Not|Okay|Ok|Good|Hi|Hey|Hello|So|Then|And|But|Or|We|You|He|She|They|My|Your|"
     "Our|His|Her|Their|This|That|These|Those|Let|Now|Do|Does|Did|Can|Could|Will|Would|Sure|Thanks|Thank|Oh|"
-    "Wait|Right|Time|Great|Note|Someone|First|Second|Third|Only|Just|What|When|Where|Who|Why|How|Bye|See|There|Here|"
+    "Wait|Right|Time|Great|Note|Name|Someone|First|Second|Third|Only|Just|What|When|Where|Who|Why|How|Bye|See|There|Here|"
     "Please|Well|Yeah|Also|Today|Tomorrow|Tonight|Morning|Afternoon|Evening|Monday|Tuesday|Wednesday|"
     "Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|July|August|September|October|"
     "November|December|Remember|Don|Are|Am|Was|Were|Have|Had|Has|In|On|At|To|For|Of|With|From|Some|Any|One|Two"
@@ -204,7 +204,7 @@ _NOT_A_NAME_BEFORE = frozenset(
     w.casefold() for w in (_NOT_NAMES + "|usual|same|little|big|small|new|old|local|nice|whole|other").split("|")
 )
 # A capitalised word that is not a sentence opener, a day or a month: someone's (or some place's) name.
-_PERSON = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
+_NAME = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
 _WHERE_FITS = re.compile(
     r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b", re.I
 )
@@ -313,7 +313,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"\bfrom\s+(?:the\s+)?[A-Z][a-z]+"),
     ),
     (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
-    (_ASKS_WHO, _PERSON),
+    (_ASKS_WHO, _NAME),
     (re.compile(r"^\s*why\b", re.I), _REASON_FITS),
 )
 # Opening words that refer to the sentence before.
@@ -506,10 +506,10 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
         return []
     wording = _GOING_TO.sub(" ", question)
     core_text = _LIGHT_VERBS.sub(" ", _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", wording))))
-    texts = [wording, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), " ".join(_PERSON.findall(question))]
-    named = [p.speaker if p.speaker and _PERSON.fullmatch(p.speaker) else "" for p in pieces]  # not "Someone"
+    texts = [wording, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), " ".join(_NAME.findall(question))]
+    named = [p.speaker if p.speaker and _NAME.fullmatch(p.speaker) else "" for p in pieces]  # not "Someone"
     texts += [p.text for p in pieces] + named
-    question_lexemes, core_lexemes, kind_lexemes, people_lexemes, *lexemes = text_lexemes(services, texts)
+    question_lexemes, core_lexemes, kind_lexemes, name_lexemes, *lexemes = text_lexemes(services, texts)
     own_lexemes, speaker_lexemes = lexemes[: len(pieces)], lexemes[len(pieces) :]
     piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
     hits = _matcher(question_lexemes, piece_lexemes)
@@ -517,7 +517,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     # Sentences that share only who said them or a name with the question ("Marko: See you tomorrow." or "Marko
     # asked if we can meet." for "Marco's car").
     by_name_only = [
-        bool(m) and (not hits(own) or m <= people_lexemes) for m, own in zip(matched, own_lexemes, strict=True)
+        bool(m) and (not hits(own) or m <= name_lexemes) for m, own in zip(matched, own_lexemes, strict=True)
     ]
     by_text = {p.said: hits for p, hits in zip(pieces, matched, strict=True)}
     idf = _idf(matched)
@@ -592,8 +592,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     names_thing = _names_thing(question)
     if names_thing is not None:  # "What is the cafe I go to called?": a passage naming the cafe before a person
         pool = [i for i in pool if names_thing(pieces[i].quote)] or pool
-    if people_lexemes:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco
-        pool = [i for i in pool if _names_any(people_lexemes, _nearby(pieces, piece_lexemes, i))] or pool
+    if name_lexemes:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco
+        pool = [i for i in pool if _names_any(name_lexemes, _nearby(pieces, piece_lexemes, i))] or pool
     which = _WHICH.search(question)
     if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
         [noun] = text_lexemes(services, [which.group("noun")])
@@ -703,7 +703,7 @@ _ROLE = re.compile(
 )
 # Someone addressed by name, set off by commas: "Sure, Marco, when is ...", "Thank you, Emma.", "Yes, and
 # Katrina, you are ...".
-_ADDRESSES = re.compile(r"(?:^|,\s*(?:and\s+)?)(?:" + _PERSON.pattern + r")\s*[,.!?]")
+_ADDRESSES = re.compile(r"(?:^|,\s*(?:and\s+)?)(?:" + _NAME.pattern + r")\s*[,.!?]")
 
 
 def _with_addressee(pieces: list[Candidate], i: int, fits: Callable[[str], bool]) -> Candidate | None:
@@ -799,13 +799,13 @@ def _fits(question: str) -> Callable[[str], bool] | None:
     fits = _answer_type(question)
     if fits is None:
         return None
-    if fits.pattern != _PERSON.pattern:
+    if fits.pattern != _NAME.pattern:
         return lambda quote: bool(fits.search(quote))
     asked = [w.casefold() for w in _WORD.findall(question)]
     names_thing = _names_thing(question)
     roles = _ASKS_WHO_DID.search(question) is not None and not _ASKS_WHO_SAID.search(question)
     return lambda quote: (
-        any(not any(_near(name.casefold(), w) for w in asked) for name in _PERSON.findall(quote))
+        any(not any(_near(name.casefold(), w) for w in asked) for name in _NAME.findall(quote))
         or (names_thing is not None and names_thing(quote))
         or (roles and any(role.casefold() not in asked for role in _ROLE.findall(quote)))
     )
