@@ -314,7 +314,16 @@ def test_of_sentences_that_share_the_same_words_the_one_closer_in_meaning_goes_f
     assert [c.said for c in ranked][:1] == [note], [c.said for c in ranked]
 
 
-@pytest.mark.parametrize("question", ["What did the cappuccino cost me?", "What was the bill for my cappuccino?"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did the cappuccino cost me?",
+        "What was the bill for my cappuccino?",
+        # what a bill does, said at the question's end
+        "What did my cappuccino come to?",
+        "What did the cappuccino set me back?",
+    ],
+)
 def test_a_price_asked_without_how_much_is_answered_with_the_price(question: str) -> None:
     windows = _windows(
         "Yes, please, Emma, a large cappuccino.\nEmma: You order the same thing every day.",

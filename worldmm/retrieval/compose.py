@@ -225,11 +225,15 @@ _CLOCK = (
     r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:half|quarter) (?:past|to)\b"
     r"|\b(?:noon|midday|midnight|o'clock)\b"
 )
-# Words that ask for a price: "what" asks one only with a noun or "cost" ("What did I pay with?" asks how).
+# Words that ask for a price: "what" asks one only with a noun or "cost" ("What did I pay with?" asks how), or
+# with what a bill does, said at its end: "What did my coffee come to?", "What did it set me back?" (not "What
+# time did I come to the office?").
 _PRICE_WORDS = r"cost|costs|price|prices|bill|charge|charged"
 _PAY_WORDS = r"pay|paid|spend|spent"
+_BILL_SAYS = r"(?:(?:come|came|comes) to|sets? me back|(?:run|runs|ran) me)(?=\s*[?.!]*\s*$)"
 _ASKS_PRICE = re.compile(
-    r"^\s*how much\b.*\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r")\b|^\s*what\b.*\b(?:" + _PRICE_WORDS + r")\b",
+    r"^\s*how much\b.*\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r")\b|^\s*what\b.*\b(?:" + _PRICE_WORDS + r")\b"
+    r"|^\s*what\b.*\b" + _BILL_SAYS,
     re.I,
 )
 _MONEY_FITS = re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I)
@@ -237,7 +241,7 @@ _SIZE_FITS = re.compile(r"\b(?:small|medium|large|regular|tall|grande|venti)\b",
 _RARE_KINDS = (_MONEY_FITS, _SIZE_FITS)
 """Kinds of fact few sentences give: one that gives it is a candidate from `DENSE_ANSWERS` on."""
 # The words that ask for one of those kinds, not what it is of ("How much did I pay at the cafe?").
-_RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|size)\b", re.I)
+_RARE_KIND_WORDS = re.compile(r"\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r"|size)\b|\b" + _BILL_SAYS, re.I)
 # "You want a coffee?" offers; it gives no reason.
 _REASON_FITS = re.compile(r"\b(?:because|so|since|as|like|likes|(?<!you )(?:want|wants|need|needs))\b", re.I)
 # What a question asks for, said at its end ("The report is due when?", "Marco's talk is which day?").
