@@ -273,7 +273,8 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (
         re.compile(
             r"^\s*(?:when\b|(?:on |at )?(?:what|which) (?:day|weekday|date)\b)"
-            r"|\b(?:when|(?:what|which) (?:day|weekday|date))" + _ASKED_LAST
+            r"|\b(?:when|(?:what|which) (?:day|weekday|date))"
+            + _ASKED_LAST
             + r"|^\s*what(?:'s| is| was)\s+the\s+deadline\b",
             re.I,
         ),
@@ -867,8 +868,27 @@ def _said_in_scene(pieces: list[Candidate], matched: list[set[str]], i: int) -> 
 
 # Words of a time phrase that do not say which time it is ("on", "last", "ago").
 _TIME_GLUE = frozenset(
-    {"on", "last", "this", "at", "for", "during", "after", "before", "ago", "a", "an", "couple", "of", "minute",
-     "minutes", "hour", "hours", "day", "days"}
+    {
+        "on",
+        "last",
+        "this",
+        "at",
+        "for",
+        "during",
+        "after",
+        "before",
+        "ago",
+        "a",
+        "an",
+        "couple",
+        "of",
+        "minute",
+        "minutes",
+        "hour",
+        "hours",
+        "day",
+        "days",
+    }
 )
 
 
