@@ -463,6 +463,13 @@ def test_a_past_day_nothing_was_recorded_on_must_be_said_in_the_answer(question:
     assert answer in composed.answer, composed.answer
 
 
+_ENDS = ("Katrina: I start work at the bakery at the end.", "I am putting my coffee mug in the sink.")
+_BACK = (
+    "I am taking my keys and my notebook from the hallway shelf.",
+    "Katrina: Okay, the plumber comes back at eleven o'clock.",
+    "Note to self: pick up the notebook at the cafe at lunch.",
+)
+_FIRST = ("Good morning. I am making breakfast in the kitchen.", "I will finish my first draft before lunch.")
 _KATRINA = ("Katrina: Do not forget your doctor's appointment.", "Do not forget the keys in my desk drawer tonight.")
 _APPOINTMENT = (
     "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
@@ -551,6 +558,10 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # a colour asked for: the line that gives one, not the line that only names the thing
         ("What colour is my coffee mug?", _MUG, NO_MEMORY),
         ("What colour is my notebook?", _MUG, "my blue notebook"),
+        # "end up", "get back" and "first thing" say little of what is asked
+        ("Where did my mug end up after breakfast?", _ENDS, "in the sink"),
+        ("When will I get my notebook back?", _BACK, "at lunch"),
+        ("Which room was I in first thing this morning?", _FIRST, "in the kitchen"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -363,10 +363,11 @@ _KIND_WORDS = re.compile(
     re.I,
 )
 # Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
-# tomorrow."): like habit words they count half.
+# tomorrow."; "Where did my mug end up?" by "at the end"; "When will I get it back?" by "comes back"): like habit
+# words they count half.
 _LIGHT_VERBS = re.compile(
     r"\b(?:see|sees|seeing|saw|seen|go|goes|going|went|gone|make|makes|making|made|take|takes|taking|took|taken|"
-    r"say|says|saying|said)\b",
+    r"say|says|saying|said|(?:end|ends|ended|ending) up|back)\b",
     re.I,
 )
 # "When am I going to collect my notebook?": "going to" before a verb says when, not what is done ("going to the
@@ -375,8 +376,13 @@ _GOING_TO = re.compile(
     r"\bgoing to(?=\s+(?!(?:the|my|a|an|his|her|their|our|your|this|that|work|bed|school|town|lunch)\b)[a-z]+\b)",
     re.I,
 )
-# "Where did my mug go after breakfast?": a clause that says when counts half, as habit words do.
-_WHEN_CLAUSE = re.compile(r"(?<=\w)\s+(?:after|before|during|while)\s.*$", re.I)
+# "Where did my mug go after breakfast?": a clause that says when counts half, as habit words do; so does "first
+# thing" that says when ("Which room was I in first thing this morning?"), not which ("the first thing on my list").
+_WHEN_CLAUSE = re.compile(
+    r"(?<=\w)\s+(?:after|before|during|while)\s.*$"
+    r"|\bfirst thing\b(?=\s*(?:in the morning|this morning|tomorrow|today|[?.!]*\s*$))",
+    re.I,
+)
 # "Who is Marco?": a name asked about; with no fact about it, its mentions are the answer.
 _WHO_IS = re.compile(r"^\s*(?i:who(?:'s| is| was))\s+(?P<name>[A-Z][\w'-]+)\s*\??\s*$")
 
