@@ -470,6 +470,8 @@ _BACK = (
     "Note to self: pick up the notebook at the cafe at lunch.",
 )
 _FIRST = ("Good morning. I am making breakfast in the kitchen.", "I will finish my first draft before lunch.")
+_SLIDE = ("The budget numbers on slide 3 are from last year.",)
+_MUSIC = ("I like working with music, so I am putting my headphones on.", "Quiet work time now.")
 _KATRINA = ("Katrina: Do not forget your doctor's appointment.", "Do not forget the keys in my desk drawer tonight.")
 _APPOINTMENT = (
     "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
@@ -562,6 +564,15 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Where did my mug end up after breakfast?", _ENDS, "in the sink"),
         ("When will I get my notebook back?", _BACK, "at lunch"),
         ("Which room was I in first thing this morning?", _FIRST, "in the kitchen"),
+        # a phone number is a run of digits, an email an address, a song a title, a bus its number or name
+        ("What is Emma's phone number?", _SLIDE, NO_MEMORY),
+        ("What is Marco's phone number?", (*_SLIDE, "Marco: My phone is 555 0142."), "555 0142"),
+        ("What is Marco's email address?", ("Marco asked if we can meet at half past nine.",), NO_MEMORY),
+        ("What is Marco's email address?", ("Marco: My email is marco at northwind dot com.",), "northwind dot com"),
+        ("Which song was I listening to while I worked?", _MUSIC, NO_MEMORY),
+        ("Which song was I listening to?", (*_MUSIC, "I am listening to Blue Moon now."), "Blue Moon"),
+        ("Which bus did I take to the office?", ("I am at the office, third floor.",), NO_MEMORY),
+        ("Which bus did I take to the office?", ("I took the number 12 bus to the office.",), "number 12 bus"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -205,6 +205,8 @@ _NOT_A_NAME_BEFORE = frozenset(
 )
 # A capitalised word that is not a sentence opener, a day or a month: someone's (or some place's) name.
 _NAME = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
+# A name within a sentence, not its first word ("Quiet work." names nothing; "Marko asked …" is no title).
+_NAME_WITHIN = r"(?<=[\w,] )" + _NAME.pattern
 _WHERE_FITS = re.compile(
     r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b", re.I
 )
@@ -279,6 +281,28 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             re.I,
         ),
         _DAY_FITS,
+    ),
+    (  # "What is Marco's phone number?": a run of digits, said as digits or in words ("slide 3" is none)
+        re.compile(r"^\s*what(?:'s| is| was| are)\b.*\b(?:phone|mobile|cell|telephone) numbers?\b", re.I),
+        re.compile(r"(?:(?:\d|\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)\b)[\s.-]*){4,}", re.I),
+    ),
+    (  # "What is Marco's email address?": an address, written or said ("marco at northwind dot com")
+        re.compile(r"^\s*what(?:'s| is| was| are)\b.*\be-?mail(?: address)?\b", re.I),
+        re.compile(r"@|\bat\s+[\w-]+\s+dot\b", re.I),
+    ),
+    (  # "Which song was playing?", "What film does Marco want to see?": a title, quoted or capitalised
+        re.compile(
+            r"^\s*(?:what|which)\s+(?:songs?|films?|movies?|podcasts?|books?|shows?|albums?|tracks?|bands?|series|"
+            r"episodes?|playlists?)\b",
+            re.I,
+        ),
+        re.compile(r"[\"“][^\"”]+[\"”]|" + _NAME_WITHIN),
+    ),
+    (  # "Which bus did I take?", "Which train did I catch?": its number or its name ("the 42", "the Red Line")
+        re.compile(
+            r"^\s*(?:what|which)\s+(?:bus|buses|train|trains|tram|trams|flight|flights|route|subway|metro)\b", re.I
+        ),
+        re.compile(r"\d|\bnumber\b|" + _NAME_WITHIN),
     ),
     (  # "What is Marco's phone number?": digits, or a number said in words
         re.compile(r"^\s*what(?:'s| is| was| are)\b.*\bnumbers?\b", re.I),
