@@ -472,6 +472,7 @@ _BACK = (
 _FIRST = ("Good morning. I am making breakfast in the kitchen.", "I will finish my first draft before lunch.")
 _SLIDE = ("The budget numbers on slide 3 are from last year.",)
 _MUSIC = ("I like working with music, so I am putting my headphones on.", "Quiet work time now.")
+_BREAKFAST = ("Good morning. I am making breakfast in the kitchen.", "I am having toast and eggs for breakfast.")
 _KATRINA = ("Katrina: Do not forget your doctor's appointment.", "Do not forget the keys in my desk drawer tonight.")
 _APPOINTMENT = (
     "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
@@ -573,6 +574,9 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Which song was I listening to?", (*_MUSIC, "I am listening to Blue Moon now."), "Blue Moon"),
         ("Which bus did I take to the office?", ("I am at the office, third floor.",), NO_MEMORY),
         ("Which bus did I take to the office?", ("I took the number 12 bus to the office.",), "number 12 bus"),
+        # what was eaten at a meal, not that the meal was made
+        ("What did I eat for breakfast?", _BREAKFAST[:1], NO_MEMORY),
+        ("What did I have for breakfast?", _BREAKFAST, "toast and eggs"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -330,6 +330,14 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    (  # "What did I eat for breakfast?", "What did Marco have for lunch?": what was eaten, not "I am making breakfast"
+        re.compile(
+            r"^\s*what\b.*\b(?:eat|eats|ate|eating|eaten|have|has|had|having|order|ordered|cook|cooked|cooking)\b"
+            r".*\b(?:breakfast|lunch|dinner|supper|brunch)\b",
+            re.I,
+        ),
+        re.compile(r"\b(?:eat|eats|ate|eating|eaten|have|has|had|having|order|ordered|cook|cooked|cooking)\b", re.I),
+    ),
     (  # "What colour is my mug?": a colour, not the line that names the mug
         re.compile(r"\b(?:what|which)\s+colou?rs?\b", re.I),
         re.compile(
