@@ -577,6 +577,7 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # what was eaten at a meal, not that the meal was made
         ("What did I eat for breakfast?", _BREAKFAST[:1], NO_MEMORY),
         ("What did I have for breakfast?", _BREAKFAST, "toast and eggs"),
+        ("What did Katrina have for breakfast?", (_BREAKFAST[0], "Katrina: Have a good breakfast."), NO_MEMORY),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -336,7 +336,11 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r".*\b(?:breakfast|lunch|dinner|supper|brunch)\b",
             re.I,
         ),
-        re.compile(r"\b(?:eat|eats|ate|eating|eaten|have|has|had|having|order|ordered|cook|cooked|cooking)\b", re.I),
+        # ("Have a good day." has nothing)
+        re.compile(
+            r"\b(?:eat|eats|ate|eating|eaten|order|ordered|cook|cooked|cooking)\b|(?<=\w )(?:have|has|had|having)\b",
+            re.I,
+        ),
     ),
     (  # "What colour is my mug?": a colour, not the line that names the mug
         re.compile(r"\b(?:what|which)\s+colou?rs?\b", re.I),
