@@ -578,6 +578,9 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("What did I eat for breakfast?", _BREAKFAST[:1], NO_MEMORY),
         ("What did I have for breakfast?", _BREAKFAST, "toast and eggs"),
         ("What did Katrina have for breakfast?", (_BREAKFAST[0], "Katrina: Have a good breakfast."), NO_MEMORY),
+        # a fee is a price; a family name is a name
+        ("What is the plumber's fee?", ("Katrina: Okay, the plumber comes at eleven o'clock.",), NO_MEMORY),
+        ("What is Katrina's family name?", ("Katrina: My family is visiting tonight.",), NO_MEMORY),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -188,8 +188,8 @@ _NOT_NAMES = (
 # "What is Emma's last name?", "What is the bakery called?" (not "Who is Marco?": see _WHO_IS).
 _ASKS_WHO = re.compile(
     r"^\s*(?i:who|whom|whose)\b(?!(?i:'s| is| was| are)\s+(?!I\b)[A-Z])|(?i:\bname of\b)"
-    r"|^\s*(?i:what(?:'s| is| was)\s+(?:(?:the|my|your|his|her|our|their)\s+)?\w+'s\s+(?:(?:first|last|full)\s+)?"
-    r"(?:name|surname))\b"
+    r"|^\s*(?i:what(?:'s| is| was)\s+(?:(?:the|my|your|his|her|our|their)\s+)?\w+'s\s+"
+    r"(?:(?:first|last|full|family|middle)\s+)?(?:name|surname))\b"
     r"|^\s*(?i:what(?:'s| is| was| are| were)\s+(?:(?:the|my|your|his|her|our|their)\s+)?(?:\w+\s+){1,5}called)\b"
 )
 # The thing whose name is asked ("What is the name of the cafe I go to?", "What is the cafe I go to called?").
@@ -230,7 +230,7 @@ _CLOCK = (
 # Words that ask for a price: "what" asks one only with a noun or "cost" ("What did I pay with?" asks how), or
 # with what a bill does, said at its end: "What did my coffee come to?", "What did it set me back?" (not "What
 # time did I come to the office?").
-_PRICE_WORDS = r"cost|costs|price|prices|bill|charge|charged"
+_PRICE_WORDS = r"cost|costs|price|prices|bill|charge|charged|fee|fees|fare|fares"
 _PAY_WORDS = r"pay|paid|spend|spent"
 _BILL_SAYS = r"(?:(?:come|came|comes) to|sets? me back|(?:run|runs|ran) me)(?=\s*[?.!]*\s*$)"
 _ASKS_PRICE = re.compile(
