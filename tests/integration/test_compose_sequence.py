@@ -384,7 +384,7 @@ def test_a_line_that_shares_only_a_name_gives_way_to_one_near_in_meaning() -> No
 def test_with_a_word_heard_nowhere_the_answer_itself_must_be_near_in_meaning() -> None:
     # GIVEN "bus", heard nowhere; a line that shares "take" and "office" but is far from the question in meaning,
     # and one that shares no word, near it (a candidate by meaning alone)
-    question, walk = "Which bus did I take to the office?", "I walk to work."
+    question, walk = "Did I take the bus to the office?", "I walk to work."
     office = "I take the lift up to the office, third floor."
     embedder = SteeredEmbedder(
         64, {question: [1.0] + [0.0] * 63, office: [0.1, 0.99**0.5] + [0.0] * 62, walk: [0.6, 0.8] + [0.0] * 62}
