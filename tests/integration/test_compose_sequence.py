@@ -581,6 +581,14 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # a fee is a price; a family name is a name
         ("What is the plumber's fee?", ("Katrina: Okay, the plumber comes at eleven o'clock.",), NO_MEMORY),
         ("What is Katrina's family name?", ("Katrina: My family is visiting tonight.",), NO_MEMORY),
+        # how many of a thing: a number of that thing, not any number
+        (
+            "How many slides does Marco's presentation have?",
+            ("Marco: Slide 3 of my presentation is the budget.",),
+            NO_MEMORY,
+        ),
+        ("How many slides does Marco's presentation have?", ("Marco: My presentation has twelve slides.",), "twelve"),
+        ("How many cups of coffee do I drink a day?", ("I only drink one coffee a day.",), "one coffee"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -839,6 +839,12 @@ def _lexemes_of_quote(pieces: list[Candidate], matched: list[set[str]], i: int) 
     return own
 
 
+# "How many slides does the deck have?", "How many cups of coffee do I drink?": a number of that thing ("one
+# coffee a day"), not any number ("Slide 3 shows the budget"); "how many times" is any number.
+_HOW_MANY = re.compile(r"^\s*how many\s+(?!times\b)([^\W\d_]{3,})(?:\s+of\s+([^\W\d_]{3,}))?", re.I)
+_COUNTED = re.compile(r"(?:\b\d+|" + _NUMBER + r"|\ba few|\bseveral|\bno)\s+(?:[^\W\d_]+\s+)?([^\W\d_]{3,})", re.I)
+
+
 def _fits(question: str) -> Callable[[str], bool] | None:
     """Whether a quote gives the kind of fact `question` asks for (None: any quote may answer it). A person
     asked for must be someone the question does not already name ("Who is coming to Marco's presentation?"
@@ -846,6 +852,9 @@ def _fits(question: str) -> Callable[[str], bool] | None:
     fits = _answer_type(question)
     if fits is None:
         return None
+    if (many := _HOW_MANY.search(question)) is not None:
+        counted = [w.casefold() for w in many.groups() if w]
+        return lambda quote: any(_same_stem(word.casefold(), c) for word in _COUNTED.findall(quote) for c in counted)
     if fits.pattern != _NAME.pattern:
         return lambda quote: bool(fits.search(quote))
     asked = [w.casefold() for w in _WORD.findall(question)]
