@@ -589,6 +589,10 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ),
         ("How many slides does Marco's presentation have?", ("Marco: My presentation has twelve slides.",), "twelve"),
         ("How many cups of coffee do I drink a day?", ("I only drink one coffee a day.",), "one coffee"),
+        # which doctor, city or restaurant: a name
+        ("Which doctor am I seeing tomorrow?", ("Right, the doctor, tomorrow morning at nine o'clock.",), NO_MEMORY),
+        ("Which doctor am I seeing tomorrow?", ("Tomorrow I am seeing the doctor, Dr Patel.",), "Dr Patel"),
+        ("Which city is the client from?", ("Marco: The client from Boston will be there.",), "Boston"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

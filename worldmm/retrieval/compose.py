@@ -298,6 +298,14 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         ),
         re.compile(r"[\"“][^\"”]+[\"”]|" + _NAME_WITHIN),
     ),
+    (  # "Which doctor am I seeing?", "Which city does Marco live in?": a name ("Dr Patel", "Boston")
+        re.compile(
+            r"^\s*(?:what|which)\s+(?:doctors?|dentists?|clinics?|hospitals?|restaurants?|hotels?|cit(?:y|ies)|towns?|"
+            r"countr(?:y|ies)|gyms?|schools?|universit(?:y|ies))\b",
+            re.I,
+        ),
+        re.compile(_NAME_WITHIN),
+    ),
     (  # "Which bus did I take?", "Which train did I catch?": its number or its name ("the 42", "the Red Line")
         re.compile(
             r"^\s*(?:what|which)\s+(?:bus|buses|train|trains|tram|trams|flight|flights|route|subway|metro)\b", re.I
