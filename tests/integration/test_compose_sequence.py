@@ -593,6 +593,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Which doctor am I seeing tomorrow?", ("Right, the doctor, tomorrow morning at nine o'clock.",), NO_MEMORY),
         ("Which doctor am I seeing tomorrow?", ("Tomorrow I am seeing the doctor, Dr Patel.",), "Dr Patel"),
         ("Which city is the client from?", ("Marco: The client from Boston will be there.",), "Boston"),
+        # whose: the one who says "my"
+        ("Whose slides am I helping with?", ("Marco: Hey, thanks for helping with my slides.",), "Marco: Hey"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -741,8 +741,8 @@ def _with_place_before(pieces: list[Candidate], i: int) -> Candidate | None:
     return None
 
 
-# "Who thanked me ...?", not "What is the bakery called?": asks who said or did something.
-_ASKS_WHO_DID = re.compile(r"^\s*who\b", re.I)
+# "Who thanked me ...?", "Whose slides …?", not "What is the bakery called?": asks who said or did something.
+_ASKS_WHO_DID = re.compile(r"^\s*who(?:se)?\b", re.I)
 # "Who said goodbye?", "Who told me …?": asks who spoke, which a role mentioned ("the plumber") does not tell.
 _ASKS_WHO_SAID = re.compile(
     r"^\s*who\s+(?:\w+\s+)?(?:said|says|say|told|tells|tell|asked|asks|thanked|greeted)\b", re.I
