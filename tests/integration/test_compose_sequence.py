@@ -574,6 +574,13 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Which song was I listening to?", (*_MUSIC, "I am listening to Blue Moon now."), "Blue Moon"),
         ("Which bus did I take to the office?", ("I am at the office, third floor.",), NO_MEMORY),
         ("Which bus did I take to the office?", ("I took the number 12 bus to the office.",), "number 12 bus"),
+        (
+            "Which train did I catch this morning?",
+            ("Good morning, Emma, a large cappuccino please.",),
+            NO_MEMORY,
+        ),
+        ("What is my laptop password?", ("Now I am opening my laptop.",), NO_MEMORY),
+        ("What is my laptop password?", ("My laptop password is sunflower forty two.",), "sunflower forty two"),
         # what was eaten at a meal, not that the meal was made
         ("What did I eat for breakfast?", _BREAKFAST[:1], NO_MEMORY),
         ("What did I have for breakfast?", _BREAKFAST, "toast and eggs"),

@@ -306,11 +306,18 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         ),
         re.compile(_NAME_WITHIN),
     ),
-    (  # "Which bus did I take?", "Which train did I catch?": its number or its name ("the 42", "the Red Line")
+    (  # "Which bus did I take?", "Which train did I catch?": its number or its name ("the 42", "the Red Line"), not
+        # a person's
         re.compile(
             r"^\s*(?:what|which)\s+(?:bus|buses|train|trains|tram|trams|flight|flights|route|subway|metro)\b", re.I
         ),
-        re.compile(r"\d|\bnumber\b|" + _NAME_WITHIN),
+        re.compile(
+            r"\d|\bnumber\b|[A-Z][a-z]+\s+(?:bus|train|tram|line|express)\b|\b(?:bus|train|tram|flight|route|line)\s+[A-Z]"
+        ),
+    ),
+    (  # "What is my laptop password?": a password, not the line that names the laptop
+        re.compile(r"\b(?:passwords?|passcodes?|pin code)\b", re.I),
+        re.compile(r"\b(?:passwords?|passcodes?|pin|code)\b", re.I),
     ),
     (  # "What is Marco's phone number?": digits, or a number said in words
         re.compile(r"^\s*what(?:'s| is| was| are)\b.*\bnumbers?\b", re.I),
