@@ -473,6 +473,11 @@ _FIRST = ("Good morning. I am making breakfast in the kitchen.", "I will finish 
 _SLIDE = ("The budget numbers on slide 3 are from last year.",)
 _MUSIC = ("I like working with music, so I am putting my headphones on.", "Quiet work time now.")
 _BREAKFAST = ("Good morning. I am making breakfast in the kitchen.", "I am having toast and eggs for breakfast.")
+_OFFERED = ("Marco asked if we can meet at half past nine.", "Marco: You want a coffee from the machine.")
+_FAVOUR = (
+    "Katrina: Do not forget your doctor's appointment.",
+    "Katrina: Can you water the plants by the window?\nSure, I am watering the plants now.",
+)
 _KATRINA = ("Katrina: Do not forget your doctor's appointment.", "Do not forget the keys in my desk drawer tonight.")
 _APPOINTMENT = (
     "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
@@ -602,6 +607,9 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Which city is the client from?", ("Marco: The client from Boston will be there.",), "Boston"),
         # whose: the one who says "my"
         ("Whose slides am I helping with?", ("Marco: Hey, thanks for helping with my slides.",), "Marco: Hey"),
+        # what a question says by what is done: an offer, a favour asked
+        ("What did Marco offer me?", _OFFERED, "You want a coffee"),
+        ("What favour did Katrina ask of me?", _FAVOUR, "water the plants"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -515,6 +515,27 @@ PLANNED_SHARE = 0.8
 the best score on ("When am I picking up my notebook?" is not answered by "I will pick slide 3 this evening")."""
 
 
+# What is said in a question by what it does, and how a sentence that does it reads: "What did Marco offer me?" /
+# "You want a coffee?"; "What favour did Katrina ask?" / "Can you water the plants?"; "Who reminded me …?" / "Do
+# not forget …"; "When did Marco suggest …?" / "Let us …". A sentence that does it shares the question's word.
+_SPEECH_ACTS = (
+    (("offer",), re.compile(r"\b(?:(?:do|would) you (?:want|like)|you want|can i get you)\b", re.I)),
+    (("favour", "favor", "chore", "request"), re.compile(r"^\s*(?:can|could|would|will) you\b", re.I)),
+    (("remind",), re.compile(r"\b(?:do not|don't) forget\b|\bremember\b", re.I)),
+    (("suggest", "propos"), re.compile(r"\b(?:let us|let's|how about|why don't we)\b|\bif we can\b", re.I)),
+)
+
+
+def _speech_acts(question_lexemes: set[str], sentence: str) -> set[str]:
+    """The question's lexemes for what `sentence` does (`_SPEECH_ACTS`): it offers, asks a favour, reminds, suggests."""
+    return {
+        lexeme
+        for stems, does in _SPEECH_ACTS
+        for lexeme in question_lexemes
+        if lexeme.startswith(stems) and does.search(sentence)
+    }
+
+
 def _dense(services: ComposePorts, question: str, pieces: list[Candidate]) -> list[float] | None:
     """Cosine of the question with each sentence as it would be quoted (with the one it leans on); None
     without an embedder whose cosines follow meaning (`measures_meaning`, true unless an embedder says not)."""
@@ -575,7 +596,9 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     own_lexemes, speaker_lexemes = lexemes[: len(pieces)], lexemes[len(pieces) :]
     piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
     hits = _matcher(question_lexemes, piece_lexemes)
-    matched = [hits(piece) for piece in piece_lexemes]
+    matched = [
+        hits(own) | _speech_acts(question_lexemes, piece.text) for own, piece in zip(piece_lexemes, pieces, strict=True)
+    ]
     # Sentences that share only who said them or a name with the question ("Marko: See you tomorrow." or "Marko
     # asked if we can meet." for "Marco's car").
     by_name_only = [
