@@ -478,6 +478,7 @@ _FAVOUR = (
     "Katrina: Do not forget your doctor's appointment.",
     "Katrina: Can you water the plants by the window?\nSure, I am watering the plants now.",
 )
+_PLUMBER = "Katrina: Okay, the plumber comes at eleven o'clock this evening."
 _KATRINA = ("Katrina: Do not forget your doctor's appointment.", "Do not forget the keys in my desk drawer tonight.")
 _APPOINTMENT = (
     "Katrina: Do not forget your doctor's appointment.\nKatrina: It is tomorrow morning at nine o'clock.",
@@ -610,6 +611,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # what a question says by what is done: an offer, a favour asked
         ("What did Marco offer me?", _OFFERED, "You want a coffee"),
         ("What favour did Katrina ask of me?", _FAVOUR, "water the plants"),
+        # "how come" asks why
+        ("How come Katrina won't be around this evening?", (*_POTTERY, _PLUMBER), "pottery class"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

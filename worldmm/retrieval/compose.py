@@ -256,6 +256,8 @@ _DAY_FITS = re.compile(
 )
 _ASKS_DAY = r"\b(?:when|(?:what|which) (?:day|weekday|date))\b"
 _ASKS_HOUR = r"\b(?:what|which) (?:time|hour)\b"
+# "How come Katrina is late?" asks why; "come" is no word of what it asks about.
+_HOW_COME = re.compile(r"^\s*how come\b", re.I)
 _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "Marco presents on which day and at what hour?": either may be what was heard ("on Friday afternoon")
         re.compile(_ASKS_DAY + r".*\band\b.*" + _ASKS_HOUR + "|" + _ASKS_HOUR + r".*\band\b.*" + _ASKS_DAY, re.I),
@@ -370,7 +372,7 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (re.compile(r"^\s*where\b", re.I), _WHERE_FITS),
     (_ASKS_WHO, _NAME),
-    (re.compile(r"^\s*why\b", re.I), _REASON_FITS),
+    (re.compile(r"^\s*why\b|" + _HOW_COME.pattern, re.I), _REASON_FITS),
 )
 # Opening words that refer to the sentence before.
 _REFERS_BACK = r"^(?:so|then|that|this|it|it's|they|them|he|she)\b"
@@ -587,7 +589,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     pieces = _candidates(memories)
     if not pieces:
         return []
-    wording = _GOING_TO.sub(" ", question)
+    wording = _HOW_COME.sub("why", _GOING_TO.sub(" ", question))
     core_text = _LIGHT_VERBS.sub(" ", _WHEN_CLAUSE.sub(" ", _KIND_WORDS.sub(" ", _HABIT_WORDS.sub(" ", wording))))
     texts = [wording, core_text, " ".join(_RARE_KIND_WORDS.findall(question)), " ".join(_NAME.findall(question))]
     named = [p.speaker if p.speaker and _NAME.fullmatch(p.speaker) else "" for p in pieces]  # not "Someone"
