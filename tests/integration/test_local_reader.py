@@ -13,7 +13,7 @@ from tests.support.harness import make_settings
 from tests.support.memory import SteeredEmbedder
 from worldmm.llm.local import LlamaCppLLM
 from worldmm.llm.port import LLMRequest, LLMResponse
-from worldmm.llm.scripted import ScriptedLLM
+from worldmm.llm.scripted import ScriptedLLM, Truncated
 from worldmm.retrieval.compose import NO_MEMORY, compose_answer, rank_sentences
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.reader import (
@@ -336,6 +336,17 @@ def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> Non
     # THEN the model is not asked, and the composer's sentence is quoted
     assert not llm.calls_for(READ_PURPOSE)
     assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer
+
+
+def test_a_reading_that_runs_past_its_tokens_is_not_asked_again_nor_shown() -> None:
+    # GIVEN a model whose reading runs on past the short answer's tokens
+    llm = ScriptedLLM().script(READ_PURPOSE, Truncated("A large cappuccino, which I always order because"))
+    services = Services(make_settings(), llm=llm)
+    answer = compose_answer(services, "What do I order at the cafe?", MEMORIES, NOW, partial(read_answer, services))
+    # THEN it was asked once, to stop at the end of its first line, and the composer's sentence is quoted
+    [reading] = llm.calls_for(READ_PURPOSE)
+    assert reading.stop == ("\n",) and not reading.grow_when_cut_off
+    assert answer.answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer.answer, answer.answer
 
 
 def test_a_reading_starts_as_the_judgement_of_its_sentence_did() -> None:

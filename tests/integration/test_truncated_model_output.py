@@ -4,6 +4,7 @@ the scripted double), and the agent never shows one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from worldmm.errors import TruncatedOutputError
-from worldmm.llm.client import response_from_body
+from worldmm.llm.client import chat_completion_body, response_from_body
 from worldmm.llm.port import LLMRequest, LLMResponse
 from worldmm.llm.scripted import ScriptedLLM, Truncated
 from worldmm.llm.structured import complete_with_room
@@ -51,6 +52,19 @@ def test_answer_truncated_twice_raises_and_is_never_returned() -> None:
     with pytest.raises(TruncatedOutputError):
         llm.complete(_request(100))
     assert len(llm.calls) == 2
+
+
+def test_a_request_that_does_not_grow_gets_its_cut_off_answer_back_once() -> None:
+    # GIVEN a request for a short answer that must not be asked again with more room
+    llm = ScriptedLLM().script("caption", Truncated(CUT))
+    response = llm.complete(replace(_request(100), grow_when_cut_off=False))
+    # THEN one call, and the reply comes back marked cut off for the caller to drop
+    assert len(llm.calls) == 1 and response.truncated and response.text == CUT
+
+
+def test_where_a_reply_stops_travels_in_the_openai_body() -> None:
+    assert chat_completion_body(replace(_request(), stop=("\n",)))["stop"] == ["\n"]
+    assert "stop" not in chat_completion_body(_request())
 
 
 def test_room_is_capped_by_the_ceiling() -> None:
@@ -123,8 +137,9 @@ def test_agent_truncated_answer_is_composed_from_memories_never_shown() -> None:
     # GIVEN an agent whose final answer is cut off twice
     llm = ScriptedLLM().queue("reasoning_agent", [_search("episodic", "keys"), {"action": "ANSWER"}])
     llm.script("response", Truncated('{"answer": "Your keys are on the'))
-    result = answer_question(_services(llm), "user-1", "Where are my keys?", now=datetime(2026, 5, 2, tzinfo=UTC),
-                             retrievers=_retrievers())
+    result = answer_question(
+        _services(llm), "user-1", "Where are my keys?", now=datetime(2026, 5, 2, tzinfo=UTC), retrievers=_retrievers()
+    )
     # THEN the fragment is not the answer
     assert "Your keys are on the" not in result.answer
     assert result.trace.answer_note and "composed" in result.trace.answer_note
@@ -135,7 +150,8 @@ def test_agent_truncated_action_counts_as_unparseable() -> None:
 
     llm = ScriptedLLM().script("reasoning_agent", Truncated('{"action": "SEA'))
     llm.script("response", {"answer": "On the hall table.", "cited": [1]})
-    result = answer_question(_services(llm), "user-1", "Where are my keys?", now=datetime(2026, 5, 2, tzinfo=UTC),
-                             retrievers=_retrievers())
+    result = answer_question(
+        _services(llm), "user-1", "Where are my keys?", now=datetime(2026, 5, 2, tzinfo=UTC), retrievers=_retrievers()
+    )
     assert result.trace.rounds[0].action == "INVALID" and result.trace.rounds[0].parse_failures == 2
     assert result.trace.forced_answer and [r.action for r in result.trace.rounds[1:]] == ["SEARCH", "SEARCH"]

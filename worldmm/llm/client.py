@@ -198,6 +198,8 @@ def chat_completion_body(
     fmt = response_format(request, structured)
     if fmt is not None:
         body["response_format"] = fmt
+    if request.stop:
+        body["stop"] = list(request.stop)
     return body
 
 

@@ -137,6 +137,8 @@ class LlamaCppLLM:
         if request.response_schema is not None:
             # Grammar-constrained decoding: the output is JSON matching the schema, token by token.
             kwargs["response_format"] = {"type": "json_object", "schema": request.response_schema}
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
         started = time.perf_counter()
         with self._generate_lock:
             messages = self._fit(llama, messages, budget=self.n_ctx - max_tokens - _TEMPLATE_MARGIN_TOKENS)

@@ -19,6 +19,12 @@ class LLMRequest:
     reasoning_effort: str | None = None
     temperature: float | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    stop: tuple[str, ...] = ()
+    """Where the reply ends, when the model writes one of these (not included): a one-line answer stops at "\\n"."""
+    grow_when_cut_off: bool = True
+    """A reply cut off at `max_tokens` is asked again with more room (`complete_with_room`); False: it comes back
+    as it is, marked `truncated` (a short answer that runs on is no short answer, and a second, longer call would
+    outrun the deadline it was timed for)."""
 
     @property
     def prompt_text(self) -> str:

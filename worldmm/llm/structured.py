@@ -119,10 +119,11 @@ def complete_with_room(
 
     A cut-off answer is asked again once with ROOM_GROWTH times the output tokens (at most `ceiling`);
     cut off again, it raises TruncatedOutputError, so a fragment is never parsed, stored or shown. Adapters
-    answer through this; the tokens of both calls are counted on the answer returned.
+    answer through this; the tokens of both calls are counted on the answer returned. A request that says
+    `grow_when_cut_off=False` gets its cut-off reply back, marked `truncated`, for the caller to drop.
     """
     response = complete(request)
-    if not response.truncated:
+    if not response.truncated or not request.grow_when_cut_off:
         return response
     room = request.max_tokens * ROOM_GROWTH
     if ceiling is not None:
