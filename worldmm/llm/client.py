@@ -178,8 +178,8 @@ def chat_completion_body(
 ) -> dict[str, Any]:
     """The one Chat Completions body for `request`, shared by the direct and the batch path.
 
-    `reasoning_effort` is sent only when set and the model is a reasoning model; `temperature` only
-    when set and the model is not one (reasoning models reject it). `structured` below JSON_SCHEMA puts
+    `reasoning_effort` is sent only when set and the model is a reasoning model; `temperature` and `stop` only
+    when set and the model is not one (reasoning models reject them). `structured` below JSON_SCHEMA puts
     the schema into the last user message as well (the server will not enforce it by itself).
     """
     messages = request.messages
@@ -198,7 +198,7 @@ def chat_completion_body(
     fmt = response_format(request, structured)
     if fmt is not None:
         body["response_format"] = fmt
-    if request.stop:
+    if request.stop and not reasoning:  # reasoning models (o3, o4-mini, gpt-5) reject `stop`
         body["stop"] = list(request.stop)
     return body
 
@@ -435,14 +435,10 @@ class DispatchingLLM:
         batch_idx = [i for i, r in enumerate(requests) if not self.is_direct(r)]
         results: list[LLMResponse | Exception | None] = [None] * len(requests)
         if direct_idx:
-            for i, result in zip(
-                direct_idx, self.direct.complete_many([requests[i] for i in direct_idx]), strict=True
-            ):
+            for i, result in zip(direct_idx, self.direct.complete_many([requests[i] for i in direct_idx]), strict=True):
                 results[i] = result
         if batch_idx:
-            for i, result in zip(
-                batch_idx, self.batch.complete_many([requests[i] for i in batch_idx]), strict=True
-            ):
+            for i, result in zip(batch_idx, self.batch.complete_many([requests[i] for i in batch_idx]), strict=True):
                 results[i] = result
         return [r if r is not None else LLMCallError("no result") for r in results]
 

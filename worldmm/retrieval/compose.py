@@ -528,14 +528,11 @@ _SPEECH_ACTS = (
 )
 
 
-def _speech_acts(question_lexemes: set[str], sentence: str) -> set[str]:
-    """The question's lexemes for what `sentence` does (`_SPEECH_ACTS`): it offers, asks a favour, reminds, suggests."""
-    return {
-        lexeme
-        for stems, does in _SPEECH_ACTS
-        for lexeme in question_lexemes
-        if lexeme.startswith(stems) and does.search(sentence)
-    }
+def _speech_acts(question_lexemes: set[str]) -> Callable[[str], set[str]]:
+    """The question's lexemes for what a sentence does (`_SPEECH_ACTS`): it offers, asks a favour, reminds,
+    suggests; found once per question, read for each sentence."""
+    asked = [(lexeme, does) for stems, does in _SPEECH_ACTS for lexeme in question_lexemes if lexeme.startswith(stems)]
+    return lambda sentence: {lexeme for lexeme, does in asked if does.search(sentence)}
 
 
 def _dense(services: ComposePorts, question: str, pieces: list[Candidate]) -> list[float] | None:
@@ -597,10 +594,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     question_lexemes, core_lexemes, kind_lexemes, name_lexemes, *lexemes = text_lexemes(services, texts)
     own_lexemes, speaker_lexemes = lexemes[: len(pieces)], lexemes[len(pieces) :]
     piece_lexemes = [own | speaker for own, speaker in zip(own_lexemes, speaker_lexemes, strict=True)]
-    hits = _matcher(question_lexemes, piece_lexemes)
-    matched = [
-        hits(own) | _speech_acts(question_lexemes, piece.text) for own, piece in zip(piece_lexemes, pieces, strict=True)
-    ]
+    hits, does = _matcher(question_lexemes, piece_lexemes), _speech_acts(question_lexemes)
+    matched = [hits(own) | does(piece.text) for own, piece in zip(piece_lexemes, pieces, strict=True)]
     # Sentences that share only who said them or a name with the question ("Marko: See you tomorrow." or "Marko
     # asked if we can meet." for "Marco's car").
     by_name_only = [
