@@ -12,6 +12,7 @@ Run by hand (needs `apt-get install -y espeak-ng ffmpeg`); the results are commi
 
     python scripts/make_sample_session.py               # examples/sample-session (24 windows)
     python scripts/make_sample_session.py --short       # examples/short-session (4 windows)
+    python scripts/make_sample_session.py --evening     # examples/evening-session (20 windows)
 
 The output depends only on this script and the versions of espeak-ng, ffmpeg and Pillow.
 """
@@ -42,7 +43,6 @@ FRAMES_PER_WINDOW = 16
 FRAME_SIZE = (320, 240)
 JPEG_QUALITY = 50
 AUDIO_BITRATE = "16k"
-SESSION_START = datetime(2025, 3, 11, 8, 0, 0, tzinfo=UTC)  # a Tuesday
 LEAD_IN_SECONDS = 0.8  # silence at the start of a window before its first line
 LINE_GAP_SECONDS = 1.0  # pause between two lines
 TAIL_SECONDS = 0.6  # a line must end this long before its window closes
@@ -53,6 +53,9 @@ VOICES: dict[str, tuple[str, int]] = {
     "Katrina": ("en-gb-x-rp+f2", 140),
     "Emma": ("en-us+f3", 140),
     "Marco": ("en-us+m7", 140),
+    "Sophie": ("en-us+f4", 140),
+    "Tom": ("en-gb-x-rp+m1", 140),
+    "Daniel": ("en-gb-x-rp+m3", 140),
 }
 WORD_GAP = 2  # espeak-ng -g: pause between words, in 10 ms units
 # Where a prop's label is centred, from its left edge (wide furniture is labelled in its middle).
@@ -536,6 +539,291 @@ SHORT_QUESTIONS = (
     ("time", "When is Marco's presentation?", "Friday at 2 pm."),
 )
 
+# ---------------------------------------------------------------- the evening of the same day
+
+LIVING_ROOM = (Prop("window", 20, 38, "window: evening"), Prop("table", 30, 165, "sofa", color="#8d6e63"))
+BEDROOM = (Prop("window", 20, 38, "window: night"), Prop("table", 150, 150, "bedside table", color="#a1887f"))
+MARKET = (
+    Prop("board", 8, 38, "GREEN LEAF MARKET", text=("Milk $2.40", "Eggs $3.60", "Bread $3.20")),
+    Prop("counter", 0, 155, "till", color="#558b2f"),
+)
+BUS_STOP = (
+    Prop("sign", 40, 120, "Bus 14 · every 10 min"),
+    Prop("building", 170, 35, "Maple St. 40", color="#90a4ae"),
+)
+BUS = (Prop("window", 20, 38, "bus window"), Prop("window", 180, 38, "bus window"))
+SOPHIE_CALL = ("Calling", "Sophie", "00:31")
+
+EVENING_SCENES: tuple[Scene, ...] = (
+    Scene(
+        "office-leaving",
+        "Northwind Labs",
+        "my desk",
+        "Closing the laptop at the end of the day",
+        (
+            ("Me", "It is half past five. I am saving the budget report and closing my laptop."),
+            ("Marco", "Slide three is fixed. The new budget numbers are in."),
+            ("Me", "Great work, Marco. See you tomorrow at eleven."),
+        ),
+        people=(MARCO,),
+        props=(*OFFICE, Prop("laptop", 120, 140, "budget report")),
+        facts=("Marco fixed slide three (the new budget numbers are in).",),
+    ),
+    Scene(
+        "office-keys-bag",
+        "Northwind Labs",
+        "my desk",
+        "Keys out of the drawer, into my jacket",
+        (
+            ("Me", "I am taking my keys out of the desk drawer and putting them in my jacket pocket."),
+            ("Me", "My blue notebook is in my bag. I picked it up from the cafe at lunch."),
+        ),
+        props=(
+            *OFFICE,
+            Prop("drawer", 120, 150, "desk drawer"),
+            Prop("keys", 140, 140, "keys", frames=(0, 8)),
+            Prop("notebook", 230, 150, "blue notebook", color="#1f4e9c"),
+        ),
+        facts=("My keys are in my jacket pocket.", "I picked up the blue notebook at lunch; it is in my bag."),
+    ),
+    Scene(
+        "bus-stop",
+        "Maple Street",
+        "bus stop",
+        "Waiting for the bus home",
+        (
+            ("Me", "I am waiting at the bus stop on Maple Street."),
+            ("Me", "I am taking the number fourteen bus home. It comes every ten minutes."),
+        ),
+        props=BUS_STOP,
+        facts=("I take the number 14 bus home; it comes every ten minutes.",),
+    ),
+    Scene(
+        "bus-sophie",
+        "Bus 14",
+        "phone call",
+        "Sophie calls about Sunday",
+        (
+            ("Sophie", "Hi, it is Sophie. Are you still coming to dinner on Sunday?"),
+            ("Me", "Yes, of course. What time?"),
+            ("Sophie", "Dinner is at six. It is Mum's sixtieth birthday."),
+        ),
+        props=(*BUS, Prop("phone", 120, 60, "call", text=SOPHIE_CALL)),
+        facts=("Plan: family dinner on Sunday at six, for Mum's sixtieth birthday.",),
+    ),
+    Scene(
+        "bus-sophie-cake",
+        "Bus 14",
+        "phone call",
+        "What I will bring on Sunday",
+        (
+            ("Me", "I will bring a chocolate cake for dessert."),
+            ("Sophie", "Perfect. Dad is cooking roast chicken."),
+            ("Me", "See you on Sunday, Sophie."),
+        ),
+        props=(*BUS, Prop("phone", 120, 60, "call", text=SOPHIE_CALL)),
+        facts=("I will bring a chocolate cake on Sunday; Dad is cooking roast chicken.",),
+    ),
+    Scene(
+        "market-aisle",
+        "Green Leaf Market",
+        "aisle",
+        "Shopping on the way home",
+        (
+            ("Me", "I am at the Green Leaf Market next to my flat."),
+            ("Me", "I am buying milk, eggs and a loaf of bread."),
+        ),
+        props=(*MARKET, Prop("carton", 120, 118, "MILK", color="#f5deb3")),
+        facts=("I bought milk, eggs and bread at the Green Leaf Market.",),
+    ),
+    Scene(
+        "market-till",
+        "Green Leaf Market",
+        "till",
+        "Paying Tom at the till",
+        (
+            ("Tom", "Hello again. That comes to nine dollars twenty."),
+            ("Me", "I am paying with cash today."),
+            ("Tom", "Do you want a bag?"),
+            ("Me", "No thanks, Tom. I have my own bag."),
+        ),
+        people=(Person("Tom", 215, "#558b2f"),),
+        props=MARKET,
+        facts=("The shopping came to $9.20, paid in cash; I brought my own bag.",),
+    ),
+    Scene(
+        "street-coffee-beans",
+        "Maple Street",
+        "outside",
+        "Walking home without coffee beans",
+        (
+            ("Me", "Oh no, I forgot the coffee beans."),
+            ("Me", "The market was out of them anyway. I will buy coffee beans at the Corner Cafe tomorrow."),
+        ),
+        props=STREET,
+        facts=("To do: buy coffee beans at the Corner Café tomorrow.",),
+    ),
+    Scene(
+        "kitchen-plumber-note",
+        "Kitchen",
+        "home",
+        "The plumber's note on the fridge",
+        (
+            ("Me", "I am home. There is a note from the plumber on the fridge."),
+            ("Me", "The plumber fixed the kitchen tap. The bill is eighty five dollars."),
+        ),
+        props=(*KITCHEN, Prop("note", 272, 80, "plumber's note", color="#fff59d")),
+        facts=("The plumber fixed the kitchen tap; his bill is $85.",),
+    ),
+    Scene(
+        "hallway-jacket",
+        "Hallway",
+        "home",
+        "Jacket by the front door; the spare key is back",
+        (
+            ("Me", "The spare key is back on the hallway shelf."),
+            ("Me", "I am hanging my jacket by the front door, with my keys in the pocket."),
+        ),
+        props=(*HALLWAY, Prop("keys", 130, 108, "spare key")),
+        facts=("My jacket hangs by the front door, my keys in its pocket.",),
+    ),
+    Scene(
+        "kitchen-dinner",
+        "Kitchen",
+        "home",
+        "Cooking dinner alone",
+        (
+            ("Me", "Katrina is still at her pottery class."),
+            ("Me", "I am cooking pasta with tomato sauce for dinner."),
+        ),
+        props=KITCHEN,
+        facts=("I cooked pasta with tomato sauce for dinner.",),
+    ),
+    Scene(
+        "kitchen-katrina-message",
+        "Kitchen",
+        "home",
+        "A message from Katrina",
+        (
+            ("Me", "Katrina sent me a message. She made a blue bowl at pottery today."),
+            ("Me", "She says she will be home at nine."),
+        ),
+        props=(*KITCHEN, Prop("phone", 110, 60, "message", text=("Katrina:", "made a blue bowl!", "home at 9"))),
+        facts=("Katrina made a blue bowl at pottery.",),
+    ),
+    Scene(
+        "living-room-daniel",
+        "Living room",
+        "phone call",
+        "Daniel asks about tennis",
+        (
+            ("Daniel", "Hey, it is Daniel. Do you want to play tennis on Saturday morning?"),
+            ("Me", "Yes, I would love to. What time?"),
+            ("Daniel", "Ten o'clock at Riverside Park. I will book the court."),
+        ),
+        props=(*LIVING_ROOM, Prop("phone", 120, 60, "call", text=("Calling", "Daniel", "01:05"))),
+        facts=("Plan: tennis with Daniel on Saturday at ten, Riverside Park; Daniel books the court.",),
+    ),
+    Scene(
+        "living-room-train",
+        "Living room",
+        "laptop",
+        "Booking a train to Chicago",
+        (
+            ("Me", "I am booking a train ticket to Chicago for the conference next Monday."),
+            ("Me", "The ticket costs one hundred and twenty dollars. The train leaves at seven in the morning."),
+        ),
+        props=(*LIVING_ROOM, Prop("laptop", 120, 140, "train tickets")),
+        facts=("Plan: train to Chicago next Monday at 7:00 for a conference; the ticket cost $120.",),
+    ),
+    Scene(
+        "living-room-book",
+        "Living room",
+        "sofa",
+        "Reading on the sofa",
+        (
+            ("Me", "Now I am reading my book on the sofa. It is called The Silent River."),
+            ("Me", "I am on chapter twelve. It is a mystery story."),
+        ),
+        props=(*LIVING_ROOM, Prop("notebook", 120, 140, "The Silent River", color="#37474f")),
+        facts=("I am reading The Silent River, a mystery, at chapter twelve.",),
+    ),
+    Scene(
+        "hallway-katrina-home",
+        "Hallway",
+        "home",
+        "Katrina is home with her bowl",
+        (
+            ("Katrina", "Hi, I am home. Look at my new bowl!"),
+            ("Me", "It is beautiful. How was pottery?"),
+            ("Katrina", "Great. Next week we are making cups."),
+        ),
+        people=(KATRINA,),
+        props=(*HALLWAY, Prop("bowl", 150, 120, "blue bowl", color="#1e88e5")),
+        facts=("Next week Katrina's pottery class makes cups.",),
+    ),
+    Scene(
+        "kitchen-cat",
+        "Kitchen",
+        "home",
+        "Katrina asks me to feed the cat",
+        (
+            ("Katrina", "Can you feed our cat Pepper tomorrow morning? I leave for the bakery at six."),
+            ("Me", "Sure. How much food does Pepper get?"),
+            ("Katrina", "Half a cup of dry food, and fresh water."),
+        ),
+        people=(KATRINA,),
+        props=KITCHEN,
+        facts=("To do: feed Pepper the cat tomorrow morning (half a cup of dry food, fresh water).",),
+    ),
+    Scene(
+        "kitchen-milk",
+        "Kitchen",
+        "home",
+        "The milk is in the fridge",
+        (
+            ("Katrina", "Did you remember the milk?"),
+            ("Me", "Yes, it is in the fridge. I also bought eggs and bread."),
+            ("Katrina", "Thank you!"),
+        ),
+        people=(KATRINA,),
+        props=(*KITCHEN, Prop("carton", 250, 118, "MILK", color="#f5deb3")),
+        facts=("The milk is in the fridge.",),
+    ),
+    Scene(
+        "bedroom-alarm",
+        "Bedroom",
+        "home",
+        "Setting the alarm, charging the phone",
+        (
+            ("Me", "I am setting my alarm for seven thirty. The doctor is at nine."),
+            ("Me", "I am charging my phone on the bedside table."),
+        ),
+        props=(*BEDROOM, Prop("phone", 170, 60, "alarm", text=("ALARM", "7:30", "Wed"))),
+        facts=("My alarm is set for 7:30; my phone charges on the bedside table.",),
+    ),
+    Scene(
+        "bedroom-night",
+        "Bedroom",
+        "home",
+        "Good night",
+        (
+            ("Me", "I am putting my watch next to my phone."),
+            ("Me", "Good night. Tomorrow, the doctor at nine, then the office at eleven."),
+        ),
+        props=BEDROOM,
+        facts=("Tomorrow: the doctor at nine, then the office at eleven.",),
+    ),
+)
+
+EVENING_QUESTIONS = (
+    ("episodic", "Where are my keys now?", "In my jacket pocket; the jacket hangs by the front door."),
+    ("episodic", "How did I get home?", "The number 14 bus."),
+    ("time", "When is Mum's birthday dinner?", "Sunday at six."),
+    ("episodic", "What did the plumber fix?", "The kitchen tap (bill: $85)."),
+    ("time", "When am I playing tennis with Daniel?", "Saturday at ten, at Riverside Park."),
+)
+
 
 # ---------------------------------------------------------------- audio
 
@@ -614,7 +902,8 @@ def write_audio(lines: Sequence[PlacedLine], window_count: int, target: Path, wo
 class Painter:
     """Draws one frame of a scene: place banner, clock, set, people, objects, caption bar."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: datetime) -> None:
+        self.start = start
         self.fonts = {size: load_font(size) for size in (9, 11, 13)}
 
     def frame(self, scene: Scene, window: int, k: int) -> bytes:
@@ -641,9 +930,7 @@ class Painter:
 
     def banner(self, draw: ImageDraw.ImageDraw, scene: Scene, window: int, k: int) -> None:
         width, height = FRAME_SIZE
-        at = SESSION_START + timedelta(
-            seconds=window * WINDOW_SECONDS + k * WINDOW_SECONDS / FRAMES_PER_WINDOW
-        )
+        at = self.start + timedelta(seconds=window * WINDOW_SECONDS + k * WINDOW_SECONDS / FRAMES_PER_WINDOW)
         draw.rectangle((0, 0, width, 20), fill="#212121")
         draw.text((5, 3), f"{scene.place.upper()} · {scene.setting}", fill="#ffffff", font=self.fonts[13])
         draw.text((width - 58, 5), at.strftime("%H:%M:%S"), fill="#ffeb3b", font=self.fonts[11])
@@ -755,7 +1042,9 @@ class Painter:
 def background(scene: Scene) -> str:
     """Wall colour per place, so the place also reads from colour alone."""
     return {"Kitchen": "#fff3e0", "Hallway": "#efebe9", "Maple Street": "#81d4fa", "Corner Cafe": "#d7ccc8",
-            "Northwind Labs": "#e8eaf6", "Meeting room": "#e0f2f1"}.get(scene.place, "#eeeeee")  # fmt: skip
+            "Northwind Labs": "#e8eaf6", "Meeting room": "#e0f2f1", "Bus 14": "#cfd8dc",
+            "Green Leaf Market": "#dcedc8", "Living room": "#f3e5f5", "Bedroom": "#e1f5fe"}.get(
+        scene.place, "#eeeeee")  # fmt: skip
 
 
 def floor_color(scene: Scene) -> str:
@@ -775,12 +1064,103 @@ def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
 # ---------------------------------------------------------------- session
 
 
-def write_session(scenes: Sequence[Scene], target: Path, session_id: str, short: bool) -> None:
+@dataclass(frozen=True)
+class Recording:
+    """One sample recording: its scenes, when it starts, and what its README says about it."""
+
+    name: str
+    session_id: str
+    start: datetime
+    scenes: Sequence[Scene]
+    summary: str
+    user_hint: str
+    cast: tuple[str, ...]
+    questions: tuple[tuple[str, str, str], ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def flag(self) -> str:
+        return "" if self.name == "sample-session" else f" --{self.name.removesuffix('-session')}"
+
+
+def recordings() -> dict[str, Recording]:
+    """The committed sample recordings by directory name under `examples/`."""
+    morning = datetime(2025, 3, 11, 8, 0, 0, tzinfo=UTC)  # a Tuesday
+    by_key = {scene.key: scene for scene in SCENES}
+    morning_cast = (
+        f"- **I** — the wearer (voice: espeak-ng `{VOICES['Me'][0]}`).",
+        f"- **Katrina** — my roommate (`{VOICES['Katrina'][0]}`); **Emma** — barista at the Corner Café"
+        f" (`{VOICES['Emma'][0]}`);",
+        f"  **Marco** — my colleague at Northwind Labs (`{VOICES['Marco'][0]}`).",
+        "- Home (kitchen, hallway) → Maple Street → Corner Café → Northwind Labs (3rd floor office).",
+        "- Objects: milk, coffee mug, plants, keys, spare key, blue notebook, phone, laptop,",
+        "  headphones.",
+    )
+    morning_hint = (
+        "A Tuesday morning: home with my roommate Katrina, Corner Cafe, "
+        "then the office (Northwind Labs) with my colleague Marco."
+    )
+    morning_summary = 'A scripted morning of the wearer ("I") on Tuesday 11 March 2025 from 08:00 UTC.'
+    return {
+        "sample-session": Recording(
+            "sample-session",
+            "sample-morning-2025-03-11",
+            morning,
+            SCENES,
+            morning_summary,
+            morning_hint,
+            morning_cast,
+            SAMPLE_QUESTIONS,
+            (
+                "Windows 0–5, 6–11, 12–17 and 18–23 close four 3-minute summaries; windows 0–17 close one",
+                "10-minute summary (3 × 3 min), from which semantic triples (habits, relationships) form.",
+            ),
+        ),
+        "short-session": Recording(
+            "short-session",
+            "sample-morning-short",
+            morning,
+            [by_key[key] for key in SHORT_SCENES],
+            morning_summary,
+            morning_hint,
+            morning_cast,
+            SHORT_QUESTIONS,
+        ),
+        "evening-session": Recording(
+            "evening-session",
+            "sample-evening-2025-03-11",
+            datetime(2025, 3, 11, 17, 30, 0, tzinfo=UTC),
+            EVENING_SCENES,
+            "The evening of the same Tuesday (11 March 2025, from 17:30 UTC), recorded after the morning of"
+            " `sample-session`: ask it over a memory that holds both.",
+            "A Tuesday evening: leaving the office, the bus and the market, home with Katrina, calls from "
+            "my sister Sophie and my friend Daniel.",
+            (
+                *morning_cast[:3],
+                f"- **Sophie** — my sister (`{VOICES['Sophie'][0]}`); **Tom** — at the till of the Green Leaf"
+                f" Market (`{VOICES['Tom'][0]}`);",
+                f"  **Daniel** — a friend (`{VOICES['Daniel'][0]}`); **Pepper** — our cat (not heard).",
+                "- Northwind Labs → the Maple Street bus stop → bus 14 → Green Leaf Market → home (kitchen,"
+                " hallway, living room, bedroom).",
+                "- Objects: keys, jacket, blue notebook, bag, milk, eggs, bread, the plumber's note, a blue bowl,",
+                "  laptop, a book, phone, watch.",
+            ),
+            EVENING_QUESTIONS,
+            (
+                "Windows 0–5, 6–11 and 12–17 close three 3-minute summaries; windows 0–17 close one",
+                "10-minute summary (3 × 3 min).",
+            ),
+        ),
+    }
+
+
+def write_session(recording: Recording, target: Path) -> None:
     """Writes metadata.json, audio.m4a, window_{n}/frame_{k:04d}.jpg and README.md under `target`."""
+    scenes = recording.scenes
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    painter = Painter()
+    painter = Painter(recording.start)
     for index, scene in enumerate(scenes):
         window_dir = target / f"window_{index}"
         window_dir.mkdir()
@@ -789,19 +1169,18 @@ def write_session(scenes: Sequence[Scene], target: Path, session_id: str, short:
     with tempfile.TemporaryDirectory() as tmp:
         lines = place_lines(scenes, Path(tmp))
         write_audio(lines, len(scenes), target / "audio.m4a", Path(tmp))
-    start_ms = int(SESSION_START.timestamp() * 1000)
+    start_ms = int(recording.start.timestamp() * 1000)
     metadata = {
-        "session_id": session_id,
+        "session_id": recording.session_id,
         "window_count": len(scenes),
         "video_start_ms": start_ms,
         "audio_start_ms": start_ms,
-        "created_at": SESSION_START.isoformat().replace("+00:00", "Z"),
-        "user_hint": "A Tuesday morning: home with my roommate Katrina, Corner Cafe, "
-        "then the office (Northwind Labs) with my colleague Marco.",
+        "created_at": recording.start.isoformat().replace("+00:00", "Z"),
+        "user_hint": recording.user_hint,
     }
     (target / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
     (target / "script.jsonl").write_text(script(scenes))
-    (target / "README.md").write_text(readme(scenes, lines, session_id, short))
+    (target / "README.md").write_text(readme(recording, lines))
 
 
 def script(scenes: Sequence[Scene]) -> str:
@@ -815,16 +1194,16 @@ def script(scenes: Sequence[Scene]) -> str:
     return "".join(json.dumps(row) + "\n" for row in rows)
 
 
-def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str, short: bool) -> str:
+def readme(recording: Recording, lines: Sequence[PlacedLine]) -> str:
     """The README of a generated session: layout, cast, the timeline and what to ask."""
+    scenes = recording.scenes
     minutes = len(scenes) * WINDOW_SECONDS / 60
-    flag = " --short" if short else ""
     out = [
-        f"# Sample recording `{session_id}` ({len(scenes)} windows, {minutes:g} minutes)",
+        f"# Sample recording `{recording.session_id}` ({len(scenes)} windows, {minutes:g} minutes)",
         "",
-        "Generated by `python scripts/make_sample_session.py" + flag + "` (espeak-ng speech, Pillow frames,",
+        "Generated by `python scripts/make_sample_session.py" + recording.flag + "` (espeak-ng speech, Pillow frames,",
         "ffmpeg AAC) — do not edit by hand; change the script and regenerate.",
-        'A scripted morning of the wearer ("I") on Tuesday 11 March 2025 from 08:00 UTC.',
+        recording.summary,
         "",
         "## Layout (spec 000 `ingest_session`; mirrors S3 `sessions/{sessionId}/...`)",
         "",
@@ -833,24 +1212,16 @@ def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str
         f"- `audio.m4a` — the whole session's audio, AAC mono 16 kHz {AUDIO_BITRATE}bit/s,"
         f" {len(scenes) * WINDOW_SECONDS} s long.",
         "  Every line is spoken inside the 30-second window whose frames show its scene",
-        "  (window `n` covers `[30·n, 30·(n+1))` s;"
-        f" each line starts ≥ {LEAD_IN_SECONDS} s after the window opens",
+        f"  (window `n` covers `[30·n, 30·(n+1))` s; each line starts ≥ {LEAD_IN_SECONDS} s after the window opens",
         f"  and ends ≥ {TAIL_SECONDS} s before it closes).",
         f"- `window_{{n}}/frame_{{k:04d}}.jpg` — windows numbered from 0, {FRAMES_PER_WINDOW} frames each"
         f" (k = 0..{FRAMES_PER_WINDOW - 1}, one every {WINDOW_SECONDS / FRAMES_PER_WINDOW:g} s),",
-        f"  {FRAME_SIZE[0]}×{FRAME_SIZE[1]} JPEG: the place and clock on top, named people,"
-        " labelled objects,",
+        f"  {FRAME_SIZE[0]}×{FRAME_SIZE[1]} JPEG: the place and clock on top, named people, labelled objects,",
         "  on-screen text (phone, menu board, whiteboard) and a one-line description at the bottom.",
         "",
         "## Cast and places",
         "",
-        f"- **I** — the wearer (voice: espeak-ng `{VOICES['Me'][0]}`).",
-        f"- **Katrina** — my roommate (`{VOICES['Katrina'][0]}`); **Emma** — barista at the Corner Café"
-        f" (`{VOICES['Emma'][0]}`);",
-        f"  **Marco** — my colleague at Northwind Labs (`{VOICES['Marco'][0]}`).",
-        "- Home (kitchen, hallway) → Maple Street → Corner Café → Northwind Labs (3rd floor office).",
-        "- Objects: milk, coffee mug, plants, keys, spare key, blue notebook, phone, laptop,",
-        "  headphones.",
+        *recording.cast,
         "",
         "## Timeline",
         "",
@@ -858,7 +1229,7 @@ def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str
         "|---|---|---|---|---|",
     ]
     for index, scene in enumerate(scenes):
-        at = (SESSION_START + timedelta(seconds=index * WINDOW_SECONDS)).strftime("%H:%M:%S")
+        at = (recording.start + timedelta(seconds=index * WINDOW_SECONDS)).strftime("%H:%M:%S")
         said = " ".join(
             f"**{line.speaker}** ({line.start - index * WINDOW_SECONDS:.1f}–"
             f"{line.end - index * WINDOW_SECONDS:.1f} s): {line.text}"
@@ -869,41 +1240,29 @@ def readme(scenes: Sequence[Scene], lines: Sequence[PlacedLine], session_id: str
     out += ["", "## Facts the memory should hold", ""]
     out += [f"- {fact}" for scene in scenes for fact in scene.facts]
     out += ["", "## Questions to ask (kind — question — expected answer)", ""]
-    questions = SHORT_QUESTIONS if short else SAMPLE_QUESTIONS
-    out += [f"- {kind} — {question} — {answer}" for kind, question, answer in questions]
-    if not short:
-        out += [
-            "",
-            "Windows 0–5, 6–11, 12–17 and 18–23 close four 3-minute summaries; windows 0–17 close one",
-            "10-minute summary (3 × 3 min), from which semantic triples (habits, relationships) form.",
-        ]
+    out += [f"- {kind} — {question} — {answer}" for kind, question, answer in recording.questions]
+    if recording.notes:
+        out += ["", *recording.notes]
     return "\n".join(out) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: regenerate the full sample, or the shortened one with --short."""
+    """Command line: regenerate the morning sample, its shortened form (--short) or the evening (--evening)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--short", action="store_true", help=f"only the {len(SHORT_SCENES)} scenes for CI")
-    parser.add_argument("--out", type=Path, help="target directory (default: examples/sample-session "
-                        "or examples/short-session)")  # fmt: skip
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--short", action="store_true", help=f"only the {len(SHORT_SCENES)} scenes for CI")
+    which.add_argument("--evening", action="store_true", help="the evening of the same day")
+    parser.add_argument("--out", type=Path, help="target directory (default: examples/<its name>)")
     args = parser.parse_args(argv)
     for tool in ("espeak-ng", "ffmpeg"):
         if shutil.which(tool) is None:
             print(f"{tool} is not installed: apt-get install -y espeak-ng ffmpeg", file=sys.stderr)
             return 2
-    if args.short:
-        by_key = {scene.key: scene for scene in SCENES}
-        scenes: Sequence[Scene] = [by_key[key] for key in SHORT_SCENES]
-        session_id, default = "sample-morning-short", ROOT / "examples" / "short-session"
-    else:
-        scenes, session_id, default = (
-            SCENES,
-            "sample-morning-2025-03-11",
-            ROOT / "examples" / "sample-session",
-        )
-    target = args.out or default
-    write_session(scenes, target, session_id, args.short)
-    print(json.dumps({"target": str(target), "windows": len(scenes), "session_id": session_id}))
+    name = "short-session" if args.short else "evening-session" if args.evening else "sample-session"
+    recording = recordings()[name]
+    target = args.out or ROOT / "examples" / name
+    write_session(recording, target)
+    print(json.dumps({"target": str(target), "windows": len(recording.scenes), "session_id": recording.session_id}))
     return 0
 
 

@@ -20,6 +20,7 @@ WINDOW_SECONDS = 30
 SESSIONS = [
     pytest.param("sample-session", range(20, 25), 5 * 1024 * 1024, id="sample"),
     pytest.param("short-session", range(4, 5), 1024 * 1024, id="short"),
+    pytest.param("evening-session", range(20, 21), 5 * 1024 * 1024, id="evening"),
 ]
 
 
