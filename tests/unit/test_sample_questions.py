@@ -9,12 +9,17 @@ import pytest
 
 from worldmm.demo import SAMPLE_SESSION, load_questions
 
-FILES = sorted(p.name for p in SAMPLE_SESSION.glob("questions*.jsonl"))
+EVENING_SESSION = SAMPLE_SESSION.parent / "evening-session"
+FILES = [
+    pytest.param(session, path.name, id=f"{session.name}/{path.name}")
+    for session in (SAMPLE_SESSION, EVENING_SESSION)
+    for path in sorted(session.glob("questions*.jsonl"))
+]
 
 
-@pytest.mark.parametrize("name", FILES)
-def test_every_committed_question_names_its_facts_or_is_a_refusal(name: str) -> None:
-    questions = load_questions(SAMPLE_SESSION, name)
+@pytest.mark.parametrize(("session", "name"), FILES)
+def test_every_committed_question_names_its_facts_or_is_a_refusal(session: Path, name: str) -> None:
+    questions = load_questions(session, name)
     assert questions and all(bool(q.facts) != q.refusal for q in questions)
 
 
