@@ -6,7 +6,10 @@ reranks the composer's best sentences and writes a short answer checked against 
 the reader but no reranking; and with neither (the composer's quoted sentence, the baseline).
 
     python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--variants reader] [--out FILE]
-                                  [--heard script]
+                                  [--heard script] [--session evening]
+
+`--session evening` asks the question files of `examples/evening-session` (the same day's evening, its own
+people, places and facts) over a memory that holds the morning's recording too, ingested first.
 
 `questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
 at the end, and report it; never tune on it.
@@ -96,10 +99,16 @@ def main() -> None:
         help="build the memory from the recording (the settings' recogniser), or from the script, every word heard "
         "(script-speakers: each line with its speaker as the script names it)",
     )
+    parser.add_argument(
+        "--session",
+        choices=["sample", "evening"],
+        default="sample",
+        help="whose question files: the morning's (sample-session) or the evening's, over both recordings",
+    )
     args = parser.parse_args()
 
     from worldmm.db.local import start_local_database
-    from worldmm.demo import DEMO_USER, SAMPLE_SESSION, load_questions, local_profile, run_demo
+    from worldmm.demo import DEMO_USER, EVENING_SESSION, SAMPLE_SESSION, load_questions, local_profile, run_demo
     from worldmm.eval.speech import ScriptTranscriber
 
     home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
@@ -109,19 +118,25 @@ def main() -> None:
         "machine": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
         "heard": args.heard,
+        "session": args.session,
     }
-    transcriber = (
-        ScriptTranscriber(SAMPLE_SESSION, speakers=args.heard == "script-speakers")
-        if args.heard.startswith("script")
-        else None
-    )
+    recordings = [SAMPLE_SESSION] if args.session == "sample" else [SAMPLE_SESSION, EVENING_SESSION]
+    asked = recordings[-1]
+
+    def transcriber(recording: Path) -> ScriptTranscriber | None:
+        speakers = args.heard == "script-speakers"
+        return ScriptTranscriber(recording, speakers=speakers) if args.heard.startswith("script") else None
+
     try:
         for variant, reader, rerank in (v for v in VARIANTS if v[0] in args.variants):
             settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)
+            with contextlib.redirect_stdout(io.StringIO()):
+                for earlier in recordings[:-1]:  # ingested (once: resumable), nothing asked
+                    run_demo(settings, earlier, questions=[], transcriber=transcriber(earlier))
             for name in args.files:
                 with contextlib.redirect_stdout(io.StringIO()):
                     answers = run_demo(
-                        settings, questions=load_questions(SAMPLE_SESSION, name), transcriber=transcriber
+                        settings, asked, questions=load_questions(asked, name), transcriber=transcriber(asked)
                     )
                 report.setdefault(name, {})[variant] = _score(answers, _heard(settings, DEMO_USER))
     finally:

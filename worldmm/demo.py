@@ -19,6 +19,8 @@ from worldmm.retrieval.reader import load_model
 from worldmm.services import Services, set_services
 
 SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
+EVENING_SESSION = SAMPLE_SESSION.parent / "evening-session"
+"""The evening of the sample's day, asked over a memory that holds its morning too."""
 QUESTIONS_FILE = "questions.jsonl"
 DEMO_USER = "demo-user"
 NO_MEMORY = "I don't remember that."  # the composed refusal (worldmm.retrieval.compose.NO_MEMORY)
@@ -97,7 +99,7 @@ def load_questions(sample: Path = SAMPLE_SESSION, name: str = QUESTIONS_FILE) ->
                 refusal=bool(row.get("refusal", False)),
             )
             if bool(question.facts) == question.refusal:
-                raise ValueError(f"{name}: question {question.id!r} needs either facts or \"refusal\": true")
+                raise ValueError(f'{name}: question {question.id!r} needs either facts or "refusal": true')
             out.append(question)
     return out
 

@@ -22,6 +22,7 @@ from worldmm.media.transcription.providers import (
     TranscriptionError,
     build_transcriber,
     default_whisper_path,
+    spoken_pieces,
 )
 
 pytestmark = pytest.mark.integration
@@ -123,6 +124,25 @@ def test_faster_whisper_times_a_segment_said_after_a_pause_from_its_speech(whisp
     assert "table" in transcript.window(0.0, 15.0) and "table" in transcript.window(15.0, 45.0)
 
 
+def test_a_segment_run_over_two_lines_said_apart_is_split_at_the_sentence_said_in_the_next_chunk() -> None:
+    # GIVEN a segment Whisper ran from the end of one window's speech into the next window's (the evening
+    # recording: 13.4-37.1 s over speech at 0.4-18.8 s and 30.4-43.9 s)
+    text = "Great work, Marco. See you tomorrow at 11. I am taking my keys out of the drawer and into my pocket."
+    speech = [(0.4, 18.8), (30.4, 43.9)]
+    # WHEN timed by its speech
+    pieces = spoken_pieces(13.4, 37.1, text, speech)
+    # THEN each sentence is timed by the chunk it was said in
+    assert [(p.start_s, p.end_s, p.text) for p in pieces] == [
+        (13.4, 18.8, "Great work, Marco. See you tomorrow at 11."),
+        (30.4, 37.1, "I am taking my keys out of the drawer and into my pocket."),
+    ]
+    # AND a segment within one chunk, or over a chunk it barely touches, keeps its text whole
+    assert [
+        p.text for p in spoken_pieces(64.6, 90.8, "I take the 14. It comes often.", [(60.4, 71.3), (90.5, 99)])
+    ] == ["I take the 14. It comes often."]
+    assert spoken_pieces(1.0, 2.0, "Hi.", [])[0].start_s == 1.0
+
+
 def test_groq_sends_the_audio_as_verbose_json_with_the_configured_model(server: FakeModelServer) -> None:
     before = len(server.calls("/openai/v1/audio/transcriptions"))
     GroqTranscriber(model="whisper-large-v3", api_key="gsk-test", base_url=server.url).transcribe(
@@ -150,9 +170,7 @@ def test_groq_failure_after_retries_is_a_typed_error(server: FakeModelServer) ->
 
 
 def test_build_transcriber_chooses_by_setting(tmp_path: Path) -> None:
-    groq = build_transcriber(
-        make_settings(transcriber="groq", groq_api_key="k", groq_model="whisper-large-v3")
-    )
+    groq = build_transcriber(make_settings(transcriber="groq", groq_api_key="k", groq_model="whisper-large-v3"))
     assert isinstance(groq, GroqTranscriber) and groq.model == "whisper-large-v3"
     local = build_transcriber(make_settings(transcriber="local"))
     assert isinstance(local, FasterWhisperTranscriber) and local.model_dir == default_whisper_path()

@@ -11,7 +11,7 @@ WEARER = "wearer"
 SOMEONE = "someone"
 """A segment's speaker when a voice that is not the wearer's, and was never named, said it."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class TranscriptSegment:
         if not text or self.speaker in (None, WEARER):
             return text
         who = str(self.speaker).capitalize() if self.speaker == SOMEONE else self.speaker
-        return "\n".join(f"{who}: {sentence}" for sentence in _SENTENCE_END.split(text) if sentence)
+        return "\n".join(f"{who}: {sentence}" for sentence in SENTENCE_END.split(text) if sentence)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import Settings
 from worldmm.errors import WorldMMError
 from worldmm.lazy import Lazy
-from worldmm.media.transcription.port import Transcriber, Transcript, TranscriptSegment
+from worldmm.media.transcription.port import SENTENCE_END, Transcriber, Transcript, TranscriptSegment
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -117,15 +117,38 @@ def default_whisper_path() -> Path:
 SAMPLE_RATE = 16_000
 
 
-def spoken_span(start_s: float, end_s: float, speech: Sequence[tuple[float, float]]) -> tuple[float, float]:
-    """When a segment was spoken: its overlap with the speech chunk it overlaps most.
+def spoken_pieces(
+    start_s: float, end_s: float, text: str, speech: Sequence[tuple[float, float]]
+) -> list[TranscriptSegment]:
+    """A segment as it was spoken: its sentences, each timed by the speech chunk it was said in.
 
-    Whisper starts a segment after a pause where the speech before the pause ended, so a line said at the
-    start of a 30-second window is timed from the end of the previous one; the voice activity detector's
-    chunks say where the speech itself is. The segment's own span when it overlaps no chunk.
+    Whisper starts a segment after a pause where the speech before the pause ended, and with the silence cut
+    out it runs one segment over several chunks of speech ("Great work, Marco. … I am taking my keys out of the
+    drawer …" over two lines said 12 s apart); the voice activity detector's chunks say where the speech
+    itself is. Speech runs at about one pace, so a sentence was said in the chunk where its middle character
+    falls when the text is laid over the chunks' speech in order; consecutive sentences of one chunk stay one
+    segment, timed by its overlap with that chunk. The segment's own span when it overlaps no chunk.
     """
     overlaps = [(max(a, start_s), min(b, end_s)) for a, b in speech if min(b, end_s) > max(a, start_s)]
-    return max(overlaps, key=lambda span: span[1] - span[0]) if overlaps else (start_s, end_s)
+    if len(overlaps) <= 1:
+        start, end = overlaps[0] if overlaps else (start_s, end_s)
+        return [TranscriptSegment(start, end, text)]
+    sentences = [sentence for sentence in SENTENCE_END.split(text) if sentence]
+    spoken = sum(b - a for a, b in overlaps)
+    per_char = spoken / max(1, sum(len(sentence) + 1 for sentence in sentences))
+    by_chunk: dict[int, list[str]] = {}
+    chars = 0
+    for sentence in sentences:
+        middle = (chars + len(sentence) / 2) * per_char
+        chars += len(sentence) + 1
+        elapsed, chunk = 0.0, len(overlaps) - 1
+        for index, (a, b) in enumerate(overlaps):
+            elapsed += b - a
+            if middle <= elapsed:
+                chunk = index
+                break
+        by_chunk.setdefault(chunk, []).append(sentence)
+    return [TranscriptSegment(*overlaps[chunk], text=" ".join(part)) for chunk, part in sorted(by_chunk.items())]
 
 
 class FasterWhisperTranscriber:
@@ -185,9 +208,10 @@ class FasterWhisperTranscriber:
         speech = [(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in chunks]
         pieces, _info = model.transcribe(samples, beam_size=self.beam_size, vad_filter=True, vad_parameters=vad)
         segments = [
-            TranscriptSegment(*spoken_span(float(p.start), float(p.end), speech), text=p.text.strip())
+            segment
             for p in pieces
             if p.text.strip()
+            for segment in spoken_pieces(float(p.start), float(p.end), p.text.strip(), speech)
         ]
         if self.voices is not None:
             from worldmm.media.transcription.speakers import label_speakers
