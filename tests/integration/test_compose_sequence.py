@@ -472,6 +472,16 @@ _BACK = (
 _FIRST = ("Good morning. I am making breakfast in the kitchen.", "I will finish my first draft before lunch.")
 _SLIDE = ("The budget numbers on slide 3 are from last year.",)
 _MUSIC = ("I like working with music, so I am putting my headphones on.", "Quiet work time now.")
+_TICKET = (
+    "I am booking a train ticket for the conference next Monday. The ticket costs one hundred and twenty dollars.",
+    "I will print the ticket tonight.",
+    "The train leaves at seven in the morning.",
+)
+_READING = (
+    "Now I am starting the budget report. I like working with music.",
+    "I am booking a train ticket for the conference next Monday.",
+    "Now I am reading my book on the sofa.",
+)
 _BREAKFAST = ("Good morning. I am making breakfast in the kitchen.", "I am having toast and eggs for breakfast.")
 _OFFERED = ("Marco asked if we can meet at half past nine.", "Marco: You want a coffee from the machine.")
 _FAVOUR = (
@@ -613,6 +623,11 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("What favour did Katrina ask of me?", _FAVOUR, "water the plants"),
         # "how come" asks why
         ("How come Katrina won't be around this evening?", (*_POTTERY, _PLUMBER), "pottery class"),
+        # "how much was the …" asks a price, not any number
+        ("How much was the train ticket?", _TICKET, "one hundred and twenty dollars"),
+        ("How much milk is left?", ("Katrina: We have two bottles of milk left.",), "two bottles"),
+        # "started reading" is about reading, not about starting something
+        ("What was I doing before I started reading?", _READING, "booking a train ticket"),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

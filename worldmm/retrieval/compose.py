@@ -229,13 +229,14 @@ _CLOCK = (
 )
 # Words that ask for a price: "what" asks one only with a noun or "cost" ("What did I pay with?" asks how), or
 # with what a bill does, said at its end: "What did my coffee come to?", "What did it set me back?" (not "What
-# time did I come to the office?").
+# time did I come to the office?"); "how much" asks one of a thing that was or is ("How much was the train
+# ticket?", not "How much milk is left?").
 _PRICE_WORDS = r"cost|costs|price|prices|bill|charge|charged|fee|fees|fare|fares"
 _PAY_WORDS = r"pay|paid|spend|spent"
 _BILL_SAYS = r"(?:(?:come|came|comes) to|sets? me back|(?:run|runs|ran) me)(?=\s*[?.!]*\s*$)"
 _ASKS_PRICE = re.compile(
     r"^\s*how much\b.*\b(?:" + _PRICE_WORDS + "|" + _PAY_WORDS + r")\b|^\s*what\b.*\b(?:" + _PRICE_WORDS + r")\b"
-    r"|^\s*what\b.*\b" + _BILL_SAYS,
+    r"|^\s*what\b.*\b" + _BILL_SAYS + r"|^\s*how much (?:is|was|are|were)\s+(?:the|my|a|an|our|his|her|their)\b",
     re.I,
 )
 _MONEY_FITS = re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?|free)\b", re.I)
@@ -416,11 +417,14 @@ _KIND_WORDS = re.compile(
     re.I,
 )
 # Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
-# tomorrow."; "Where did my mug end up?" by "at the end"; "When will I get it back?" by "comes back"): like habit
-# words they count half.
+# tomorrow."; "Where did my mug end up?" by "at the end"; "When will I get it back?" by "comes back"), and one
+# that says when something else is done ("before I started reading" is about reading, not "starting the
+# report"): like habit words they count half.
 _LIGHT_VERBS = re.compile(
     r"\b(?:see|sees|seeing|saw|seen|go|goes|going|went|gone|make|makes|making|made|take|takes|taking|took|taken|"
-    r"say|says|saying|said|(?:end|ends|ended|ending) up|back)\b",
+    r"say|says|saying|said|(?:end|ends|ended|ending) up|back|"
+    r"(?:start|starts|started|starting|begin|begins|began|begun|beginning|stop|stops|stopped|stopping|finish|"
+    r"finishes|finished|finishing|keep|keeps|kept|keeping)(?=\s+\w+ing\b))\b",
     re.I,
 )
 # "When am I going to collect my notebook?": "going to" before a verb says when, not what is done ("going to the
