@@ -223,8 +223,8 @@ def load_sample_session(script: Path = SAMPLE_SESSION_SCRIPT) -> Benchmark:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    start = module.SESSION_START
-    window_seconds = module.WINDOW_SECONDS
+    morning = module.recordings()["sample-session"]
+    start, window_seconds = morning.start, module.WINDOW_SECONDS
     windows = [
         EvalWindow(
             window_id=scene.key,
@@ -235,7 +235,7 @@ def load_sample_session(script: Path = SAMPLE_SESSION_SCRIPT) -> Benchmark:
             caption="",
             transcript="\n".join(f"{speaker}: {line}" for speaker, line in scene.lines),
         )
-        for index, scene in enumerate(module.SCENES)
+        for index, scene in enumerate(morning.scenes)
     ]
     asked_at = windows[-1].end_time + timedelta(minutes=1)
     questions = [
@@ -247,7 +247,7 @@ def load_sample_session(script: Path = SAMPLE_SESSION_SCRIPT) -> Benchmark:
             evidence=SAMPLE_EVIDENCE[question],
             answer=answer,
         )
-        for number, (kind, question, answer) in enumerate(module.SAMPLE_QUESTIONS)
+        for number, (kind, question, answer) in enumerate(morning.questions)
         if question in SAMPLE_EVIDENCE
     ]
     return Benchmark(name="sample-session", windows=windows, questions=questions)
