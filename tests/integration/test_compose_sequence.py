@@ -477,6 +477,11 @@ _TICKET = (
     "I will print the ticket tonight.",
     "The train leaves at seven in the morning.",
 )
+_TENNIS = (
+    "I am cooking pasta for dinner.",
+    "Daniel: Do you want to play tennis on Saturday morning? Yes, I would love to. Daniel: Ten o'clock at Riverside"
+    " Park.",
+)
 _READING = (
     "Now I am starting the budget report. I like working with music.",
     "I am booking a train ticket for the conference next Monday.",
@@ -628,6 +633,10 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("How much milk is left?", ("Katrina: We have two bottles of milk left.",), "two bottles"),
         # "started reading" is about reading, not about starting something
         ("What was I doing before I started reading?", _READING, "booking a train ticket"),
+        # a place by its name; a question asked aloud, quoted with the reply that gives the fact
+        ("Where are we playing tennis?", _TENNIS, "at Riverside Park"),
+        ("Where is the client from?", ("Marco: I am nervous. The client from Boston will be there.",), "Boston"),
+        ("Where am I meeting Marco?", ("Marco asked if we can meet in March.",), NO_MEMORY),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

@@ -207,8 +207,12 @@ _NOT_A_NAME_BEFORE = frozenset(
 _NAME = re.compile(r"\b(?!(?:" + _NOT_NAMES + r")\b)[A-Z][a-z]+")
 # A name within a sentence, not its first word ("Quiet work." names nothing; "Marko asked …" is no title).
 _NAME_WITHIN = r"(?<=[\w,] )" + _NAME.pattern
+# A place: the thing something is in, on or at, or a place's name ("at Riverside Park", "in Boston"; not "in
+# March", "on Friday").
 _WHERE_FITS = re.compile(
-    r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b", re.I
+    r"\b(?:in|on|at|behind|under|inside|near|by|beside|next to)\s+(?:the|my|a|an|your|his|her|our|their)\b"
+    r"|\b(?:in|at|near)\s+(?-i:" + _NAME.pattern + ")",
+    re.I,
 )
 # Where the wearer says they are ("I am at the office ..."), not where they will be ("I am at the doctor
 # tomorrow").
@@ -650,12 +654,13 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     ]
     if not kept:
         return []
-    statements, pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
+    _, pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
     placed: dict[int, Candidate] = {}
     beside = _quoted_beside(question, fits, all_heard=not unheard)
     if beside is not None:
-        # A statement that does not give the fact asked for itself, quoted with the sentence near it that does.
-        for i in statements:
+        # A statement that does not give the fact asked for itself, quoted with the sentence near it that does;
+        # a question asked aloud, with the reply that does.
+        for i in kept:
             if i not in pool and lexical_scores[i] > 0 and (quoted := beside(pieces, i)) is not None:
                 placed[i] = quoted
                 scores[i] *= BESIDE_SHARE
@@ -811,9 +816,24 @@ def _quoted_beside(
     laptop?" / "Now I am opening my laptop." with where I said I was before it; "Who thanked me for the
     slides?" / "Thanks for helping with my slides." with the reply beside it that addresses Marco by name; "What
     was the bill?" / "I always get a cappuccino here." with the price said just after it; "Why is Marco nervous?" /
-    "I am nervous." with what was said next, when every word of the question was heard."""
+    "I am nervous." with what was said next, when every word of the question was heard; and any question asked
+    aloud with the reply that gives the fact ("Do you want to play tennis on Saturday?" / "Ten o'clock at
+    Riverside Park.")."""
     if fits is None:
         return None
+    own = _beside_by_kind(question, fits, all_heard)
+
+    def beside(pieces: list[Candidate], i: int) -> Candidate | None:
+        if pieces[i].text.endswith("?"):  # a question asked aloud, then the reply that answers it
+            return _with_fact_after(pieces, i, fits)
+        return own(pieces, i) if own is not None else None
+
+    return beside
+
+
+def _beside_by_kind(
+    question: str, fits: Callable[[str], bool], all_heard: bool
+) -> Callable[[list[Candidate], int], Candidate | None] | None:
     if _answer_type(question) is _WHERE_FITS:
         return _with_place_before
     if _ASKS_WHO_DID.search(question):
