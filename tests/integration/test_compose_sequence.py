@@ -477,6 +477,10 @@ _TICKET = (
     "I will print the ticket tonight.",
     "The train leaves at seven in the morning.",
 )
+_UNNAMED_VOICE = (
+    "Katrina: Do not forget your doctor's appointment. Katrina: It is tomorrow morning at nine o'clock.",
+    "Someone: Can you feed our cat tomorrow morning? Someone: I leave for the bakery at six.",
+)
 _TENNIS = (
     "I am cooking pasta for dinner.",
     "Daniel: Do you want to play tennis on Saturday morning? Yes, I would love to. Daniel: Ten o'clock at Riverside"
@@ -637,6 +641,13 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Where are we playing tennis?", _TENNIS, "at Riverside Park"),
         ("Where is the client from?", ("Marco: I am nervous. The client from Boston will be there.",), "Boston"),
         ("Where am I meeting Marco?", ("Marco asked if we can meet in March.",), NO_MEMORY),
+        # a voice never named may be the person asked about
+        ("What time does Katrina head to the bakery tomorrow?", _UNNAMED_VOICE, "at six"),
+        (
+            "What time does Katrina start at the bakery?",
+            ("Katrina: I start work at the bakery at ten.", "Someone: Do you want a bag? It is nine dollars."),
+            "at ten",
+        ),
     ],
 )
 def test_the_answer_is_the_line_that_gives_what_is_asked_as_it_was_heard(

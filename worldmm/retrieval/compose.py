@@ -683,8 +683,13 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     names_thing = _names_thing(question)
     if names_thing is not None:  # "What is the cafe I go to called?": a passage naming the cafe before a person
         pool = [i for i in pool if names_thing(pieces[i].quote)] or pool
-    if name_lexemes:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco
-        pool = [i for i in pool if _names_any(name_lexemes, _nearby(pieces, piece_lexemes, i))] or pool
+    if name_lexemes:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco;
+        # a voice never named ("Someone: I leave for the bakery at six.") may be hers
+        pool = [
+            i
+            for i in pool
+            if _names_any(name_lexemes, _nearby(pieces, piece_lexemes, i)) or pieces[i].speaker == "Someone"
+        ] or pool
     which = _WHICH.search(question)
     if which:  # "Which slide has a problem?": a passage that names the slide answers before one that does not
         [noun] = text_lexemes(services, [which.group("noun")])
