@@ -477,6 +477,11 @@ _TICKET = (
     "I will print the ticket tonight.",
     "The train leaves at seven in the morning.",
 )
+_WAY_HOME = (
+    "I always get a cappuccino here before work.",
+    "Hi, I am home.",
+    "I am at the bus stop. I get the number 14 bus home.",
+)
 _UNNAMED_VOICE = (
     "Katrina: Do not forget your doctor's appointment. Katrina: It is tomorrow morning at nine o'clock.",
     "Someone: Can you feed our cat tomorrow morning? Someone: I leave for the bakery at six.",
@@ -641,6 +646,9 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("Where are we playing tennis?", _TENNIS, "at Riverside Park"),
         ("Where is the client from?", ("Marco: I am nervous. The client from Boston will be there.",), "Boston"),
         ("Where am I meeting Marco?", ("Marco asked if we can meet in March.",), NO_MEMORY),
+        # how I got somewhere: a way of getting there
+        ("How did I get home from work?", _WAY_HOME, "number 14 bus"),
+        ("How did I get home from work?", _WAY_HOME[:2], NO_MEMORY),
         # a voice never named may be the person asked about
         ("What time does Katrina head to the bakery tomorrow?", _UNNAMED_VOICE, "at six"),
         (

@@ -322,6 +322,18 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"\d|\bnumber\b|[A-Z][a-z]+\s+(?:bus|train|tram|line|express)\b|\b(?:bus|train|tram|flight|route|line)\s+[A-Z]"
         ),
     ),
+    (  # "How did I get home?", "How do I go to work?": a way of getting there (not "How did I get on?")
+        re.compile(
+            r"^\s*how\s+(?:do|did|does|will|am|was|are|is|can)\s+\w+\s+(?:get|got|getting|go|going|travel|travelled|"
+            r"traveled|travelling|traveling|come|came|coming|commute|commuted|head|headed|heading)\b(?!\s+(?:on|along)\b)",
+            re.I,
+        ),
+        re.compile(
+            r"\b(?:bus|buses|train|tram|subway|metro|underground|tube|car|taxi|cab|uber|bike|bicycle|cycled|cycling|"
+            r"walk|walks|walked|walking|on foot|drive|drove|driving|flew|flight|plane|ferry|boat|scooter|lift|ride)\b",
+            re.I,
+        ),
+    ),
     (  # "What is my laptop password?": a password, not the line that names the laptop
         re.compile(r"\b(?:passwords?|passcodes?|pin code)\b", re.I),
         re.compile(r"\b(?:passwords?|passcodes?|pin|code)\b", re.I),
