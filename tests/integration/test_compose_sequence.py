@@ -477,6 +477,10 @@ _TICKET = (
     "I will print the ticket tonight.",
     "The train leaves at seven in the morning.",
 )
+_ALARM = (
+    "Daniel: Do you want to play tennis? Yes, I would love to. What time? Daniel: 10 o'clock at the park.",
+    "I am setting my alarm for 730. The doctor is at nine.",
+)
 _WAY_HOME = (
     "I always get a cappuccino here before work.",
     "Hi, I am home.",
@@ -649,6 +653,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         # how I got somewhere: a way of getting there
         ("How did I get home from work?", _WAY_HOME, "number 14 bus"),
         ("How did I get home from work?", _WAY_HOME[:2], NO_MEMORY),
+        # "seven thirty" as the recogniser writes it is a time of day
+        ("What time is my alarm set for?", _ALARM, "alarm for 730"),
         # a voice never named may be the person asked about
         ("What time does Katrina head to the bakery tomorrow?", _UNNAMED_VOICE, "at six"),
         (
