@@ -853,6 +853,7 @@ def _quoted_beside(
 def _beside_by_kind(
     question: str, fits: Callable[[str], bool], all_heard: bool
 ) -> Callable[[list[Candidate], int], Candidate | None] | None:
+    """How a statement is quoted with the sentence near it that gives the kind of fact asked, or None."""
     if _answer_type(question) is _WHERE_FITS:
         return _with_place_before
     if _ASKS_WHO_DID.search(question):
