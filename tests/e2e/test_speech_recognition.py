@@ -62,7 +62,8 @@ def test_the_script_transcriber_hears_every_line_in_its_window() -> None:
     assert (report.wer, report.window_wer) == (0.0, 0.0)
 
 
-def _eval_speech(isa: str, sample: Path) -> dict[str, Any]:
+def _heard_within_floors(isa: str, sample: Path, reference_words: int) -> dict[str, Any]:
+    """`worldmm eval-speech` of `sample` on `isa`, checked against the WER and window WER ceilings."""
     env = {**os.environ, "TRANSCRIBER": "local", "WORLDMM_PROFILE": "local"}
     if isa == "AVX2":
         env |= {"CT2_USE_MKL": "0", "CT2_FORCE_CPU_ISA": "AVX2"}
@@ -70,15 +71,15 @@ def _eval_speech(isa: str, sample: Path) -> dict[str, Any]:
     report: dict[str, Any] = json.loads(
         subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
     )
+    assert report["reference_words"] > reference_words
+    assert report["wer"] <= WER_CEILING, report["transcript"]
+    assert report["window_wer"] <= WINDOW_WER_CEILING, report
     return report
 
 
 @pytest.mark.parametrize("isa", ["native", "AVX2"])
 def test_the_sample_is_heard_and_placed_within_the_word_error_rate_floors_on_each_instruction_set(isa: str) -> None:
-    report = _eval_speech(isa, SAMPLE_SESSION)
-    assert report["reference_words"] > 500
-    assert report["wer"] <= WER_CEILING, report["transcript"]
-    assert report["window_wer"] <= WINDOW_WER_CEILING, report
+    report = _heard_within_floors(isa, SAMPLE_SESSION, reference_words=500)
     # AND who said each line: nobody's line is given to another, and most are told
     speakers = report["speakers"]
     assert speakers["wrong"] == 0, speakers
@@ -89,8 +90,5 @@ def test_the_sample_is_heard_and_placed_within_the_word_error_rate_floors_on_eac
 def test_the_evening_is_heard_with_each_line_in_the_window_it_was_said_in(isa: str) -> None:
     # GIVEN the evening recording, where Whisper runs a segment from one window's last line into the next
     # window's first (window WER 0.383 when a segment went whole to the speech chunk it overlaps most)
-    report = _eval_speech(isa, EVENING_SESSION)
     # THEN its words are heard within the floor and each line lands in its own window (0.155 and 0.155)
-    assert report["reference_words"] > 450
-    assert report["wer"] <= WER_CEILING, report["transcript"]
-    assert report["window_wer"] <= WINDOW_WER_CEILING, report
+    _heard_within_floors(isa, EVENING_SESSION, reference_words=450)

@@ -8,7 +8,9 @@ import io
 import os
 import threading
 import time
+from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,20 +136,14 @@ def spoken_pieces(
         start, end = overlaps[0] if overlaps else (start_s, end_s)
         return [TranscriptSegment(start, end, text)]
     sentences = [sentence for sentence in SENTENCE_END.split(text) if sentence]
-    spoken = sum(b - a for a, b in overlaps)
-    per_char = spoken / max(1, sum(len(sentence) + 1 for sentence in sentences))
+    ends = list(accumulate(b - a for a, b in overlaps))  # where each chunk's speech ends, laid end to end
+    per_char = ends[-1] / max(1, sum(len(sentence) + 1 for sentence in sentences))
     by_chunk: dict[int, list[str]] = {}
     chars = 0
     for sentence in sentences:
         middle = (chars + len(sentence) / 2) * per_char
         chars += len(sentence) + 1
-        elapsed, chunk = 0.0, len(overlaps) - 1
-        for index, (a, b) in enumerate(overlaps):
-            elapsed += b - a
-            if middle <= elapsed:
-                chunk = index
-                break
-        by_chunk.setdefault(chunk, []).append(sentence)
+        by_chunk.setdefault(min(bisect_left(ends, middle), len(ends) - 1), []).append(sentence)
     return [TranscriptSegment(*overlaps[chunk], text=" ".join(part)) for chunk, part in sorted(by_chunk.items())]
 
 
