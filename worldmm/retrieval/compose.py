@@ -668,7 +668,7 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     ]
     if not kept:
         return []
-    _, pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
+    pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
     placed: dict[int, Candidate] = {}
     beside = _quoted_beside(question, fits, all_heard=not unheard)
     if beside is not None:
@@ -753,7 +753,7 @@ def closest_in_meaning(
     cosines = _dense(services, question, pieces) if pieces and limit > 0 else None
     if cosines is None:
         return []
-    _, giving = _giving(
+    giving = _giving(
         pieces, list(range(len(pieces))), _fits(question), by_speaker=bool(_ASKS_WHO_DID.search(question))
     )
     closest: dict[str, Candidate] = {}
@@ -766,8 +766,8 @@ def closest_in_meaning(
 
 def _giving(
     pieces: list[Candidate], indexes: list[int], fits: Callable[[str], bool] | None, *, by_speaker: bool = False
-) -> tuple[list[int], list[int]]:
-    """Of `indexes`: the statements (all of them when none is one), and those statements whose quote gives
+) -> list[int]:
+    """Of `indexes`: the statements (all of them when none is one) whose quote gives
     the kind of fact asked for (`_fits`; all of them without it). Who said a line gives a person only when
     `by_speaker` (the question asks who said or did something, not what someone is called)."""
     statements = [i for i in indexes if not pieces[i].text.endswith("?")] or indexes
@@ -775,7 +775,7 @@ def _giving(
     def gives(quote: str) -> bool:
         return fits is None or fits(quote if by_speaker else _SPEAKER_TAG.sub("", quote))
 
-    return statements, [i for i in statements if gives(pieces[i].quote)]
+    return [i for i in statements if gives(pieces[i].quote)]
 
 
 BESIDE_SHARE = 0.5
