@@ -14,12 +14,13 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.media.transcription.port import Transcript, TranscriptSegment, Voice
 
 SESSION = "bench-hour"
 
@@ -27,7 +28,7 @@ SESSION = "bench-hour"
 class _Transcriber:
     """Simulated speech to text: one line every 10 s (transcription is not what this measures)."""
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         segments = [TranscriptSegment(t, t + 10, f"I talk about topic {t // 60}") for t in range(0, 7200, 10)]
         return Transcript(" ".join(s.text for s in segments), segments)
 

@@ -22,12 +22,13 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.media.transcription.port import Transcript, TranscriptSegment, Voice
 
 TEXT_DIM = 384
 VISUAL_DIM = 1536
@@ -52,7 +53,7 @@ class _InstantVisualEncoder:
 
 
 class _InstantTranscriber:
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         text = "Alice: shall we look at the quarterly numbers?"
         return Transcript(text, [TranscriptSegment(0.0, 4.0, text)])
 

@@ -163,7 +163,8 @@ def _eval_speech(args: argparse.Namespace) -> int:
 
     settings = get_settings()
     sample = Path(args.sample) if args.sample else SAMPLE_SESSION
-    report = measure_speech(Services(settings).transcriber, sample, settings.window_seconds)
+    after = [Path(earlier) for earlier in args.after]
+    report = measure_speech(Services(settings).transcriber, sample, settings.window_seconds, after=after)
     print(report.to_json())
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -317,6 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval-speech", help="word error rate of the transcriber on a sample recording (its script)")
     p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
+    p.add_argument(
+        "--after",
+        nargs="*",
+        default=[],
+        metavar="DIR",
+        help="recordings heard first, in order: the sample is heard knowing the voices they named",
+    )
     p.add_argument("--out", default=None, help="also write the JSON report here")
     p.set_defaults(func=_eval_speech)
 

@@ -292,7 +292,8 @@ class Settings(BaseSettings):
     speaker_labels: bool = Field(
         True,
         description="The local transcriber tells voices apart (resemblyzer) and writes each other speaker's "
-        "lines after their name (the wearer's as said); off: every line as said",
+        "lines after their name (the wearer's as said), knowing the voices the user's earlier recordings named "
+        "(`worldmm_voices`, forgotten with their recording); off: every line as said",
     )
     local_embedding_model: Path | None = None
     """Folder of the local sentence-transformers model; default: the packaged all-MiniLM-L6-v2."""

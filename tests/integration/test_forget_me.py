@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,9 @@ from worldmm.ingest.retrigger import retrigger
 from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.objects import DirectoryObjectStore, S3ObjectStore
-from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.media.transcription.port import WEARER, Transcript, TranscriptSegment, Voice
 from worldmm.memory.embedding.hashing import HashEmbedder
+from worldmm.memory.voices import remember_voices
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.services import Services, set_services
 
@@ -115,6 +117,9 @@ def world(
         services.graph_cache.get_or_build(GraphKey(user, MemoryType.SEMANTIC), lambda: _graph(1))
         hybrid_search(services, user, "where is my mug?")  # leaves the user's BM25 index snapshot in Redis
         assert redis_client.exists(f"worldmm:graph:{user}:lexical"), "no lexical snapshot to erase"
+        start = datetime(2026, 5, 1, 10, tzinfo=UTC)
+        voices = [Voice(WEARER, (1.0, 0.0), 60.0), Voice("Kate", (0.0, 1.0), 5.0)]
+        assert remember_voices(db, user, sid, voices, start=start, end=start + timedelta(seconds=30)) == 2
     set_services(services)
     yield World(services, pg.admin_url, s3, dynamodb, redis_client, sessions)
     set_services(None)

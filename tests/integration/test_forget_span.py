@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,7 +33,7 @@ from worldmm.capture.models import CaptureSession, UploadKind
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
-from worldmm.db.models import ProcessingStatus, Segment
+from worldmm.db.models import ProcessingStatus, Segment, VoiceRow
 from worldmm.gateway.confirm import ConfirmationCodes
 from worldmm.gateway.events import LocalLambdaContext, build_event
 from worldmm.gateway.mcp import forget_span as mcp_forget_span
@@ -44,9 +44,10 @@ from worldmm.ingest.summary_schedule import produce_summary
 from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.objects import S3ObjectStore
-from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.media.transcription.port import WEARER, Transcript, TranscriptSegment, Voice
 from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.memory.episodic.scales import SlotKey
+from worldmm.memory.voices import remember_voices
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.services import Services, set_services
 
@@ -68,7 +69,7 @@ def marker(session_id: str, index: int) -> str:
 class MarkerTranscriber:
     """Hears what the audio chunk says: `RIFF-<marker>` → "Kate talks about the <marker> kettle"."""
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         said = f"Kate talks about the {audio.decode(errors='replace').removeprefix('RIFF-')} kettle"
         return Transcript(said, [TranscriptSegment(0.0, 5.0, said)])
 
@@ -452,6 +453,35 @@ def test_forget_session_erases_the_whole_session_idempotently(world: World) -> N
     _upload(world, ALICE, SA2, 3)
     assert _ingest(world, ALICE, SA2, 3).model_dump() == {"status": "skipped", "reason": "forgotten"}
     assert [v for v in s3_versions(world) if v.startswith(f"sessions/{SA2}/")] == []
+
+
+def _voices(world: World, user: str) -> dict[str, set[str]]:
+    with world.services.db.unit_of_work(user) as session:
+        rows = session.execute(select(VoiceRow.session_id, VoiceRow.name)).all()
+    found: dict[str, set[str]] = {}
+    for session_id, name in rows:
+        found.setdefault(session_id, set()).add(name)
+    return found
+
+
+def test_forget_span_and_session_erase_the_voices_their_recordings_named(world: World) -> None:
+    # GIVEN voices remembered from Alice's recording over the span, from her recording a day later, and Bob's
+    voices = [Voice(WEARER, (1.0, 0.0), 60.0), Voice("Kate", (0.0, 1.0), 8.0)]
+    day = timedelta(days=1)
+    for user, session_id, start in ((ALICE, SA, T0), (ALICE, SA2, T0 + day), (BOB, SB, T0)):
+        remember_voices(world.services.db, user, session_id, voices, start=start, end=start + timedelta(minutes=12))
+    # WHEN Alice forgets three minutes of the first recording
+    assert delete_span(ALICE)[0] == 200
+    # THEN the voices that recording named are gone, and only those
+    assert _voices(world, ALICE) == {SA2: {WEARER, "Kate"}}
+    assert _voices(world, BOB) == {SB: {WEARER, "Kate"}}
+    # AND forgetting the other session forgets its voices, and none is remembered for it again
+    world.capture.create_session(CaptureSession(session_id=SA2, user_id=ALICE, created_at=(T0 + day).isoformat()))
+    assert delete_session(ALICE, SA2)[0] == 200
+    assert _voices(world, ALICE) == {}
+    kept = remember_voices(world.services.db, ALICE, SA2, voices, start=T0 + day, end=T0 + day + timedelta(minutes=1))
+    assert (kept, _voices(world, ALICE)) == (0, {})
+    assert _voices(world, BOB) == {SB: {WEARER, "Kate"}}
 
 
 @pytest.mark.parametrize(

@@ -6,17 +6,18 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import aliased
 
 from tests.support.memory import caption_answer, script_memory_models
 from worldmm.config import Settings
 from worldmm.db.engine import Database
-from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
+from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple, VoiceRow
 from worldmm.errors import GpuUnavailableError
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.session import ingest_session
@@ -25,7 +26,7 @@ from worldmm.ingest.window import ingest_window
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.objects import DirectoryObjectStore
-from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.media.transcription.port import WEARER, Transcript, TranscriptSegment, Voice
 from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.memory.visual.port import UnavailableVisualEncoder
 from worldmm.services import Services
@@ -43,17 +44,19 @@ class TimedTranscriber:
         self.seconds = seconds
         self.calls: list[str] = []
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         self.calls.append(filename)
         segments = [TranscriptSegment(t, t + 10, f"words at {t}") for t in range(0, self.seconds, 10)]
         return Transcript(" ".join(s.text for s in segments), segments)
 
 
-def _make_session(root: Path, windows: int, *, audio_start_ms: int = VIDEO_START_MS) -> Path:
+def _make_session(
+    root: Path, windows: int, *, audio_start_ms: int = VIDEO_START_MS, session_id: str = SESSION
+) -> Path:
     """A recorded session directory: metadata, a full recording, four frames per window."""
     root.mkdir(parents=True)
     meta = {
-        "session_id": SESSION,
+        "session_id": session_id,
         "window_count": windows,
         "video_start_ms": VIDEO_START_MS,
         "audio_start_ms": audio_start_ms,
@@ -281,3 +284,51 @@ def test_ingest_session_does_not_wait_for_the_gpu_a_gpu_outage_fails_the_window(
             ).all()
         )
     assert status == {0: ProcessingStatus.COMPLETE, 1: ProcessingStatus.FAILED}
+
+
+class NamingTranscriber(TimedTranscriber):
+    """Names the voices it is told to, and says which voices it was told it might hear."""
+
+    def __init__(self, seconds: int, names: list[str]) -> None:
+        super().__init__(seconds)
+        self.names = names
+        self.known: list[list[str]] = []
+
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
+        self.known.append(sorted(v.name for v in known))
+        heard = super().transcribe(audio, filename)
+        return Transcript(heard.text, heard.segments, [Voice(n, (1.0, 0.0), 10.0) for n in self.names])
+
+
+def test_ingest_session_hears_a_recording_knowing_the_voices_the_users_other_recordings_named(
+    settings: Settings, db: Database, tmp_path: Path
+) -> None:
+    # GIVEN a morning recording whose transcription names the wearer's voice and Katrina's
+    transcriber = NamingTranscriber(60, [WEARER, "Katrina"])
+    services = Services(
+        settings,
+        db=db,
+        llm=script_memory_models(ScriptedLLM()),
+        embedder=HashEmbedder(settings.embedding_dim),
+        transcriber=transcriber,
+        visual=UnavailableVisualEncoder("no GPU worker in tests"),
+    )
+
+    def ingest(name: str, user: str = "user-v") -> None:
+        ingest_session(_make_session(tmp_path / name, 2, session_id=name), user, services=services, progress=False)
+
+    ingest("morning")
+    # WHEN the evening is ingested, then the morning again (a re-run of it), then another user's recording
+    transcriber.names = [WEARER]
+    ingest("evening")
+    with db.unit_of_work("user-v") as session:
+        session.execute(delete(Segment).where(Segment.session_id == "morning"))
+    ingest_session(tmp_path / "morning", "user-v", services=services, progress=False)
+    ingest("other", "user-w")
+    # THEN the morning knew no voice; the evening knew the morning's; the morning's re-run knew only the
+    # evening's (never its own); the other user's recording knew none of them
+    assert transcriber.known == [[], ["Katrina", WEARER], [WEARER], []]
+    # AND what each recording named is kept for its session, the re-run's in place of its first run's
+    with db.unit_of_work("user-v") as session:
+        kept = session.execute(select(VoiceRow.session_id, VoiceRow.name)).all()
+    assert sorted(kept) == [("evening", WEARER), ("morning", WEARER)]

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -21,7 +21,7 @@ from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.objects import DirectoryObjectStore, ObjectStore
-from worldmm.media.transcription.port import Transcript, TranscriptSegment
+from worldmm.media.transcription.port import Transcript, TranscriptSegment, Voice
 from worldmm.memory.embedding.hashing import HashEmbedder
 from worldmm.services import Services
 
@@ -67,7 +67,7 @@ class StaticTranscriber:
     transcript: Transcript
     calls: list[str] = field(default_factory=list)
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         self.calls.append(filename)
         return self.transcript
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from worldmm.media.transcription.port import SOMEONE, WEARER, Transcript, TranscriptSegment
+from worldmm.media.transcription.port import SOMEONE, WEARER, Transcript, TranscriptSegment, Voice
 from worldmm.media.transcription.speakers import ENOUGH_SPEECH_S, SAMPLE_RATE, addressed, label_speakers
 
 # Five voices as unit vectors far apart; a line's "audio" is the index of its voice, read back by the encoder.
@@ -59,7 +59,7 @@ def test_the_longest_voice_is_the_wearer_and_a_voice_is_named_as_the_wearer_addr
             (QUIET_VOICE, 1.0, "Thanks."),
         ]
     )
-    speakers = [s.speaker for s in label_speakers(segments, samples, VoiceOfLine())][1:]
+    speakers = [s.speaker for s in label_speakers(segments, samples, VoiceOfLine())[0]][1:]
     # THEN my lines are mine, Emma's both hers (named by the line that addresses her), the stranger's
     # "someone", and a voice too short to tell is not said to be anyone's
     assert speakers == [WEARER, "Emma", WEARER, "Emma", SOMEONE, WEARER, None]
@@ -74,7 +74,7 @@ def test_a_voice_addressed_by_two_names_as_often_is_not_named() -> None:
             (WEARER_VOICE, 5.0, "I am back at my desk now."),
         ]
     )
-    speakers = [s.speaker for s in label_speakers(segments, samples, VoiceOfLine())][1:]
+    speakers = [s.speaker for s in label_speakers(segments, samples, VoiceOfLine())[0]][1:]
     assert speakers == [WEARER, SOMEONE, WEARER, WEARER]
 
 
@@ -86,7 +86,7 @@ def test_a_window_alone_is_too_little_speech_to_tell_whose_voice_is_the_wearers(
     ]
     segments = [TranscriptSegment(8.0 * n, 8.0 * n + seconds, text) for n, (_, seconds, text) in enumerate(lines)]
     samples = np.concatenate([np.full(int(8.0 * SAMPLE_RATE), voice, dtype=np.float32) for voice, _, _ in lines])
-    assert [s.speaker for s in label_speakers(segments, samples, VoiceOfLine())] == [None, None, None]
+    assert [s.speaker for s in label_speakers(segments, samples, VoiceOfLine())[0]] == [None, None, None]
 
 
 def test_a_line_is_kept_after_who_said_it_on_a_line_of_its_own_and_the_words_alone_stay_measurable() -> None:
@@ -111,3 +111,74 @@ def test_a_line_is_kept_after_who_said_it_on_a_line_of_its_own_and_the_words_alo
     # AND a transcript that tells no speakers runs together as it always did
     plain = Transcript.of([TranscriptSegment(0.0, 2.0, "Good morning."), TranscriptSegment(2.0, 4.0, "Hi.")])
     assert plain.text == plain.window(0, 30) == "Good morning. Hi."
+
+
+def _remembered(voice: int, name: str, seconds: float = 30.0) -> Voice:
+    return Voice(name, tuple(float(x) for x in VOICES[voice]), seconds)
+
+
+def test_a_voice_named_in_an_earlier_recording_is_known_again_and_only_this_recordings_names_are_kept() -> None:
+    # GIVEN Emma's voice and the wearer's, remembered from the morning, and an evening where nobody says
+    # Emma's name, a stranger speaks, and Marco is addressed
+    segments, samples = _session(
+        [
+            (EMMA_VOICE, 4.0, "Hi, I am home. Look at my new bowl!"),
+            (WEARER_VOICE, 4.0, "It is beautiful."),
+            (STRANGER_VOICE, 3.0, "Excuse me, is this seat free?"),
+            (MARCO_VOICE, 3.0, "Slide three is fixed."),
+            (WEARER_VOICE, 4.0, "Great work, Marco."),
+        ]
+    )
+    known = [_remembered(EMMA_VOICE, "Emma"), _remembered(WEARER_VOICE, WEARER, 600.0)]
+    labelled, voices = label_speakers(segments, samples, VoiceOfLine(), known)
+    # THEN Emma's line is hers, the stranger's still someone's, Marco named as he is addressed
+    assert [s.speaker for s in labelled][1:] == ["Emma", WEARER, SOMEONE, "Marco", WEARER]
+    # AND the voices kept are the wearer's and Marco's, named here; Emma's was only recognised
+    assert {v.name: v.vector for v in voices} == {
+        WEARER: tuple(VOICES[WEARER_VOICE]),
+        "Marco": tuple(VOICES[MARCO_VOICE]),
+    }
+    assert {v.name: v.seconds for v in voices} == {WEARER: ENOUGH_SPEECH_S + 8.0, "Marco": 3.0}
+    # AND without the morning's voices, Emma's line is someone's
+    alone, _ = label_speakers(segments, samples, VoiceOfLine())
+    assert [s.speaker for s in alone][1:] == [SOMEONE, WEARER, SOMEONE, "Marco", WEARER]
+
+
+def test_a_remembered_voice_that_is_not_clearly_one_name_is_not_named() -> None:
+    # GIVEN two remembered voices both close to Emma's (two people who sound alike), and one far from it
+    near = VOICES[EMMA_VOICE] + 0.1 * VOICES[QUIET_VOICE]
+    alike = [
+        Voice("Emma", tuple(float(x) for x in VOICES[EMMA_VOICE]), 30.0),
+        Voice("Sophie", tuple(float(x) for x in near / np.linalg.norm(near)), 30.0),
+    ]
+    segments, samples = _session([(EMMA_VOICE, 4.0, "Hi, I am home."), (WEARER_VOICE, 4.0, "Welcome back.")])
+    labelled, _ = label_speakers(segments, samples, VoiceOfLine(), alike)
+    # THEN her line is someone's: a name is not guessed between two voices alike
+    assert [s.speaker for s in labelled][1:] == [SOMEONE, WEARER]
+    # AND a remembered voice not close enough names nobody
+    far = VOICES[EMMA_VOICE] + 0.5 * VOICES[QUIET_VOICE]
+    labelled, _ = label_speakers(
+        segments, samples, VoiceOfLine(), [Voice("Sophie", tuple(float(x) for x in far / np.linalg.norm(far)), 30.0)]
+    )
+    assert [s.speaker for s in labelled][1:] == [SOMEONE, WEARER]
+
+
+def test_the_wearer_is_the_remembered_wearers_voice_even_when_someone_else_talks_longer() -> None:
+    # GIVEN a lecture: the speaker talks for minutes, the wearer asks one question
+    lines = [
+        (STRANGER_VOICE, ENOUGH_SPEECH_S, "Today we look at the history of the bridge."),
+        (WEARER_VOICE, 5.0, "How long did it take to build?"),
+        (STRANGER_VOICE, 6.0, "Eleven years."),
+    ]
+    segments, samples, at = [], [], 0.0
+    for voice, seconds, text in lines:
+        segments.append(TranscriptSegment(at, at + seconds, text))
+        samples.append(np.full(int(seconds * SAMPLE_RATE), voice, dtype=np.float32))
+        at += seconds
+    audio = np.concatenate(samples)
+    # THEN with the wearer's remembered voice, the question is the wearer's and the lecture someone's
+    labelled, _ = label_speakers(segments, audio, VoiceOfLine(), [_remembered(WEARER_VOICE, WEARER)])
+    assert [s.speaker for s in labelled] == [SOMEONE, WEARER, SOMEONE]
+    # AND without it the longest voice is taken for the wearer's
+    alone, _ = label_speakers(segments, audio, VoiceOfLine())
+    assert [s.speaker for s in alone] == [WEARER, SOMEONE, WEARER]

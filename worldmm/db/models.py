@@ -24,7 +24,7 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from worldmm.db.vector_type import BinaryVector
@@ -295,6 +295,22 @@ class ForgottenSpan(Base):
     deleted: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
 
 
+class VoiceRow(Base):
+    """A voice one session named — the wearer's or one the wearer called by name — to be known again in a
+    later recording (migration 0015); forgetting the session, or a span of its time, forgets it."""
+
+    __tablename__ = "worldmm_voices"
+
+    user_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    session_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    vector: Mapped[list[float]] = mapped_column(ARRAY(Float))
+    seconds: Mapped[float] = mapped_column(Float)
+    recorded_from: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    recorded_to: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
 MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_segments",
     "worldmm_entities",
@@ -308,4 +324,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_segment_generations",
     "worldmm_forgotten_spans",
     "worldmm_entity_corrections",
+    "worldmm_voices",
 )

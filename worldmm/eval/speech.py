@@ -11,10 +11,11 @@ import json
 import platform
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from worldmm.media.transcription.port import SOMEONE, WEARER, Transcriber, Transcript, TranscriptSegment
+from worldmm.media.transcription.port import SOMEONE, WEARER, Transcriber, Transcript, TranscriptSegment, Voice
 
 SCRIPT_FILE = "script.jsonl"
 AUDIO_FILE = "audio.m4a"
@@ -65,7 +66,7 @@ class ScriptTranscriber:
         self.speakers = speakers
         """Whether each line carries its speaker as the script names it ("Me": the wearer)."""
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         segments = []
         for window in sorted({w for w, _, _ in self.lines}):
             said = [(speaker, text) for w, speaker, text in self.lines if w == window]
@@ -139,6 +140,8 @@ class SpeechReport:
     """How well a transcriber heard a sample, and where it ran."""
 
     sample: str
+    after: list[str]
+    """The recordings heard before it, whose named voices it knew."""
     wer: float
     window_wer: float
     """The word error rate window by window (`window_error_rate`): hearing and placing."""
@@ -153,14 +156,22 @@ class SpeechReport:
         return json.dumps(asdict(self), indent=2)
 
 
-def measure_speech(transcriber: Transcriber, sample: Path, window_seconds: int = 30) -> SpeechReport:
-    """Transcribe `sample`'s recording and score it against its script, whole and window by window."""
+def measure_speech(
+    transcriber: Transcriber, sample: Path, window_seconds: int = 30, *, after: Sequence[Path] = ()
+) -> SpeechReport:
+    """Transcribe `sample`'s recording and score it against its script, whole and window by window; `after`:
+    recordings heard first, in order, whose named voices it then knows (as ingest knows a user's earlier
+    sessions')."""
+    known: list[Voice] = []
+    for earlier in after:
+        known += transcriber.transcribe((earlier / AUDIO_FILE).read_bytes(), AUDIO_FILE, known=known).voices
     reference = " ".join(read_script(sample))
     started = time.perf_counter()
-    transcript = transcriber.transcribe((sample / AUDIO_FILE).read_bytes(), AUDIO_FILE)
+    transcript = transcriber.transcribe((sample / AUDIO_FILE).read_bytes(), AUDIO_FILE, known=known)
     seconds = time.perf_counter() - started
     return SpeechReport(
         sample=sample.name,
+        after=[earlier.name for earlier in after],
         wer=round(word_error_rate(reference, transcript.words), 4),
         window_wer=round(window_error_rate(sample, transcript, window_seconds), 4),
         reference_words=len(normalized_words(reference)),

@@ -23,7 +23,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from worldmm.ingest.window import WindowOutcome, WindowSource, process_window
 from worldmm.media.frames import list_frame_keys
 from worldmm.media.objects import DirectoryObjectStore, ObjectNotFound
 from worldmm.media.transcription.port import Transcript
+from worldmm.memory.voices import known_voices, remember_voices
 
 if TYPE_CHECKING:
     from worldmm.ingest.port import IngestSessionPorts
@@ -171,7 +172,8 @@ def ingest_session(
     store = SessionDirectoryStore(root, meta.session_id)
     # A re-run whose windows are all complete skips the (slow) full transcription.
     incomplete = _incomplete_window_count(services, user_id, meta.session_id, meta.window_count)
-    transcript = _transcribe_full(services, root) if incomplete else None
+    span = (created_at, created_at + timedelta(seconds=meta.window_count * settings.window_seconds))
+    transcript = _transcribe_full(services, user_id, meta.session_id, span, root) if incomplete else None
     session = _Session(meta.session_id, created_at, offset, transcript, store)
     report = IngestSessionReport(session_id=meta.session_id, windows=meta.window_count)
     logger.info(
@@ -226,13 +228,21 @@ def _incomplete_window_count(services: IngestSessionPorts, user_id: str, session
     return window_count - (complete or 0)
 
 
-def _transcribe_full(services: IngestSessionPorts, root: Path) -> Transcript | None:
-    """Stage 2: the full recording transcribed once, or None when the session has none."""
+def _transcribe_full(
+    services: IngestSessionPorts, user_id: str, session_id: str, span: tuple[datetime, datetime], root: Path
+) -> Transcript | None:
+    """Stage 2: the full recording transcribed once, knowing the voices the user's other sessions named (and
+    remembering those this one names), or None when the session has none."""
     for name in FULL_AUDIO_NAMES:
         path = root / name
         if path.is_file():
-            transcript = services.transcriber.transcribe(path.read_bytes(), name)
-            logger.info("transcription_complete", extra={"transcript_length": len(transcript.text)})
+            known = known_voices(services.db, user_id, other_than=session_id)
+            transcript = services.transcriber.transcribe(path.read_bytes(), name, known=known)
+            kept = remember_voices(services.db, user_id, session_id, transcript.voices, start=span[0], end=span[1])
+            logger.info(
+                "transcription_complete",
+                extra={"transcript_length": len(transcript.text), "voices_known": len(known), "voices_kept": kept},
+            )
             return transcript
     return None
 

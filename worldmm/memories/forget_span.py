@@ -11,12 +11,13 @@ step finds its work again on a re-run, so the erase is idempotent and a failed o
    yet). For a session: everything under `sessions/{id}/` but its catalog entry (`metadata.json`, locally),
    which keeps ownership checks answering 403 to anyone else.
 3. PostgreSQL, one transaction of the user's unit of work (row-level security, and `user_id` in every
-   statement): consolidation history, triples (episodic and semantic) and visual embeddings of the span's
-   segments; semantic facts that a span segment had invalidated are valid again (the evidence is gone);
-   the windows; each summary overlapping the span is deleted when no window of it is left, else emptied
-   (caption, transcript, embedding, triples) and marked `failed` so the reaper re-summarises it from what
-   remains; entities no triple or alias names any more. The deletes bump the graph and segment
-   generations (triggers), so no warm cache serves the old graph or lexical index.
+   statement): the voices a recording overlapping the span named (`worldmm.memory.voices`); consolidation
+   history, triples (episodic and semantic) and visual embeddings of the span's segments; semantic facts
+   that a span segment had invalidated are valid again (the evidence is gone); the windows; each summary
+   overlapping the span is deleted when no window of it is left, else emptied (caption, transcript,
+   embedding, triples) and marked `failed` so the reaper re-summarises it from what remains; entities no
+   triple or alias names any more. The deletes bump the graph and segment generations (triggers), so no
+   warm cache serves the old graph or lexical index.
 4. The user's cached graphs and lexical indexes (the graph cache port's `erase_user`, as forget-me does),
    the capture-window buffer rows of the span's windows (the capture state port), then the tombstone is
    marked complete with the counts.
@@ -276,12 +277,21 @@ def _erase_postgres(
 ) -> None:
     window_ids = [w for w, _, _ in found.windows]
     ids = window_ids + found.summaries
-    if not ids:
-        return
     with services.db.unit_of_work(user_id) as session:
         lock_forgetting(session, user_id)
         params = {"u": user_id, "ids": ids, "wids": window_ids, "sids": found.summaries, "window": int(Scale.WINDOW)}
         run = _runner(session, report, params)
+        # The voices a recording named go with any part of it: a voice is heard over the whole recording.
+        run(
+            "postgres.voices",
+            "DELETE FROM worldmm_voices WHERE user_id = :u AND "
+            + ("session_id = :sid" if target.session_id else "recorded_from < :end AND recorded_to > :start"),
+            sid=target.session_id,
+            start=target.start,
+            end=target.end,
+        )
+        if not ids:
+            return
         run(
             "postgres.memory_history",
             "DELETE FROM worldmm_memory_history WHERE user_id = :u AND (segment_id = ANY(:ids) OR triple_id IN "

@@ -195,7 +195,7 @@ class ForgetSpanResult(BaseModel):
     deleted: dict[str, int] = Field(
         description="Items erased per store: objects, postgres.windows, postgres.summaries, "
         "postgres.summaries_invalidated, postgres.triples, postgres.entities, postgres.visual_embeddings, "
-        "postgres.memory_history, postgres.semantic_restored, redis.keys, dynamodb.capture_windows"
+        "postgres.memory_history, postgres.semantic_restored, postgres.voices, redis.keys, dynamodb.capture_windows"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,14 +34,26 @@ class TranscriptSegment:
 
 
 @dataclass(frozen=True)
+class Voice:
+    """A voice to know again in a later recording: whose it is (`WEARER` or the name the wearer called it), its
+    speaker encoder's unit vector, and how many seconds of speech it was heard from."""
+
+    name: str
+    vector: tuple[float, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Transcript:
     text: str
     segments: list[TranscriptSegment] = field(default_factory=list)
+    voices: list[Voice] = field(default_factory=list)
+    """The voices this recording named (the wearer's and each one the wearer addressed), to be remembered."""
 
     @classmethod
-    def of(cls, segments: list[TranscriptSegment]) -> Transcript:
+    def of(cls, segments: list[TranscriptSegment], voices: list[Voice] | None = None) -> Transcript:
         """The transcript of `segments`, its text as memory keeps it (`kept_text`)."""
-        return cls(kept_text(segments), segments)
+        return cls(kept_text(segments), segments, voices or [])
 
     @property
     def words(self) -> str:
@@ -62,6 +75,7 @@ def kept_text(segments: list[TranscriptSegment]) -> str:
 
 
 class Transcriber(Protocol):
-    """Speech to text."""
+    """Speech to text. `known`: voices remembered from the wearer's earlier recordings, by which a voice this
+    recording never names may still be known (a transcriber that does not tell voices apart ignores them)."""
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript: ...
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript: ...

@@ -19,7 +19,7 @@ from aws_lambda_powertools import Logger
 from worldmm.config import Settings
 from worldmm.errors import WorldMMError
 from worldmm.lazy import Lazy
-from worldmm.media.transcription.port import SENTENCE_END, Transcriber, Transcript, TranscriptSegment
+from worldmm.media.transcription.port import SENTENCE_END, Transcriber, Transcript, TranscriptSegment, Voice
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -71,7 +71,7 @@ class GroqTranscriber:
     def client(self) -> Groq:
         return self._client.get()
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         import groq
 
         started = time.perf_counter()
@@ -152,7 +152,8 @@ class FasterWhisperTranscriber:
 
     `compute_type` float32 by default: int8 kernels differ by CPU (MKL on Intel, oneDNN elsewhere, VNNI or
     not), and tiny.en then hears other words on other machines; float32 hears the same and is no slower here.
-    With `voices` (a speaker encoder) each segment says who said it (`speakers.label_speakers`).
+    With `voices` (a speaker encoder) each segment says who said it (`speakers.label_speakers`), voices
+    remembered from earlier recordings (`known`) among those it may be.
     """
 
     def __init__(
@@ -188,7 +189,7 @@ class FasterWhisperTranscriber:
                 )
             return self._model
 
-    def transcribe(self, audio: bytes, filename: str) -> Transcript:
+    def transcribe(self, audio: bytes, filename: str, *, known: Sequence[Voice] = ()) -> Transcript:
         model = self._load()
         started = time.perf_counter()
         from faster_whisper.audio import decode_audio
@@ -209,10 +210,11 @@ class FasterWhisperTranscriber:
             if p.text.strip()
             for segment in spoken_pieces(float(p.start), float(p.end), p.text.strip(), speech)
         ]
+        named: list[Voice] = []
         if self.voices is not None:
             from worldmm.media.transcription.speakers import label_speakers
 
-            segments = label_speakers(segments, samples, self.voices)
+            segments, named = label_speakers(segments, samples, self.voices, known)
         logger.debug(
             "transcribed",
             extra={
@@ -222,7 +224,7 @@ class FasterWhisperTranscriber:
                 "latency_ms": round((time.perf_counter() - started) * 1000),
             },
         )
-        return Transcript.of(segments)
+        return Transcript.of(segments, named)
 
 
 def build_transcriber(settings: Settings) -> Transcriber:

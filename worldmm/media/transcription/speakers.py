@@ -3,7 +3,9 @@ wearer addresses them ("Yes, please, Emma, a large cappuccino.").
 
 A line's speaker is the wearer (`WEARER`), a name the wearer called that voice, `SOMEONE` (a voice that is
 clearly not the wearer's and never named), or None when the voice is not clear enough to say — then the
-line reads as it did before speakers were told apart. A name is never guessed from a voice alone.
+line reads as it did before speakers were told apart. A name is never guessed from a voice alone: it is the
+name the wearer called that voice, in this recording or in an earlier one whose named voices were remembered
+(`Voice`; the ingest keeps them per session, and forgetting the session forgets them).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from worldmm.media.transcription.port import SOMEONE, WEARER, TranscriptSegment
+from worldmm.media.transcription.port import SOMEONE, WEARER, TranscriptSegment, Voice
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -37,6 +39,12 @@ ENOUGH_SPEECH_S = 120.0
 its lines keep no speaker."""
 TURN_GAP_S = 8.0
 """A line addressing someone by name names the voice just before or after it within this many seconds."""
+RECOGNISED = 0.95
+"""A voice is one remembered from an earlier recording when its centroid is this close (cosine). Measured on
+the sample recordings (espeak-ng voices, far closer to each other than people's): the evening's unnamed voice
+0.979 to the morning's Katrina, its own; a voice named in the evening 0.943 to the morning's Emma, another."""
+MARGIN = 0.05
+"""… and closer to that remembered voice than to any other by this much: two alike are not told apart."""
 
 
 class VoiceEncoder(Protocol):
@@ -88,46 +96,57 @@ def addressed(text: str) -> list[str]:
 
 
 def label_speakers(
-    segments: Sequence[TranscriptSegment], samples: NDArray[np.float32], encoder: VoiceEncoder
-) -> list[TranscriptSegment]:
-    """`segments` with their speakers, from the voices in `samples` (16 kHz, the transcript's clock).
+    segments: Sequence[TranscriptSegment],
+    samples: NDArray[np.float32],
+    encoder: VoiceEncoder,
+    known: Sequence[Voice] = (),
+) -> tuple[list[TranscriptSegment], list[Voice]]:
+    """`segments` with their speakers, from the voices in `samples` (16 kHz, the transcript's clock), and the
+    voices this recording named (the wearer's and each addressed one), to be known again later.
 
     Lines are grouped by voice (average-linkage clustering, kept strict); the wearer is the voice that
-    speaks longest (in `ENOUGH_SPEECH_S` of speech at least, else no line gets a speaker); a voice is named
-    when the wearer's lines next to its lines address one name more than half the time. A small group joins
-    the closest of those voices when it is close; else it is `SOMEONE` when it is far from the wearer's
-    voice and long enough to tell, and None otherwise.
+    matches the wearer's remembered voice (`known`), else the one that speaks longest (in `ENOUGH_SPEECH_S`
+    of speech at least, else no line gets a speaker); a voice is named when the wearer's lines next to its
+    lines address one name more than half the time, or else when it is a remembered voice (`RECOGNISED`). A
+    small group joins the closest of those voices when it is close; else it is `SOMEONE` when it is far from
+    the wearer's voice and long enough to tell, and None otherwise.
     """
     spans = [(int(s.start_s * SAMPLE_RATE), int(s.end_s * SAMPLE_RATE)) for s in segments]
     usable = [i for i, (a, b) in enumerate(spans) if b > a and a < len(samples)]
     seconds = np.array([segments[i].end_s - segments[i].start_s for i in usable])
     if len(usable) < 2 or seconds.sum() < ENOUGH_SPEECH_S:
-        return list(segments)
+        return list(segments), []
     from scipy.cluster.hierarchy import fcluster, linkage
 
     vectors = np.array([encoder.embed(samples[spans[i][0] : spans[i][1]]) for i in usable], dtype=np.float64)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     groups = fcluster(linkage(vectors, method="average", metric="cosine"), SAME_VOICE, criterion="distance")
-    talk: dict[int, float] = defaultdict(float)
-    for group, length in zip(groups, seconds, strict=True):
-        talk[int(group)] += float(length)
-    wearer = max(talk, key=lambda group: talk[group])
-    names = _names(segments, usable, groups, wearer)
-    names[wearer] = WEARER
 
     def centroid(members: set[int]) -> NDArray[np.float64]:
         mask = np.isin(groups, list(members))
         total = (vectors[mask] * seconds[mask, None]).sum(axis=0)
         return total / np.linalg.norm(total)
 
+    remembered = _remembered(known)
+    own = {int(group): centroid({int(group)}) for group in set(groups)}
+    talk: dict[int, float] = defaultdict(float)
+    for group, length in zip(groups, seconds, strict=True):
+        talk[int(group)] += float(length)
+    wearer = _wearer(own, talk, remembered)
+    names = _names(segments, usable, groups, wearer)
+    names[wearer] = WEARER
+    addressed_groups = set(names)
+    for group in set(own) - set(names):
+        if float(seconds[groups == group].max()) >= SURE_SECONDS and (name := _recognised(own[group], remembered)):
+            names[group] = name
+
     voices: dict[str, set[int]] = defaultdict(set)
     for group, name in names.items():
         voices[name].add(group)
     centroids = {name: centroid(members) for name, members in voices.items()}
     speaker_of: dict[int, str | None] = dict(names)
-    for group in set(map(int, groups)) - set(names):
-        own = centroid({group})
-        closeness = {name: float(own @ c) for name, c in centroids.items()}
+    for group in set(own) - set(names):
+        closeness = {name: float(own[group] @ c) for name, c in centroids.items()}
         closest = max(closeness, key=lambda name: closeness[name])
         long_enough = float(seconds[groups == group].max()) >= SURE_SECONDS
         if closeness[closest] >= JOINS:
@@ -139,7 +158,42 @@ def label_speakers(
     labelled = list(segments)
     for i, group in zip(usable, groups, strict=True):
         labelled[i] = replace(segments[i], speaker=speaker_of[int(group)])
-    return labelled
+    heard_named = {name: members & addressed_groups for name, members in voices.items()}
+    named = [
+        Voice(name, tuple(float(x) for x in centroid(members)), sum(talk[g] for g in members))
+        for name, members in heard_named.items()
+        if members
+    ]
+    return labelled, named
+
+
+def _remembered(known: Sequence[Voice]) -> dict[str, NDArray[np.float64]]:
+    """Each remembered name's voice: the unit mean of its recordings' vectors, weighted by seconds heard."""
+    totals: dict[str, NDArray[np.float64]] = {}
+    for voice in known:
+        weighted = np.asarray(voice.vector, dtype=np.float64) * voice.seconds
+        totals[voice.name] = totals.get(voice.name, 0) + weighted
+    return {name: total / np.linalg.norm(total) for name, total in totals.items() if np.linalg.norm(total) > 0}
+
+
+def _recognised(vector: NDArray[np.float64], remembered: dict[str, NDArray[np.float64]]) -> str | None:
+    """The remembered voice `vector` is: at least `RECOGNISED` close, and by `MARGIN` closer than any other."""
+    ranked = sorted(((float(vector @ v), name) for name, v in remembered.items()), reverse=True)
+    if not ranked or ranked[0][0] < RECOGNISED:
+        return None
+    if len(ranked) > 1 and ranked[0][0] - ranked[1][0] < MARGIN:
+        return None
+    return ranked[0][1]
+
+
+def _wearer(
+    own: dict[int, NDArray[np.float64]], talk: dict[int, float], remembered: dict[str, NDArray[np.float64]]
+) -> int:
+    """The wearer's voice group: the one recognised as the wearer's remembered voice, else the longest."""
+    recognised = [group for group, vector in own.items() if _recognised(vector, remembered) == WEARER]
+    if recognised:
+        return max(recognised, key=lambda group: float(own[group] @ remembered[WEARER]))
+    return max(talk, key=lambda group: talk[group])
 
 
 def _names(
