@@ -9,8 +9,11 @@ from worldmm.media.transcription.port import SOMEONE, WEARER, Transcript, Transc
 from worldmm.media.transcription.speakers import ENOUGH_SPEECH_S, SAMPLE_RATE, addressed, label_speakers
 
 # Five voices as unit vectors far apart; a line's "audio" is the index of its voice, read back by the encoder.
-VOICES = np.eye(8, dtype=np.float32)[:5]
-WEARER_VOICE, EMMA_VOICE, STRANGER_VOICE, QUIET_VOICE, MARCO_VOICE = range(5)
+_AXES = np.eye(8, dtype=np.float32)
+_LIKE_THE_WEARER = (_AXES[0] + 0.54 * _AXES[6]) / np.linalg.norm(_AXES[0] + 0.54 * _AXES[6])  # cosine 0.88
+VOICES = np.vstack([_AXES[:5], _LIKE_THE_WEARER])
+WEARER_VOICE, EMMA_VOICE, STRANGER_VOICE, QUIET_VOICE, MARCO_VOICE, TOM_VOICE = range(6)
+"""Five voices far apart, and Tom's, which sounds like the wearer's."""
 
 
 class VoiceOfLine:
@@ -182,3 +185,20 @@ def test_the_wearer_is_the_remembered_wearers_voice_even_when_someone_else_talks
     # AND without it the longest voice is taken for the wearer's
     alone, _ = label_speakers(segments, audio, VoiceOfLine())
     assert [s.speaker for s in alone] == [WEARER, SOMEONE, WEARER]
+
+
+def test_a_line_in_the_wearers_voice_group_that_is_a_remembered_voice_is_that_voices() -> None:
+    # GIVEN Tom, whose voice is close enough to the wearer's to be grouped with it, remembered by name
+    segments, samples = _session(
+        [
+            (TOM_VOICE, 3.0, "It comes to nine dollars twenty."),
+            (WEARER_VOICE, 4.0, "I am paying with cash today."),
+            (TOM_VOICE, 1.0, "Thanks."),
+        ]
+    )
+    alone, _ = label_speakers(segments, samples, VoiceOfLine())
+    assert [s.speaker for s in alone][1:] == [WEARER, WEARER, WEARER]
+    # THEN knowing his voice, his line is his; a line too short to be sure stays in its group
+    known = [_remembered(TOM_VOICE, "Tom"), _remembered(WEARER_VOICE, WEARER, 600.0)]
+    labelled, _ = label_speakers(segments, samples, VoiceOfLine(), known)
+    assert [s.speaker for s in labelled][1:] == ["Tom", WEARER, WEARER]

@@ -109,7 +109,8 @@ def label_speakers(
     of speech at least, else no line gets a speaker); a voice is named when the wearer's lines next to its
     lines address one name more than half the time, or else when it is a remembered voice (`RECOGNISED`). A
     small group joins the closest of those voices when it is close; else it is `SOMEONE` when it is far from
-    the wearer's voice and long enough to tell, and None otherwise.
+    the wearer's voice and long enough to tell, and None otherwise. A line long enough to tell, grouped with
+    the wearer's voice, is a remembered voice's when its own voice is recognised as that one.
     """
     spans = [(int(s.start_s * SAMPLE_RATE), int(s.end_s * SAMPLE_RATE)) for s in segments]
     usable = [i for i, (a, b) in enumerate(spans) if b > a and a < len(samples)]
@@ -156,8 +157,12 @@ def label_speakers(
         else:
             speaker_of[group] = None
     labelled = list(segments)
-    for i, group in zip(usable, groups, strict=True):
-        labelled[i] = replace(segments[i], speaker=speaker_of[int(group)])
+    for n, (i, group) in enumerate(zip(usable, groups, strict=True)):
+        speaker = speaker_of[int(group)]
+        if speaker == WEARER and seconds[n] >= SURE_SECONDS:
+            # one line of another voice can sit in the wearer's group (average linkage over many lines)
+            speaker = _recognised(vectors[n], remembered) or speaker
+        labelled[i] = replace(segments[i], speaker=speaker)
     heard_named = {name: members & addressed_groups for name, members in voices.items()}
     named = [
         Voice(name, tuple(float(x) for x in centroid(members)), sum(talk[g] for g in members))
