@@ -655,6 +655,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("How did I get home from work?", _WAY_HOME[:2], NO_MEMORY),
         # "seven thirty" as the recogniser writes it is a time of day
         ("What time is my alarm set for?", _ALARM, "alarm for 730"),
+        # … and as every word of it is heard, not the time of a question said aloud
+        ("What time is my alarm set for?", (_ALARM[0], _ALARM[1].replace("730", "seven thirty")), "seven thirty"),
         # a voice never named may be the person asked about
         ("What time does Katrina head to the bakery tomorrow?", _UNNAMED_VOICE, "at six"),
         (

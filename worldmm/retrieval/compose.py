@@ -226,9 +226,11 @@ _HOURS = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|tw
 # How many of a unit of time: "20 minutes", "a week", "two years", "a few days" (with the unit after it).
 _SPAN = r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|half an?|few|several)"
 # A time of day, not any number ("slide 3" is none): "at ten", "by around eleven", "9:30", "3 pm", "half past";
-# the recogniser writes "seven thirty" as "730" ("my alarm for 730").
+# an hour and its minutes in words ("my alarm for seven thirty"; not "a table for two"), or as the recogniser
+# writes them ("my alarm for 730").
 _CLOCK = (
     r"\b(?:at|by|around|about|until|till|before|after|from)\s+(?:around\s+|about\s+)?" + _HOURS + r"\b"
+    r"|\b(?:at|by|for|around|until|till)\s+" + _HOURS + r"\s+(?:fifteen|thirty|forty[- ]five)\b"
     r"|\b(?:at|by|for|around|until|till)\s+(?:[1-9]|1[0-2])[0-5]\d\b"
     r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:half|quarter) (?:past|to)\b"
     r"|\b(?:noon|midday|midnight|o'clock)\b"
