@@ -655,6 +655,12 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("How did I get home from work?", _WAY_HOME[:2], NO_MEMORY),
         # "seven thirty" as the recogniser writes it is a time of day
         ("What time is my alarm set for?", _ALARM, "alarm for 730"),
+        # a thing named by the name after it, not by another thing "called" something
+        (
+            "What's our cat called?",
+            ("Katrina: Can you feed our cat Pepper tomorrow morning?", "My book is called The Silent River."),
+            "Pepper",
+        ),
         # … and as every word of it is heard, not the time of a question said aloud
         ("What time is my alarm set for?", (_ALARM[0], _ALARM[1].replace("730", "seven thirty")), "seven thirty"),
         # a voice never named may be the person asked about

@@ -670,7 +670,8 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     ]
     if not kept:
         return []
-    pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)))
+    names_thing = _names_thing(question)
+    pool = _giving(pieces, kept, fits, by_speaker=bool(_ASKS_WHO_DID.search(question)), names_thing=names_thing)
     placed: dict[int, Candidate] = {}
     beside = _quoted_beside(question, fits, all_heard=not unheard)
     if beside is not None:
@@ -696,7 +697,6 @@ def rank_sentences(services: ComposePorts, question: str, memories: list[Retriev
     ]
     if not pool:
         return []
-    names_thing = _names_thing(question)
     if names_thing is not None:  # "What is the cafe I go to called?": a passage naming the cafe before a person
         pool = [i for i in pool if names_thing(pieces[i].quote)] or pool
     if name_lexemes:  # "What did Katrina ask me to do?": a passage where Katrina is, before one about Marco;
@@ -767,17 +767,26 @@ def closest_in_meaning(
 
 
 def _giving(
-    pieces: list[Candidate], indexes: list[int], fits: Callable[[str], bool] | None, *, by_speaker: bool = False
+    pieces: list[Candidate],
+    indexes: list[int],
+    fits: Callable[[str], bool] | None,
+    *,
+    by_speaker: bool = False,
+    names_thing: Callable[[str], bool] | None = None,
 ) -> list[int]:
-    """Of `indexes`: the statements (all of them when none is one) whose quote gives
-    the kind of fact asked for (`_fits`; all of them without it). Who said a line gives a person only when
+    """Of `indexes`: those whose quote gives the kind of fact asked for (`_fits`; all of them without it), the
+    statements among them when any is one — a question said aloud that names the thing asked about
+    (`_names_thing`: "Can you feed our cat Pepper?") counts as one. Who said a line gives a person only when
     `by_speaker` (the question asks who said or did something, not what someone is called)."""
-    statements = [i for i in indexes if not pieces[i].text.endswith("?")] or indexes
 
     def gives(quote: str) -> bool:
         return fits is None or fits(quote if by_speaker else _SPEAKER_TAG.sub("", quote))
 
-    return [i for i in statements if gives(pieces[i].quote)]
+    def states(piece: Candidate) -> bool:
+        return not piece.text.endswith("?") or (names_thing is not None and names_thing(piece.quote))
+
+    giving = [i for i in indexes if gives(pieces[i].quote)]
+    return [i for i in giving if states(pieces[i])] or giving
 
 
 BESIDE_SHARE = 0.5
@@ -951,13 +960,15 @@ def _fits(question: str) -> Callable[[str], bool] | None:
 def _names_thing(question: str) -> Callable[[str], bool] | None:
     """For a question asking a thing's name ("What is the cafe I go to called?"): whether a quote names it as the
     recogniser wrote it, in lower case, with a word before the thing that the question does not use ("the
-    corner cafe"). None when no thing's name is asked."""
+    corner cafe"), or with a name after it ("our cat Pepper"). None when no thing's name is asked."""
     thing = _NAMED_THING.search(question)
     if thing is None:
         return None
-    named = re.compile(r"\b(\w+)\s+" + re.escape(thing.group("of") or thing.group("called")) + r"\b", re.I)
+    word = re.escape(thing.group("of") or thing.group("called"))
+    named = re.compile(r"\b(\w+)\s+" + word + r"\b", re.I)
+    name_after = re.compile(r"\b(?i:" + word + r")\s+[A-Z][a-z]+")
     asked = [w.casefold() for w in _WORD.findall(question)]
-    return lambda quote: any(
+    return lambda quote: bool(name_after.search(quote)) or any(
         w.casefold() not in _NOT_A_NAME_BEFORE and not any(_near(w.casefold(), a) for a in asked)
         for w in named.findall(quote)
     )
