@@ -655,6 +655,8 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
         ("How did I get home from work?", _WAY_HOME[:2], NO_MEMORY),
         # "seven thirty" as the recogniser writes it is a time of day
         ("What time is my alarm set for?", _ALARM, "alarm for 730"),
+        # a birthday says an age
+        ("How old is Mum turning?", ("Sophie: Dinner is at six. Sophie: It is Mum's sixtieth birthday.",), "sixtieth"),
         # a thing named by the name after it, not by another thing "called" something
         (
             "What's our cat called?",

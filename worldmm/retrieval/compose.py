@@ -358,10 +358,12 @@ _ANSWER_TYPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(r"^\s*how (?:much|many)\b", re.I),
         re.compile(r"[$€£]|\b(?:dollars?|euros?|pounds?|cents?)\b|" + _NUMBER, re.I),
     ),
-    (  # "How old is Marco?": an age, or a time ago ("How old are the numbers?" / "from last year"); not a price,
-        # a clock time, "every day" or "one coffee a day"
+    (  # "How old is Marco?": an age, or a time ago ("How old are the numbers?" / "from last year"), or the
+        # birthday that says one ("Mum's sixtieth birthday", "her 40th birthday"); not a price, a clock time,
+        # "every day" or "one coffee a day"
         re.compile(r"^\s*how old\b", re.I),
         re.compile(
+            r"\b(?:\d{1,3}(?:st|nd|rd|th)|\w+(?:tieth|teenth|[^e]th))\s+birthday\b|"
             r"\b(?:" + _SPAN + r"|last)[\s-]+(?:years?|months?|weeks?|days?)\b(?<!\ba day)|\b(?:ago|born)\b"
             r"|\b(?:is|am|are|turned|turns|aged?)\s+(?:\d{1,3}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
             r"(?:[\s-]\w+)?)\b(?![.:,]\d|\s*(?:o'clock|am|pm|percent)|%)",
@@ -429,11 +431,12 @@ _CLAUSE_BREAK = re.compile(r"(?<=[.?!;])[\"”']?\s+|,\s*(?=(?:who|whom|what|whe
 _HABIT_WORDS = re.compile(
     r"\b(?:every|each|always|usually|normally|often|daily)\s*(?:morning|day|night|evening|week)?\b", re.I
 )
-# Words that ask what kind of answer is wanted ("what time", "how long") say less what it is about: like habit
-# words they count half ("What time will the plumber arrive?" is not answered by "Time to go.").
+# Words that ask what kind of answer is wanted ("what time", "how long", an age "turning" at the end) say less
+# what it is about: like habit words they count half ("What time will the plumber arrive?" is not answered by
+# "Time to go.").
 _KIND_WORDS = re.compile(
     r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often|old)\b"
-    r"|\b(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)" + _ASKED_LAST,
+    r"|\b(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)" + _ASKED_LAST + r"|\bturning" + _ASKED_LAST,
     re.I,
 )
 # Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
