@@ -23,11 +23,13 @@ class VoiceOfLine:
         return VOICES[int(samples[0])]
 
 
-def _session(lines: list[tuple[int, float, str]]) -> tuple[list[TranscriptSegment], np.ndarray]:
-    """Segments one after another, after two minutes of the wearer's talk (enough speech to tell voices
-    apart), and samples holding each line's voice."""
+def _session(
+    lines: list[tuple[int, float, str]], opening: tuple[int, float, str] | None = None
+) -> tuple[list[TranscriptSegment], np.ndarray]:
+    """Segments one after another, after `opening` (by default two minutes of the wearer's talk: enough speech
+    to tell voices apart), and samples holding each line's voice."""
     segments, samples, at = [], [], 0.0
-    for voice, seconds, text in [(WEARER_VOICE, ENOUGH_SPEECH_S, "I am telling a long story."), *lines]:
+    for voice, seconds, text in [opening or (WEARER_VOICE, ENOUGH_SPEECH_S, "I am telling a long story."), *lines]:
         segments.append(TranscriptSegment(at, at + seconds, text))
         samples.append(np.full(int(seconds * SAMPLE_RATE), voice, dtype=np.float32))
         at += seconds
@@ -168,17 +170,10 @@ def test_a_remembered_voice_that_is_not_clearly_one_name_is_not_named() -> None:
 
 def test_the_wearer_is_the_remembered_wearers_voice_even_when_someone_else_talks_longer() -> None:
     # GIVEN a lecture: the speaker talks for minutes, the wearer asks one question
-    lines = [
-        (STRANGER_VOICE, ENOUGH_SPEECH_S, "Today we look at the history of the bridge."),
-        (WEARER_VOICE, 5.0, "How long did it take to build?"),
-        (STRANGER_VOICE, 6.0, "Eleven years."),
-    ]
-    segments, samples, at = [], [], 0.0
-    for voice, seconds, text in lines:
-        segments.append(TranscriptSegment(at, at + seconds, text))
-        samples.append(np.full(int(seconds * SAMPLE_RATE), voice, dtype=np.float32))
-        at += seconds
-    audio = np.concatenate(samples)
+    segments, audio = _session(
+        [(WEARER_VOICE, 5.0, "How long did it take to build?"), (STRANGER_VOICE, 6.0, "Eleven years.")],
+        opening=(STRANGER_VOICE, ENOUGH_SPEECH_S, "Today we look at the history of the bridge."),
+    )
     # THEN with the wearer's remembered voice, the question is the wearer's and the lecture someone's
     labelled, _ = label_speakers(segments, audio, VoiceOfLine(), [_remembered(WEARER_VOICE, WEARER)])
     assert [s.speaker for s in labelled] == [SOMEONE, WEARER, SOMEONE]
