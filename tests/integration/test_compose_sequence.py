@@ -663,6 +663,16 @@ _POTTERY = ("Katrina: I am going to my pottery class tonight, so I will be home 
             ("Katrina: Can you feed our cat Pepper tomorrow morning?", "My book is called The Silent River."),
             "Pepper",
         ),
+        # … where the cat is talked of more often than anything is called: "called" asks a name, no more
+        (
+            "What's our cat called?",
+            (
+                "Katrina: Can you feed our cat Pepper tomorrow morning? Katrina: I leave for the bakery at six.",
+                "The cat is asleep on the sofa. I am giving the cat some water.",
+                "My book is called The Silent River.",
+            ),
+            "Pepper",
+        ),
         # … and as every word of it is heard, not the time of a question said aloud
         ("What time is my alarm set for?", (_ALARM[0], _ALARM[1].replace("730", "seven thirty")), "seven thirty"),
         # a voice never named may be the person asked about

@@ -431,12 +431,13 @@ _CLAUSE_BREAK = re.compile(r"(?<=[.?!;])[\"”']?\s+|,\s*(?=(?:who|whom|what|whe
 _HABIT_WORDS = re.compile(
     r"\b(?:every|each|always|usually|normally|often|daily)\s*(?:morning|day|night|evening|week)?\b", re.I
 )
-# Words that ask what kind of answer is wanted ("what time", "how long", an age "turning" at the end) say less
-# what it is about: like habit words they count half ("What time will the plumber arrive?" is not answered by
-# "Time to go.").
+# Words that ask what kind of answer is wanted ("what time", "how long"; at the end, an age "turning", a name
+# "called") say less what it is about: like habit words they count half ("What time will the plumber arrive?"
+# is not answered by "Time to go."; "What's our cat called?" by "It is called The Silent River.").
 _KIND_WORDS = re.compile(
     r"^\s*(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)\b|^\s*how\s+(?:long|much|many|often|old)\b"
-    r"|\b(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)" + _ASKED_LAST + r"|\bturning" + _ASKED_LAST,
+    r"|\b(?:(?:at|by|from|on)\s+)?(?:what|which)\s+(?:time|hour|day)" + _ASKED_LAST
+    + r"|\b(?:turning|called)" + _ASKED_LAST,
     re.I,
 )
 # Verbs that say little of what a question is about ("When am I seeing the doctor?" is not answered by "See you
