@@ -197,3 +197,10 @@ def test_a_line_in_the_wearers_voice_group_that_is_a_remembered_voice_is_that_vo
     known = [_remembered(TOM_VOICE, "Tom"), _remembered(WEARER_VOICE, WEARER, 600.0)]
     labelled, _ = label_speakers(segments, samples, VoiceOfLine(), known)
     assert [s.speaker for s in labelled][1:] == ["Tom", WEARER, WEARER]
+
+
+def test_a_voice_remembered_by_another_encoder_is_no_voice_to_compare() -> None:
+    segments, samples = _session([(EMMA_VOICE, 4.0, "Hi, I am home."), (WEARER_VOICE, 4.0, "Welcome back.")])
+    other_encoder = [Voice("Emma", (1.0, 0.0, 0.0), 30.0), _remembered(WEARER_VOICE, WEARER)]
+    labelled, _ = label_speakers(segments, samples, VoiceOfLine(), other_encoder)
+    assert [s.speaker for s in labelled][1:] == [SOMEONE, WEARER]

@@ -128,7 +128,7 @@ def label_speakers(
         total = (vectors[mask] * seconds[mask, None]).sum(axis=0)
         return total / np.linalg.norm(total)
 
-    remembered = _remembered(known)
+    remembered = _remembered(known, vectors.shape[1])
     own = {int(group): centroid({int(group)}) for group in set(groups)}
     talk: dict[int, float] = defaultdict(float)
     for group, length in zip(groups, seconds, strict=True):
@@ -172,10 +172,13 @@ def label_speakers(
     return labelled, named
 
 
-def _remembered(known: Sequence[Voice]) -> dict[str, NDArray[np.float64]]:
-    """Each remembered name's voice: the unit mean of its recordings' vectors, weighted by seconds heard."""
+def _remembered(known: Sequence[Voice], dim: int) -> dict[str, NDArray[np.float64]]:
+    """Each remembered name's voice: the unit mean of its recordings' vectors, weighted by seconds heard (a
+    vector of another size, from another encoder, is no voice this one can compare)."""
     totals: dict[str, NDArray[np.float64]] = {}
     for voice in known:
+        if len(voice.vector) != dim:
+            continue
         weighted = np.asarray(voice.vector, dtype=np.float64) * voice.seconds
         totals[voice.name] = totals.get(voice.name, 0) + weighted
     return {name: total / np.linalg.norm(total) for name, total in totals.items() if np.linalg.norm(total) > 0}
