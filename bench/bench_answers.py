@@ -6,10 +6,11 @@ reranks the composer's best sentences and writes a short answer checked against 
 the reader but no reranking; and with neither (the composer's quoted sentence, the baseline).
 
     python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--variants reader] [--out FILE]
-                                  [--heard script] [--session evening]
+                                  [--heard script] [--session evening|next-morning]
 
 `--session evening` asks the question files of `examples/evening-session` (the same day's evening, its own
-people, places and facts) over a memory that holds the morning's recording too, ingested first.
+people, places and facts) over a memory that holds the morning's recording too, ingested first;
+`--session next-morning` those of `examples/next-morning-session` (the next day) over all three recordings.
 
 `questions-heldout*.jsonl` are held-out sets, each written before the changes it measures: run a new one once,
 at the end, and report it; never tune on it.
@@ -101,14 +102,15 @@ def main() -> None:
     )
     parser.add_argument(
         "--session",
-        choices=["sample", "evening"],
+        choices=["sample", "evening", "next-morning"],
         default="sample",
-        help="whose question files: the morning's (sample-session) or the evening's, over both recordings",
+        help="whose question files: the morning's (sample-session), the evening's or the next morning's, over the"
+        " recordings up to it",
     )
     args = parser.parse_args()
 
     from worldmm.db.local import start_local_database
-    from worldmm.demo import DEMO_USER, EVENING_SESSION, SAMPLE_SESSION, load_questions, local_profile, run_demo
+    from worldmm.demo import DEMO_USER, RECORDINGS, load_questions, local_profile, run_demo
     from worldmm.eval.speech import ScriptTranscriber
 
     home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
@@ -120,7 +122,8 @@ def main() -> None:
         "heard": args.heard,
         "session": args.session,
     }
-    recordings = [SAMPLE_SESSION] if args.session == "sample" else [SAMPLE_SESSION, EVENING_SESSION]
+    names = [recording.name.removesuffix("-session") for recording in RECORDINGS]
+    recordings = list(RECORDINGS[: names.index(args.session) + 1])
     asked = recordings[-1]
 
     def transcriber(recording: Path) -> ScriptTranscriber | None:

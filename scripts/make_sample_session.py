@@ -13,6 +13,7 @@ Run by hand (needs `apt-get install -y espeak-ng ffmpeg`); the results are commi
     python scripts/make_sample_session.py               # examples/sample-session (24 windows)
     python scripts/make_sample_session.py --short       # examples/short-session (4 windows)
     python scripts/make_sample_session.py --evening     # examples/evening-session (20 windows)
+    python scripts/make_sample_session.py --next-morning  # examples/next-morning-session (16 windows)
 
 The output depends only on this script and the versions of espeak-ng, ffmpeg and Pillow.
 """
@@ -56,6 +57,8 @@ VOICES: dict[str, tuple[str, int]] = {
     "Sophie": ("en-us+f4", 140),
     "Tom": ("en-gb-x-rp+m1", 140),
     "Daniel": ("en-gb-x-rp+m3", 140),
+    "Nina": ("en-us+f2", 140),
+    "Doctor Lee": ("en-us+m3", 140),
 }
 WORD_GAP = 2  # espeak-ng -g: pause between words, in 10 ms units
 # Where a prop's label is centred, from its left edge (wide furniture is labelled in its middle).
@@ -825,6 +828,243 @@ EVENING_QUESTIONS = (
 )
 
 
+# ---------------------------------------------------------------- the next morning
+
+CLINIC = (
+    Prop("board", 8, 38, "RIVERSIDE CLINIC", text=("Oak Avenue 7", "Doctor Lee: room 4")),
+    Prop("counter", 0, 155, "reception", color="#80cbc4"),
+)
+CLINIC_ROOM = (Prop("window", 20, 38, "room 4"), Prop("table", 30, 165, "doctor's desk", color="#b0bec5"))
+PHARMACY = (
+    Prop("board", 8, 38, "PHARMACY", text=("Vitamin D $12.00",)),
+    Prop("counter", 0, 155, "counter", color="#a5d6a7"),
+)
+OAK_AVENUE = (
+    Prop("building", 10, 50, "Riverside Clinic", color="#80cbc4"),
+    Prop("sign", 150, 150, "Oak Avenue"),
+)
+DOCTOR_LEE = Person("Doctor Lee", 215, "#eceff1")
+KATRINA_CALL = ("Calling", "Katrina", "00:42")
+
+NEXT_MORNING_SCENES: tuple[Scene, ...] = (
+    Scene(
+        "kitchen-feeding-pepper",
+        "Kitchen",
+        "home",
+        "Feeding Pepper before leaving",
+        (
+            ("Me", "It is Wednesday morning. Katrina already left for the bakery."),
+            ("Me", "I am feeding Pepper half a cup of dry food and fresh water."),
+        ),
+        props=(*KITCHEN, Prop("cup", 150, 130, "Pepper's bowl", color="#ffcc80")),
+        facts=("I fed Pepper on Wednesday morning (half a cup of dry food, fresh water).",),
+    ),
+    Scene(
+        "kitchen-breakfast",
+        "Kitchen",
+        "home",
+        "Toast and orange juice",
+        (
+            ("Me", "For breakfast I am having toast with honey and a glass of orange juice."),
+            ("Me", "There is no coffee at home. We are still out of coffee beans."),
+        ),
+        props=(*KITCHEN, Prop("cup", 120, 130, "orange juice", color="#ffa726")),
+        facts=("Breakfast: toast with honey and orange juice; no coffee beans at home.",),
+    ),
+    Scene(
+        "hallway-umbrella",
+        "Hallway",
+        "home",
+        "Taking the green umbrella",
+        (
+            ("Me", "It is raining, so I am taking the green umbrella from the hallway."),
+            ("Me", "My keys are still in my jacket pocket."),
+        ),
+        props=(*HALLWAY, Prop("carton", 130, 100, "green umbrella", color="#43a047")),
+        facts=("I took the green umbrella because it was raining.",),
+    ),
+    Scene(
+        "oak-avenue",
+        "Oak Avenue",
+        "outside",
+        "Walking to the clinic in the rain",
+        (
+            ("Me", "I am walking to the Riverside Clinic on Oak Avenue."),
+            ("Me", "It is a fifteen minute walk from our flat."),
+        ),
+        props=OAK_AVENUE,
+        facts=("The Riverside Clinic is on Oak Avenue, a fifteen-minute walk from home.",),
+    ),
+    Scene(
+        "clinic-reception",
+        "Riverside Clinic",
+        "reception",
+        "Checking in for the appointment",
+        (
+            ("Nina", "Good morning. Do you have an appointment?"),
+            ("Me", "Yes, at nine with Doctor Lee."),
+            ("Nina", "Please take a seat. Doctor Lee is in room four."),
+        ),
+        people=(Person("Nina", 215, "#ce93d8"),),
+        props=CLINIC,
+        facts=("My appointment was at nine with Doctor Lee, in room four.",),
+    ),
+    Scene(
+        "clinic-checkup",
+        "Riverside Clinic",
+        "room 4",
+        "The check-up",
+        (
+            ("Doctor Lee", "Your blood pressure is normal. How is your back?"),
+            ("Me", "Much better, thank you."),
+            ("Doctor Lee", "Good. Keep doing the stretches every evening."),
+        ),
+        people=(DOCTOR_LEE,),
+        props=CLINIC_ROOM,
+        facts=("Blood pressure normal; my back is better; keep doing the stretches every evening.",),
+    ),
+    Scene(
+        "clinic-prescription",
+        "Riverside Clinic",
+        "room 4",
+        "A prescription and the next visit",
+        (
+            ("Doctor Lee", "I am giving you vitamin D. Take one tablet a day with breakfast."),
+            ("Doctor Lee", "Come back in three months."),
+            ("Me", "Thank you, Doctor Lee."),
+        ),
+        people=(DOCTOR_LEE,),
+        props=CLINIC_ROOM,
+        facts=("Doctor Lee prescribed vitamin D, one tablet a day with breakfast; next visit in three months.",),
+    ),
+    Scene(
+        "pharmacy",
+        "Pharmacy",
+        "counter",
+        "Buying the vitamin D",
+        (
+            ("Me", "I am at the pharmacy next to the clinic."),
+            ("Me", "The vitamin D tablets cost twelve dollars."),
+        ),
+        props=PHARMACY,
+        facts=("The vitamin D tablets cost $12 at the pharmacy next to the clinic.",),
+    ),
+    Scene(
+        "cafe-beans",
+        "Corner Cafe",
+        "counter",
+        "Coffee beans at last",
+        (
+            ("Emma", "Good morning! The usual cappuccino?"),
+            ("Me", "Yes please, Emma. And a bag of coffee beans."),
+            ("Emma", "That is sixteen dollars fifty together."),
+        ),
+        people=(EMMA,),
+        props=CAFE,
+        facts=("I bought a cappuccino and a bag of coffee beans at the Corner Café for $16.50.",),
+    ),
+    Scene(
+        "cafe-notebook",
+        "Corner Cafe",
+        "window table",
+        "Writing a reminder",
+        (
+            ("Me", "I am sitting at the window table with my cappuccino."),
+            ("Me", "I am writing in my blue notebook: call the bank about my new card."),
+        ),
+        props=(*CAFE_TABLE, Prop("notebook", 150, 150, "blue notebook", color="#1f4e9c")),
+        facts=("To do: call the bank about my new card (written in the blue notebook).",),
+    ),
+    Scene(
+        "cafe-katrina-call",
+        "Corner Cafe",
+        "phone call",
+        "Katrina asks for cat food",
+        (
+            ("Katrina", "Hi, it is Katrina. The bakery needs me until eight tonight."),
+            ("Katrina", "Can you buy cat food on the way home?"),
+            ("Me", "Yes, I will get it after work."),
+        ),
+        props=(*CAFE_TABLE, Prop("phone", 120, 60, "call", text=KATRINA_CALL)),
+        facts=("Katrina works at the bakery until eight tonight.", "To do: buy cat food on the way home."),
+    ),
+    Scene(
+        "office-boston",
+        "Northwind Labs",
+        "my desk",
+        "The Boston meeting moves",
+        (
+            ("Marco", "Good morning. The client from Boston moved our meeting to Thursday at three."),
+            ("Me", "Thursday at three. I will put it in my calendar."),
+        ),
+        people=(MARCO,),
+        props=OFFICE,
+        facts=("The meeting with the client from Boston moved to Thursday at three.",),
+    ),
+    Scene(
+        "office-lunch",
+        "Northwind Labs",
+        "my desk",
+        "Lunch plans with Marco",
+        (
+            ("Marco", "Do you want lunch at the Thai place at one?"),
+            ("Me", "Sure. One o'clock at the Thai place."),
+        ),
+        people=(MARCO,),
+        props=OFFICE,
+        facts=("Plan: lunch with Marco at the Thai place at one.",),
+    ),
+    Scene(
+        "office-umbrella",
+        "Northwind Labs",
+        "my desk",
+        "Putting things away",
+        (
+            ("Me", "I am leaving the green umbrella under my desk to dry."),
+            ("Me", "The vitamin D tablets are in my desk drawer."),
+        ),
+        props=(
+            *OFFICE,
+            Prop("drawer", 120, 150, "desk drawer"),
+            Prop("carton", 200, 160, "green umbrella", color="#43a047"),
+        ),
+        facts=("The green umbrella is under my desk; the vitamin D tablets are in my desk drawer.",),
+    ),
+    Scene(
+        "office-daniel-email",
+        "Northwind Labs",
+        "laptop",
+        "An email from Daniel",
+        (
+            ("Me", "Daniel sent an email. He booked court number three for Saturday."),
+            ("Me", "He will bring the tennis balls."),
+        ),
+        props=(*OFFICE, Prop("laptop", 120, 140, "email: Daniel")),
+        facts=("Daniel booked court three for Saturday's tennis and will bring the balls.",),
+    ),
+    Scene(
+        "office-plan",
+        "Northwind Labs",
+        "my desk",
+        "The rest of the day",
+        (
+            ("Me", "My plan for today: finish the slides for Friday and call the bank."),
+            ("Me", "Then buy cat food and be home before Katrina."),
+        ),
+        props=(*OFFICE, Prop("notebook", 150, 150, "blue notebook", color="#1f4e9c")),
+        facts=("Today: finish Friday's slides, call the bank, buy cat food, be home before Katrina.",),
+    ),
+)
+
+NEXT_MORNING_QUESTIONS = (
+    ("episodic", "What did the doctor prescribe?", "Vitamin D, one tablet a day with breakfast."),
+    ("episodic", "Did I get the coffee beans?", "Yes, at the Corner Café (with a cappuccino, $16.50)."),
+    ("time", "When is the meeting with the client from Boston?", "Thursday at three."),
+    ("episodic", "Where is my umbrella?", "Under my desk at Northwind Labs."),
+    ("time", "When do I go back to the doctor?", "In three months."),
+)
+
+
 # ---------------------------------------------------------------- audio
 
 
@@ -1151,6 +1391,30 @@ def recordings() -> dict[str, Recording]:
                 "10-minute summary (3 × 3 min).",
             ),
         ),
+        "next-morning-session": Recording(
+            "next-morning-session",
+            "sample-morning-2025-03-12",
+            datetime(2025, 3, 12, 8, 0, 0, tzinfo=UTC),
+            NEXT_MORNING_SCENES,
+            "The next morning (Wednesday 12 March 2025, from 08:00 UTC), recorded after the morning and the"
+            " evening of 11 March: ask it over a memory that holds all three.",
+            "A Wednesday morning: feeding the cat, the doctor, the Corner Cafe, then the office with Marco.",
+            (
+                *morning_cast[:3],
+                f"- **Nina** — at the clinic's reception (`{VOICES['Nina'][0]}`); **Doctor Lee** — my doctor"
+                f" (`{VOICES['Doctor Lee'][0]}`);",
+                "  **Katrina** calls from the bakery; **Daniel** is only written about; **Pepper** — our cat.",
+                "- Home (kitchen, hallway) → Oak Avenue → Riverside Clinic → the pharmacy → Corner Café →"
+                " Northwind Labs.",
+                "- Objects: Pepper's bowl, orange juice, keys, green umbrella, vitamin D tablets, coffee beans,",
+                "  blue notebook, phone, laptop.",
+            ),
+            NEXT_MORNING_QUESTIONS,
+            (
+                "Windows 0–5 and 6–11 close two 3-minute summaries; at the session's end windows 12–15 close a third",
+                "(partial), and the three close one 10-minute summary.",
+            ),
+        ),
     }
 
 
@@ -1247,18 +1511,21 @@ def readme(recording: Recording, lines: Sequence[PlacedLine]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: regenerate the morning sample, its shortened form (--short) or the evening (--evening)."""
+    """Command line: regenerate the morning sample, its shortened form (--short), the evening (--evening) or the
+    next morning (--next-morning)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--short", action="store_true", help=f"only the {len(SHORT_SCENES)} scenes for CI")
     which.add_argument("--evening", action="store_true", help="the evening of the same day")
+    which.add_argument("--next-morning", action="store_true", help="the morning of the next day")
     parser.add_argument("--out", type=Path, help="target directory (default: examples/<its name>)")
     args = parser.parse_args(argv)
     for tool in ("espeak-ng", "ffmpeg"):
         if shutil.which(tool) is None:
             print(f"{tool} is not installed: apt-get install -y espeak-ng ffmpeg", file=sys.stderr)
             return 2
-    name = "short-session" if args.short else "evening-session" if args.evening else "sample-session"
+    flags = {"short-session": args.short, "evening-session": args.evening, "next-morning-session": args.next_morning}
+    name = next((name for name, chosen in flags.items() if chosen), "sample-session")
     recording = recordings()[name]
     target = args.out or ROOT / "examples" / name
     write_session(recording, target)

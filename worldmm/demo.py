@@ -21,6 +21,10 @@ from worldmm.services import Services, set_services
 SAMPLE_SESSION = Path(__file__).resolve().parent.parent / "examples" / "sample-session"
 EVENING_SESSION = SAMPLE_SESSION.parent / "evening-session"
 """The evening of the sample's day, asked over a memory that holds its morning too."""
+NEXT_MORNING_SESSION = SAMPLE_SESSION.parent / "next-morning-session"
+"""The morning after, asked over a memory that holds the day before too."""
+RECORDINGS = (SAMPLE_SESSION, EVENING_SESSION, NEXT_MORNING_SESSION)
+"""The sample recordings in the order they were recorded."""
 QUESTIONS_FILE = "questions.jsonl"
 DEMO_USER = "demo-user"
 NO_MEMORY = "I don't remember that."  # the composed refusal (worldmm.retrieval.compose.NO_MEMORY)

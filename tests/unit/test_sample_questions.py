@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from worldmm.demo import SAMPLE_SESSION, load_questions
+from worldmm.demo import RECORDINGS, load_questions
 
-EVENING_SESSION = SAMPLE_SESSION.parent / "evening-session"
 FILES = [
     pytest.param(session, path.name, id=f"{session.name}/{path.name}")
-    for session in (SAMPLE_SESSION, EVENING_SESSION)
+    for session in RECORDINGS
     for path in sorted(session.glob("questions*.jsonl"))
 ]
 

@@ -21,6 +21,7 @@ SESSIONS = [
     pytest.param("sample-session", range(20, 25), 5 * 1024 * 1024, id="sample"),
     pytest.param("short-session", range(4, 5), 1024 * 1024, id="short"),
     pytest.param("evening-session", range(20, 21), 5 * 1024 * 1024, id="evening"),
+    pytest.param("next-morning-session", range(16, 17), 5 * 1024 * 1024, id="next-morning"),
 ]
 
 
