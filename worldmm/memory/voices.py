@@ -36,6 +36,7 @@ def remember_voices(
         session.execute(delete(VoiceRow).where(VoiceRow.user_id == user_id, VoiceRow.session_id == session_id))
         if is_forgotten(session, user_id, session_id, start, end):
             return 0
+        heard = [v for v in voices if v.seconds > 0]
         session.add_all(
             VoiceRow(
                 user_id=user_id,
@@ -46,7 +47,6 @@ def remember_voices(
                 recorded_from=start,
                 recorded_to=end,
             )
-            for v in voices
-            if v.seconds > 0
+            for v in heard
         )
-        return sum(1 for v in voices if v.seconds > 0)
+        return len(heard)
