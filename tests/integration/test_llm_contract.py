@@ -27,8 +27,8 @@ from worldmm.llm.client import (
 )
 from worldmm.llm.local import LlamaCppLLM, LocalModelError, default_gguf_path, default_reader_gguf
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse, LoadsOnFirstUse
-from worldmm.llm.prompts import render_prompt
 from worldmm.llm.structured import parse_model
+from worldmm.retrieval.reader import DOES_NOT_ANSWER, JUDGE_PURPOSE, judgement_messages
 
 pytestmark = pytest.mark.integration
 
@@ -497,29 +497,36 @@ def test_llama_yes_log_odds_is_the_same_asked_fresh_or_after_a_prompt_sharing_it
     assert after_first[0] != pytest.approx(after_first[1], abs=1e-3)  # the question changes the judgement
 
 
-def test_reader_model_judges_a_sentence_that_answers_above_one_that_does_not() -> None:
-    # The reader's GGUF (scripts/install_gguf.py), as the local profile's plan uses it to rerank sentences
+@pytest.fixture(scope="module")
+def reader_model() -> LlamaCppLLM:
+    """The reader's GGUF (scripts/install_gguf.py), as the local profile's plan uses it to judge sentences."""
     path = default_reader_gguf()
     if path is None:
         pytest.fail("the reader GGUF is not installed: run scripts/setup.sh")
-    reader = LlamaCppLLM(path, n_ctx=2048)
+    return LlamaCppLLM(path, n_ctx=2048)
 
-    def odds(sentence: str) -> float:
-        return reader.yes_log_odds(
-            LLMRequest(
-                purpose="judge_sentence",
-                messages=[
-                    {"role": "system", "content": render_prompt("heard_sentence_system")},
-                    {
-                        "role": "user",
-                        "content": render_prompt(
-                            "judge_sentence", question="How much did my coffee cost?", sentence=sentence
-                        ),
-                    },
-                ],
-                model="local",
-                max_tokens=1,
-            )
-        )
 
-    assert odds("That is four dollars fifty.") > odds("I only drink one coffee a day.") + 1.0
+def _judged(reader: LlamaCppLLM, question: str, sentence: str) -> float:
+    return reader.yes_log_odds(
+        LLMRequest(purpose=JUDGE_PURPOSE, messages=judgement_messages(question, sentence), model="local", max_tokens=1)
+    )
+
+
+def test_reader_model_judges_a_sentence_that_answers_above_one_that_does_not(reader_model: LlamaCppLLM) -> None:
+    question = "How much did my coffee cost?"
+    answers = _judged(reader_model, question, "That is four dollars fifty.")
+    assert answers > _judged(reader_model, question, "I only drink one coffee a day.") + 1.0
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        ("Where did I leave my keys?", "I am putting my keys in the drawer of my desk."),
+        ("Where did I leave my coffee mug?", "I am putting my coffee mug in the sink."),
+    ],
+)
+def test_reader_model_does_not_judge_a_plain_answer_unanswered(
+    reader_model: LlamaCppLLM, question: str, sentence: str
+) -> None:
+    # Below DOES_NOT_ANSWER for every sentence judged, the plan answers "I don't remember that."
+    assert _judged(reader_model, question, sentence) > DOES_NOT_ANSWER + 0.5

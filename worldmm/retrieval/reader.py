@@ -16,9 +16,10 @@ judged all it was to judge and is sure that none answers, the answer is "I don't
 quote that only shares the question's words. The composer's refusals stand: a
 question it finds nothing relevant for is never reranked into an answer.
 
-A reading starts as the judgement of its sentence did (the same instructions, question and sentence), so the
-model's cache of the question is reused and only the sentence and the request are read anew: on a 2-core host a
-reading takes about a judgement's time (0.7-2.0 s), where four lines read afresh took 2-3 s.
+Every judgement and every reading is asked after the same instructions and worked judgements
+(`JUDGE_EXAMPLES`, as earlier turns of the conversation): all of them start alike, so the model's cache of that
+start is reused and only the question, the sentence and the request are read anew (a judgement after a reading
+that started otherwise read the examples again: 3.0 s against 0.6 s, measured on 2 cores).
 
 Both keep to the answer's deadline: a model call that the recent ones say would end after it is not made (the
 composer's order and its quoted sentence stand), so a slow CPU gets fewer written answers, not slow ones.
@@ -32,12 +33,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, TypeVar
 
 from aws_lambda_powertools import Logger
 
 from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, YesNoJudge
-from worldmm.llm.prompts import render_prompt
+from worldmm.llm.prompts import load_prompt, render_prompt
 from worldmm.retrieval.compose import Candidate, ReadAnswer, closest_in_meaning, judged_quote, text_lexemes
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
@@ -52,19 +54,27 @@ READ_PURPOSE = "read_answer"
 JUDGE_PURPOSE = "judge_sentence"
 SENTENCE_SYSTEM = "heard_sentence_system"
 """The instructions a judgement and a reading of a heard sentence both start with."""
+JUDGE_EXAMPLES = "judge_sentence_examples"
+"""Worked judgements (two yes, two no; none about the sample recordings) the model is shown before each one it
+makes. Without them it said no to plain answers ("Where did I leave my keys?" / "I am putting my keys in the
+drawer of my desk.": -2.98), 27 of 103 sentences that answer scored below -2.5 (2026-12-05, 110 seen questions),
+and sentences that answer and those that do not were told apart less well (AUC 0.75 against 0.79 with them;
+within one question 0.78 against 0.82)."""
 RERANK_CANDIDATES = 3
 """How many of the composer's best sentences the model judges."""
 RERANK_CLOSEST = 3
 """How many statements closest to the question in meaning (`compose.closest_in_meaning`) it judges beside them."""
-RERANK_MARGIN = 1.0
+RERANK_MARGIN = 1.5
 """How much surer (log-odds of "yes") the model must be of a sentence than of the composer's first to put it
-first: a smaller margin follows the model's noise (measured on the sample's question sets, 2026-11-27)."""
-DOES_NOT_ANSWER = -2.75
+first. Over the judged sentences of 215 seen questions of both sample recordings (2026-12-05, with
+`JUDGE_EXAMPLES`), putting the surest first whenever it led by 1.0 made 9 wrong answers right and 6 right ones
+wrong; by 1.5, 6 and 3; by 2.0, 4 and 2 (without the examples, by 1.0: 3 and 3 of 110)."""
+DOES_NOT_ANSWER = -0.5
 """Log-odds of "yes" below which the model is sure a sentence does not answer. Only all of them together
-refuse: over 235 seen questions of the sample (2026-11-29), every answer whose best judged sentence scored
-below -2.6 was wrong (17, 5 of them to questions nothing recorded answers), the lowest right one -2.60; but
-dropping single sentences by it lost 4 right answers of 151 (a right first sentence scored -2.84; the
-scores move by ~0.1 from run to run)."""
+refuse. Over the same 215 questions (2026-12-05, with `JUDGE_EXAMPLES`): below -0.5 for every sentence judged
+were 4 of the 16 questions nothing recorded answers and none of the 95 that a judged sentence answered (below
+0: 1 of those; 0.5: 6). With the examples a sentence that answers scores a median 2.0, one that does not 0.5;
+without them -1.7 and -2.8, and the old threshold (-2.75) refused about 6 of 58 answerable questions."""
 READER_MAX_TOKENS = 16
 """A short answer's tokens ("Four dollars fifty." is 5): a reading cut off here is dropped, not asked again (32
 let a first reading run on for 4 s, and the retry with twice the room made one answer take 12.9 s, 2026-12-04;
@@ -245,24 +255,41 @@ def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMReques
 
 
 def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
-    """The reading of `sentence`: it starts as its judgement did, so the model's cache of that is reused. It ends
-    at the first line (only that is shown), and one cut off at `READER_MAX_TOKENS` is not asked again."""
-    request = _about_sentence(services, READ_PURPOSE, question, sentence, max_tokens=READER_MAX_TOKENS)
+    """The reading of `sentence`. It ends at the first line (only that is shown), and one cut off at
+    `READER_MAX_TOKENS` is not asked again."""
+    request = _asking(services, READ_PURPOSE, reading_messages(question, sentence), max_tokens=READER_MAX_TOKENS)
     return replace(request, stop=("\n",), grow_when_cut_off=False)
 
 
 def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
-    return _about_sentence(services, JUDGE_PURPOSE, question, sentence, max_tokens=1)
+    return _asking(services, JUDGE_PURPOSE, judgement_messages(question, sentence), max_tokens=1)
 
 
-def _about_sentence(services: ReaderPorts, purpose: str, question: str, sentence: str, max_tokens: int) -> LLMRequest:
-    return LLMRequest(
-        purpose=purpose,
-        messages=[
-            {"role": "system", "content": render_prompt(SENTENCE_SYSTEM)},
-            {"role": "user", "content": render_prompt(purpose, question=question, sentence=sentence)},
-        ],
-        model=services.settings.agent_model,
-        max_tokens=max_tokens,
-        temperature=0.0,
-    )
+def judgement_messages(question: str, sentence: str) -> list[dict[str, str]]:
+    """What the model is asked to judge `sentence` by: `_shared_start`, then this judgement."""
+    asked = render_prompt(JUDGE_PURPOSE, question=question, sentence=sentence)
+    return [*_shared_start(), {"role": "user", "content": asked}]
+
+
+def reading_messages(question: str, sentence: str) -> list[dict[str, str]]:
+    """What the model is asked to answer `question` from `sentence` by: `_shared_start`, then this request."""
+    asked = render_prompt(READ_PURPOSE, question=question, sentence=sentence)
+    return [*_shared_start(), {"role": "user", "content": asked}]
+
+
+@cache
+def _shared_start() -> tuple[dict[str, str], ...]:
+    """How every judgement and reading starts, so that the model's cache of it is reused: the instructions,
+    then `JUDGE_EXAMPLES` as earlier turns of the conversation (each question and sentence asked as a judgement
+    is, and its reply)."""
+    turns = [{"role": "system", "content": render_prompt(SENTENCE_SYSTEM)}]
+    for block in load_prompt(JUDGE_EXAMPLES).template.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines())
+        asked = render_prompt(JUDGE_PURPOSE, question=fields["Question"], sentence=fields["Sentence"])
+        turns += [{"role": "user", "content": asked}, {"role": "assistant", "content": fields["Reply"]}]
+    return tuple(turns)
+
+
+def _asking(services: ReaderPorts, purpose: str, messages: list[dict[str, str]], max_tokens: int) -> LLMRequest:
+    model = services.settings.agent_model
+    return LLMRequest(purpose=purpose, messages=messages, model=model, max_tokens=max_tokens, temperature=0.0)
