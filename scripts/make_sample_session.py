@@ -1419,11 +1419,12 @@ def recordings() -> dict[str, Recording]:
 
 
 def write_session(recording: Recording, target: Path) -> None:
-    """Writes metadata.json, audio.m4a, window_{n}/frame_{k:04d}.jpg and README.md under `target`."""
+    """Writes metadata.json, audio.m4a, window_{n}/frame_{k:04d}.jpg, script.jsonl and README.md under `target`,
+    in place of what an earlier run wrote there; the question files committed beside them stay."""
     scenes = recording.scenes
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
+    for window_dir in target.glob("window_*"):
+        shutil.rmtree(window_dir)
+    target.mkdir(parents=True, exist_ok=True)
     painter = Painter(recording.start)
     for index, scene in enumerate(scenes):
         window_dir = target / f"window_{index}"
