@@ -251,3 +251,8 @@ def test_a_question_the_readers_model_judges_no_sentence_to_answer_is_not_rememb
     assert reader.calls_for(JUDGE_PURPOSE) and not reader.calls_for(READ_PURPOSE)
     assert result.answer == NO_MEMORY and not result.trace.citations, result.answer
     assert "judged that none of the sentences found answers" in (result.trace.answer_note or "")
+    # AND it lists each sentence judged, as the model read it, with how sure the model was
+    judgements = reader.calls_for(JUDGE_PURPOSE)
+    assert len(result.trace.judged) == len(judgements)
+    for judged, request in zip(result.trace.judged, judgements, strict=True):
+        assert judged.sentence in request.prompt_text and judged.log_odds == DOES_NOT_ANSWER - 1.0

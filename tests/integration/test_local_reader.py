@@ -22,6 +22,7 @@ from worldmm.retrieval.reader import (
     READ_PURPOSE,
     RERANK_MARGIN,
     load_model,
+    read_anew,
     read_answer,
     rerank,
 )
@@ -51,7 +52,8 @@ MEMORIES = [
 
 
 JUDGEMENT_CHARS = READING_CHARS = 300
-"""About how long the prompt of a judgement and of a reading of these memories is (characters)."""
+"""About how much of a judgement's or a reading's prompt of these memories the model reads anew (characters,
+`read_anew`)."""
 
 
 def _answer(question: str, reply: str) -> tuple[str, ScriptedLLM]:
@@ -281,23 +283,25 @@ class _LoadsOnFirstUse(ScriptedLLM):
 
 
 def test_loading_the_model_is_not_taken_for_how_long_a_judgement_takes() -> None:
-    # GIVEN a reader's model that takes 0.6 s to load, then judges at once
-    llm = _LoadsOnFirstUse(load_s=0.6).script(JUDGE_PURPOSE, "-1")
+    # GIVEN a reader's model that takes 0.6 s to load and 0.5 s more for its first call, that no start-up loaded
+    llm = _LoadsOnFirstUse(load_s=0.6, first_call_s=0.5)
+    llm.script(JUDGE_PURPOSE, "-1").script(READ_PURPOSE, "In the drawer.")
     services = Services(make_settings(), llm=llm)
     ranked = rank_sentences(services, QUESTION, COFFEE)
-    # WHEN a server's first question loads it, with a minute to spare
+    # WHEN a question loads it, with a minute to spare: it is loaded, warmed and timed first, then judges
     rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 60)
-    assert llm.loads == 1 and len(llm.calls_for(JUDGE_PURPOSE)) == 2
-    # THEN a judgement is expected to take what judging took, not the load
+    assert llm.loads == 1 and len(llm.calls_for(JUDGE_PURPOSE)) == 2 + 2
+    # THEN a judgement is expected to take what judging took, neither the load nor the first call
     assert services.reader_call_times.expected(JUDGE_PURPOSE, size=JUDGEMENT_CHARS) < 0.3
-    # AND the next question, with half a second left, is still judged
+    # AND the next question, with half a second left, is still judged, and the model is not timed again
     rerank(services, QUESTION, ranked, COFFEE, deadline=time.perf_counter() + 0.5)
-    assert len(llm.calls_for(JUDGE_PURPOSE)) == 4
+    assert len(llm.calls_for(JUDGE_PURPOSE)) == 6 and len(llm.calls_for(READ_PURPOSE)) == 1
 
 
 def test_loading_the_model_is_not_taken_for_how_long_a_reading_takes() -> None:
-    # GIVEN a reader's model that takes 0.6 s to load, then reads at once
-    llm = _LoadsOnFirstUse(load_s=0.6).script(READ_PURPOSE, "A large cappuccino.")
+    # GIVEN a reader's model that takes 0.6 s to load and 0.5 s more for its first call, that no start-up loaded
+    llm = _LoadsOnFirstUse(load_s=0.6, first_call_s=0.5)
+    llm.script(JUDGE_PURPOSE, "1").script(READ_PURPOSE, "A large cappuccino.")
     services = Services(make_settings(), llm=llm)
 
     def answer(deadline_s: float) -> str:
@@ -309,7 +313,7 @@ def test_loading_the_model_is_not_taken_for_how_long_a_reading_takes() -> None:
     # AND the next, with a second left, is read too: a reading is expected to take what reading took
     assert services.reader_call_times.expected(READ_PURPOSE, size=READING_CHARS) < 0.3
     assert answer(1.0).startswith("A large cappuccino")
-    assert len(llm.calls_for(READ_PURPOSE)) == 2
+    assert len(llm.calls_for(READ_PURPOSE)) == 1 + 2 and len(llm.calls_for(JUDGE_PURPOSE)) == 2
 
 
 def test_a_server_loads_the_model_before_the_first_question() -> None:
@@ -378,17 +382,17 @@ def test_a_reading_of_a_longer_line_is_expected_to_take_longer() -> None:
     question = "What did Katrina and Emma say?"
     short, long = sorted(rank_sentences(services, question, MEMORIES)[:2], key=lambda c: len(c.quote))
     read_answer(services, question, short)
-    short_chars = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
+    short_chars = read_anew(llm.calls_for(READ_PURPOSE)[-1])
     read_answer(services, question, long)
-    long_chars = len(llm.calls_for(READ_PURPOSE)[-1].prompt_text)
-    assert long_chars > short_chars
+    long_chars = read_anew(llm.calls_for(READ_PURPOSE)[-1])
+    assert long_chars > 1.05 * short_chars
     services.reader_call_times.record(READ_PURPOSE, 2.0, size=short_chars)
     # WHEN the time left is between the two readings' expected times: the short line is read, the longer not
     left = (2.0 + 2.0 * long_chars / short_chars) / 2
     read_answer(services, question, short, deadline=time.perf_counter() + left)
     read_answer(services, question, long, deadline=time.perf_counter() + left)
     reads = llm.calls_for(READ_PURPOSE)
-    assert len(reads) == 3 and len(reads[-1].prompt_text) == short_chars
+    assert len(reads) == 3 and read_anew(reads[-1]) == short_chars
 
 
 def test_no_answer_is_written_when_a_judgement_of_the_same_answer_did_not_fit_its_deadline() -> None:

@@ -36,6 +36,7 @@ from worldmm.retrieval.hybrid import adjacent_windows, windows_in, windows_withi
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
+    JudgedSentence,
     MemoryKind,
     RetrievalResult,
     RetrievedMemory,
@@ -391,9 +392,10 @@ def _answer_by_plan(
     reader = services.settings.reader_enabled
     deadline = started + services.settings.answer_budget_s
     skipped: list[str] = []  # what the reader's model was not asked, past the deadline
+    judged: list[tuple[str, float]] = []
     read = partial(read_answer, services, deadline=deadline, skipped=skipped) if reader else None
     with_rerank = reader and services.settings.answer_rerank
-    reranked = partial(rerank, services, deadline=deadline, skipped=skipped) if with_rerank else None
+    reranked = partial(rerank, services, deadline=deadline, skipped=skipped, judged=judged) if with_rerank else None
     memories = list(context.memories.values())
     around = _adjacent(services, user_id, memories, question, now)
     windows_of = partial(windows_within, services, user_id)
@@ -410,6 +412,7 @@ def _answer_by_plan(
         budget = services.settings.answer_budget_s
         notes.append(f"past the answer's {budget:g} s deadline, the reader's model skipped " + " and ".join(skipped))
     trace.answer_note = "; ".join(notes) or None
+    trace.judged = [JudgedSentence(sentence=sentence, log_odds=round(odds, 3)) for sentence, odds in judged]
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, TypeVar
+from weakref import WeakSet
 
 from aws_lambda_powertools import Logger
 
@@ -150,6 +151,7 @@ def rerank(
     memories: list[RetrievedMemory],
     deadline: float | None = None,
     skipped: list[str] | None = None,
+    judged: list[tuple[str, float]] | None = None,
 ) -> list[Candidate]:
     """`ranked` with the sentence the reader's model judges to answer `question` clearly best first (by at
     least `RERANK_MARGIN` over the composer's first); empty when it judged every sentence it was to judge
@@ -158,7 +160,8 @@ def rerank(
 
     Judged, in turn while a judgement is expected to end by `deadline`: the composer's `RERANK_CANDIDATES`
     best and the `RERANK_CLOSEST` statements of `memories` closest to the question in meaning, which may
-    share no word with it. What the deadline leaves unjudged is told to `skipped` and stays."""
+    share no word with it. What the deadline leaves unjudged is told to `skipped` and stays; each sentence
+    judged, as the model read it, and its log-odds, to `judged`."""
     judge = services.reader_llm
     if not ranked or not isinstance(judge, YesNoJudge):
         return ranked
@@ -169,13 +172,16 @@ def rerank(
     odds: list[float] = []
     try:
         for candidate in head:
-            request = _judge_request(services, question, sanitize_memory_text(judged_quote(question, candidate), limit))
+            sentence = sanitize_memory_text(judged_quote(question, candidate), limit)
+            request = _judge_request(services, question, sentence)
             if not _ready(services, request, deadline):
                 logger.info("judged %d of %d: past the answer's deadline", len(odds), len(head))
                 if skipped is not None:
                     skipped.append(f"judging {len(head) - len(odds)} of {len(head)} sentences")
                 break
             odds.append(_timed(services, request, judge.yes_log_odds))
+            if judged is not None:
+                judged.append((sentence, odds[-1]))
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)
         return ranked
@@ -209,16 +215,19 @@ def load_model(services: ReaderPorts) -> None:
     one reading of a made-up line, so that the first questions are judged and read as far as this host's
     speed allows (a kind of call never timed would be expected to take half the answer's budget, and a kind
     that never fits is never timed); a model that cannot be loaded is logged, and answers are the composer's.
-    A model that does not load here (a remote one) is not called only to be timed.
+    A model that does not load here (a remote one) is not called only to be timed. Done once per model: a
+    question that finds it not done yet (no start-up loaded it) does it first (`_ready`).
 
     The first call after loading is made untimed: it reads the prompts' shared start afresh and pages the
-    weights in (1.5-2.2 s where a judgement then takes 0.6-0.9 s, measured on 2 cores), and as a kind's only
-    recent call it would keep later ones out (a whole set of questions judged nothing on 2026-12-03)."""
+    weights in (1.5-4.2 s where a judgement then takes 0.6-0.9 s, measured on 2 cores), and as a kind's only
+    recent call it would keep later ones out (a whole set of questions judged nothing on 2026-12-03; 25 of the
+    first 30 EgoLife questions on 2026-12-05, whose evaluation loaded the model on its first question)."""
+    model = services.reader_llm
+    if not isinstance(model, LoadsOnFirstUse) or model in _LOADED:
+        return
     try:
-        model = services.reader_llm
-        if not isinstance(model, LoadsOnFirstUse):
-            return
         model.load()
+        _LOADED.add(model)  # loaded: a call that fails below fails as a question's would, not loaded again
         if isinstance(model, YesNoJudge):
             model.yes_log_odds(_judge_request(services, _TIMING_QUESTION, _WARM_UP_LINE))
             _timed(services, _judge_request(services, _TIMING_QUESTION, _TIMING_LINE), model.yes_log_odds)
@@ -229,29 +238,34 @@ def load_model(services: ReaderPorts) -> None:
         logger.warning("reader model not loaded: %s", type(exc).__name__)
 
 
-def _load(services: ReaderPorts) -> None:
-    """Load the reader's model now when it loads on first use (raises when it cannot be loaded)."""
-    model = services.reader_llm
-    if isinstance(model, LoadsOnFirstUse):
-        model.load()
+_LOADED: WeakSet[LoadsOnFirstUse] = WeakSet()
+"""The reader's models `load_model` loaded, warmed and timed."""
 
 
 def _ready(services: ReaderPorts, request: LLMRequest, deadline: float | None) -> bool:
-    """Whether `request` is expected to be answered by `deadline`, sized by its prompt's characters (a longer
-    prompt takes longer to read; `CallTimes.expected`). A model that loads on
-    first use is loaded first, untimed: its load taken for a call's time would keep every later call of that
-    kind from fitting (a server's first question would leave the reader unused for ten minutes)."""
-    _load(services)
-    return services.reader_call_times.fits(request.purpose, deadline, len(request.prompt_text))
+    """Whether `request` is expected to be answered by `deadline`, sized by what the model reads anew
+    (`read_anew`; `CallTimes.expected`). A model that loads on first use is loaded, warmed and timed first
+    (`load_model`): its load, or its first call's reading of the shared start, taken for a call's time would
+    keep every later call of that kind from fitting."""
+    load_model(services)
+    return services.reader_call_times.fits(request.purpose, deadline, read_anew(request))
 
 
 def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMRequest], _T]) -> _T:
-    """`call(request)`, its time recorded against the request's purpose and prompt size."""
+    """`call(request)`, its time recorded against the request's purpose and `read_anew` size."""
     started = time.perf_counter()
     try:
         return call(request)
     finally:
-        services.reader_call_times.record(request.purpose, time.perf_counter() - started, len(request.prompt_text))
+        services.reader_call_times.record(request.purpose, time.perf_counter() - started, read_anew(request))
+
+
+def read_anew(request: LLMRequest) -> int:
+    """The characters of a judgement or reading past the start every one shares (`_shared_start`, ~700
+    characters the model's cache holds): what its time grows with. Sized by the whole prompt, a judgement
+    of a 550-character EgoLife caption was expected to take 1.5 times one of 150 characters and took 6 times
+    as long (3.5 s against 0.6 s; 2026-12-05, 2 cores), and overran its answer's deadline."""
+    return sum(len(str(message.get("content", ""))) for message in request.messages[len(_shared_start()) :])
 
 
 def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
