@@ -48,9 +48,10 @@ def test_timeref_never_reaches_past_now() -> None:
     assert ref.until == NOW and ref.since == datetime(2026, 3, 18, 12, tzinfo=UTC)
 
 
-def test_timeref_an_evening_not_yet_begun_is_no_range() -> None:
-    ref = parse_time_reference("What is planned this evening?", datetime(2026, 3, 18, 9, tzinfo=UTC))
-    assert ref.since is None
+@pytest.mark.parametrize("question", ["What is planned this evening?", "How late is Katrina working tonight?"])
+def test_timeref_an_evening_not_yet_begun_is_no_range(question: str) -> None:
+    ref = parse_time_reference(question, datetime(2026, 3, 18, 9, tzinfo=UTC))
+    assert ref.since is None and ref.phrase is None
 
 
 @pytest.mark.parametrize(

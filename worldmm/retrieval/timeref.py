@@ -106,7 +106,7 @@ def _named_range(question: str, now: datetime) -> tuple[datetime, datetime, str]
             return _day_start(now), now, phrase
         if single == "tonight":
             start, end = _range_of_day(now, "night")
-            return start, min(end, now), phrase
+            return (start, min(end, now), phrase) if start < now else None  # asked before night: none yet
         if meal:
             start, end = _range_of_day(now, meal)
             return (start, min(end, now), phrase) if start < now else None
