@@ -172,6 +172,16 @@ def test_a_number_said_in_words_matches_the_same_number_in_digits() -> None:
     assert "Slide 3 has last year's budget numbers." in composed.answer, composed.answer
 
 
+def test_a_title_written_short_before_a_name_is_the_word_said() -> None:
+    memories = _memories(
+        "I heard: Do not forget your appointment at nine.",
+        "I heard: Dr Lee is in room four.",
+        "I heard: The dr said nothing about the bill.",
+    )
+    composed = compose_answer(_services(), "What's my doctor called?", memories, NOW)
+    assert "Dr Lee is in room four." in composed.answer, composed.answer
+
+
 def test_a_bare_mention_opening_a_memory_is_quoted_with_what_follows() -> None:
     memories = _memories("Marco: Hey! Thanks for helping with my slides.")
     composed = compose_answer(_services(), "Who is Marco?", memories, NOW)

@@ -92,7 +92,14 @@ _NUMBER_WORDS = {
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
 
 
+# A title written short before a name means the word said ("Dr Lee" / "my doctor"): speech recognition
+# writes the abbreviation.
+_TITLES = {"dr": "doctor", "prof": "professor"}
+_TITLE = re.compile(r"\b([Dd]r|[Pp]rof)\b\.?(?=\s+[A-Z])")
+
+
 def _base_forms(value: str) -> str:
+    value = _TITLE.sub(lambda m: _TITLES[m.group(1).casefold()], value)
     value = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1).casefold()], value)
     return _IRREGULAR_WORD.sub(lambda m: _IRREGULAR[m.group(1).casefold()], value)
 
