@@ -69,9 +69,10 @@ RERANK_MARGIN = 1.0
 """How much surer (log-odds of "yes") the model must be of a sentence than of the composer's first to put it
 first. Over the judged sentences of 215 seen questions of both sample recordings (2026-12-05, with
 `JUDGE_EXAMPLES`), putting the surest first whenever it led by 1.0 made 9 wrong answers right and 6 right ones
-wrong; by 1.5, 6 and 3; by 2.0, 4 and 2. Over whole answers (2026-12-05, reader on, one stored memory each),
-1.0 against 1.5: EgoLife `--sample 100` answer cites 0.150 against 0.120, the evening's 98 seen questions 49
-against 50, the next morning's 36 (seen once) 23 against 22."""
+wrong; by 1.5, 6 and 3; by 2.0, 4 and 2 (`bench.bench_judge`, 97 questions: 1.0, 5 and 1; 1.5, 4 and 1).
+Over whole answers (2026-12-05, reader on, one stored memory each), 1.0 against 1.5: EgoLife `--sample 100`
+answer cites 0.150 against 0.120 (a second run at 1.0: 0.120, the deadline lets in other judgements each run),
+the evening's 98 seen questions 49 against 50, the next morning's 36 (seen once) 23 against 22: alike."""
 DOES_NOT_ANSWER = -0.5
 """Log-odds of "yes" below which the model is sure a sentence does not answer. Only all of them together
 refuse. Over the same 215 questions (2026-12-05, with `JUDGE_EXAMPLES`): below -0.5 for every sentence judged
