@@ -65,14 +65,16 @@ RERANK_CANDIDATES = 3
 """How many of the composer's best sentences the model judges."""
 RERANK_CLOSEST = 3
 """How many statements closest to the question in meaning (`compose.closest_in_meaning`) it judges beside them."""
-RERANK_MARGIN = 1.0
+RERANK_MARGIN = 1.5
 """How much surer (log-odds of "yes") the model must be of a sentence than of the composer's first to put it
 first. Over the judged sentences of 215 seen questions of both sample recordings (2026-12-05, with
 `JUDGE_EXAMPLES`), putting the surest first whenever it led by 1.0 made 9 wrong answers right and 6 right ones
 wrong; by 1.5, 6 and 3; by 2.0, 4 and 2 (`bench.bench_judge`, 97 questions: 1.0, 5 and 1; 1.5, 4 and 1).
-Over whole answers (2026-12-05, reader on, one stored memory each), 1.0 against 1.5: EgoLife `--sample 100`
-answer cites 0.150 against 0.120 (a second run at 1.0: 0.120, the deadline lets in other judgements each run),
-the evening's 98 seen questions 49 against 50, the next morning's 36 (seen once) 23 against 22: alike."""
+Over whole answers 1.0 and 1.5 measured alike (2026-12-05, one stored memory each: EgoLife `--sample 100`
+answer cites 0.150 and 0.120, but a second run at 1.0 gave 0.120; the evening's 98 seen questions 49 and 50;
+the next morning's 36 seen once 23 and 22), and at 1.0 the demo's committed questions fell to 18 of 20: "Where
+is my blue notebook now?" put "I am sitting at the window table, writing my plan for today in my loop
+notebook." (2.37) over "Note to help pick up the loop notebook at the cafe at lunch." (1.10)."""
 DOES_NOT_ANSWER = -0.5
 """Log-odds of "yes" below which the model is sure a sentence does not answer. Only all of them together
 refuse. Over the same 215 questions (2026-12-05, with `JUDGE_EXAMPLES`): below -0.5 for every sentence judged
