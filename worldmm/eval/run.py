@@ -290,6 +290,10 @@ def evaluate(
     embedder = PrecomputedEmbedder(services.embedder, [q.question for q in questions])
     querying = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
     retrievers = _retriever_rankings(querying, user_id, stored)
+    # The choice is asked of a model of its own (the same weights, shared in the page cache): asked of the
+    # one that judges the answer's sentences, its prompt displaced the judge's cached start, and the deadline
+    # then kept most judgements out ("answer cites" 0.125 with --answers, 0.120-0.150 without; 2026-12-05).
+    choosing = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
     depth = max(KS)
     hits: dict[str, dict[str, list[list[bool]]]] = defaultdict(lambda: defaultdict(list))
     by_category: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
@@ -326,7 +330,7 @@ def evaluate(
             by_category[question.category][name].append(result["exact"][KS.index(10)])
         if answers and question.choices and question.answer:
             started = time.perf_counter()
-            choice = multiple_choice(querying, user_id, question, stored)
+            choice = multiple_choice(choosing, user_id, question, stored)
             latency[CHOICE_CITED].append((time.perf_counter() - started) * 1000)
             for group in ("all", question.category):
                 correct[group].append(choice.letter == question.answer)
