@@ -2,9 +2,10 @@
 
 Real local components (MiniLM embeddings, spaCy extraction, extractive summaries, embedded PostgreSQL);
 no LLM call may happen on this path (a scripted LLM with no script fails any; the local reader is off, so
-"answer cites" is the composer's: the reader's is measured by `worldmm eval`, minutes per slice on 2 cores). The floors are set from
-measurements a little below what was measured: they catch a ranking that regresses, not noise (repeated
-runs give the same numbers but for a near-tie now and then: hybrid R@1 moved by one question).
+"answer cites" is the composer's: the reader's is measured by `worldmm eval`, minutes per slice on 2 cores).
+The floors are set from measurements a little below what was measured: they catch a ranking that regresses,
+not noise (repeated runs give the same numbers but for a near-tie now and then: hybrid R@1 moved by one
+question).
 The EgoLife slice is committed (tests/data/egolife, cut by scripts/cut_egolife_slice.py; its README says
 from what and which questions it holds).
 """
