@@ -1,7 +1,7 @@
 """Speech recognition measured on its own: the word error rate of a sample's transcription against its script.
 
 The answer path must not hinge on one CPU's rounding inside the speech model, so the transcriber is judged
-apart from the answers: `worldmm eval speech` transcribes a sample recording with the configured transcriber
+apart from the answers: `worldmm eval-speech` transcribes a sample recording with the configured transcriber
 and reports the word error rate (WER) against the script the recording was spoken from (`script.jsonl`).
 """
 

@@ -1,0 +1,151 @@
+"""Which local text embedder finds EgoLife's evidence windows: each alone, and fused with BM25 as hybrid search
+fuses them, beside plain BM25, on the halves of the development questions.
+
+Every window of the week is embedded as memory keeps it (`segment_memory_text`) by each model named; a question
+sees only the windows that end by the time it is asked. Per model: cosine alone, and BM25 and cosine fused by
+`score_fuse` over each leg's best `hybrid_pool` (weights `fusion_weight_lexical`, `fusion_weight_dense`). BM25 is
+the eval's plain baseline (no stemming, no graph, no time reference), so the fused rows compare embedders, not
+the shipped hybrid search: `worldmm eval egolife` measures that. Exact-window R@1 / R@10 on the tuning half
+(`sha256(id) mod 2 == 0`), the other half, and all, as in docs/answers.md.
+
+    python -m bench.bench_embedders --data <egolife dir> [--model NAME=DIR ...] [--out FILE]
+
+Without `--model`, the packaged all-MiniLM-L6-v2 alone. Embedding the week (6,223 windows) takes minutes per
+model on 2 cores (MiniLM ~3, all-mpnet-base-v2 ~25).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.report import machine, write_result
+
+KS = (1, 10)
+
+
+def half(question_id: str) -> int:
+    """The development half a question is in: 0 (tuned on) or 1 (held out), by `sha256(id) mod 2`."""
+    return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % 2
+
+
+def top_of(scores: np.ndarray, visible: np.ndarray, k: int) -> list[int]:
+    """The `k` best visible positions, best first (ties by position)."""
+    candidates = np.flatnonzero(visible)
+    return [int(i) for i in candidates[np.argsort(-scores[candidates], kind="stable")[:k]]]
+
+
+def fused_ranking(
+    lexical: np.ndarray, dense: np.ndarray, visible: np.ndarray, pool: int, weights: Sequence[float]
+) -> list[int]:
+    """BM25 and cosine fused as hybrid search fuses them: each leg's best `pool` visible (BM25's with a word of
+    the question), a window a leg did not return scored BM25 0 or the lowest cosine returned."""
+    from worldmm.retrieval.hybrid import ScoredLeg, score_fuse
+
+    words = visible & (lexical > 0)
+    lexical_top = top_of(lexical, words, pool)
+    dense_top = top_of(dense, visible, pool)
+    legs = [
+        ScoredLeg(lexical_top, [float(lexical[i]) for i in lexical_top], 0.0),
+        ScoredLeg(dense_top, [float(dense[i]) for i in dense_top], float(dense[dense_top[-1]]) if dense_top else 0.0),
+    ]
+    fused = score_fuse(legs, weights)
+    return sorted(fused, key=lambda i: -fused[i])
+
+
+def recall(hits: Sequence[tuple[int, list[int], set[int]]]) -> dict[str, Any]:
+    """Exact-window R@k over (half, ranking, evidence) rows: tuning half, held-out half, all."""
+    out: dict[str, Any] = {}
+    for name, rows in (
+        ("tuning", [h for h in hits if h[0] == 0]),
+        ("held_out", [h for h in hits if h[0] == 1]),
+        ("all", list(hits)),
+    ):
+        out[name] = {
+            "questions": len(rows),
+            **{f"r@{k}": round(sum(bool(set(r[:k]) & e) for _, r, e in rows) / max(1, len(rows)), 3) for k in KS},
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="the EgoLife folder (windows and questions)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a sentence-transformers folder to measure (repeat); default: the packaged MiniLM",
+    )
+    parser.add_argument("--out", default="bench/results/bench_embedders.json")
+    args = parser.parse_args()
+
+    from worldmm.config import Settings
+    from worldmm.eval.baselines import PlainBM25
+    from worldmm.eval.datasets import load_egolife
+    from worldmm.memory.embedding.providers import MiniLMEmbedder, declared_dimension, default_minilm_path
+    from worldmm.memory.episodic.segment_text import segment_memory_text
+
+    settings = Settings()
+    models = dict(m.split("=", 1) for m in args.model) or {"all-MiniLM-L6-v2": str(default_minilm_path())}
+    benchmark = load_egolife(args.data)
+    texts = [segment_memory_text(w.caption, w.transcript) for w in benchmark.windows]
+    ends = np.array([w.end_time.timestamp() for w in benchmark.windows])
+    position = {w.window_id: i for i, w in enumerate(benchmark.windows)}
+    questions = benchmark.questions
+    visible = [ends <= q.asked_at.timestamp() for q in questions]
+    evidence = [{position[e] for e in q.evidence} for q in questions]
+    halves = [half(q.question_id) for q in questions]
+    bm25 = PlainBM25(texts)
+    lexical = [bm25.scores(q.question, v) for q, v in zip(questions, visible, strict=True)]
+    weights = (settings.fusion_weight_lexical, settings.fusion_weight_dense)
+
+    rows: dict[str, Any] = {
+        "bm25": recall(
+            [(h, top_of(s, v & (s > 0), 10), e) for h, s, v, e in zip(halves, lexical, visible, evidence, strict=True)]
+        )
+    }
+    seconds: dict[str, float] = {}
+    for name, folder in models.items():
+        embedder = MiniLMEmbedder(
+            Path(folder),
+            expected_dim=declared_dimension(Path(folder)) or 384,
+            batch_size=settings.local_embedding_batch_size,
+        )
+        started = time.perf_counter()
+        windows = np.array(embedder.embed(texts), dtype=np.float32)
+        seconds[name] = round(time.perf_counter() - started, 1)
+        asked = np.array(embedder.embed([q.question for q in questions]), dtype=np.float32)
+        dense = [windows @ a for a in asked]
+        rows[name] = recall(
+            [(h, top_of(d, v, 10), e) for h, d, v, e in zip(halves, dense, visible, evidence, strict=True)]
+        )
+        rows[f"bm25+{name}"] = recall(
+            [
+                (h, fused_ranking(s, d, v, settings.hybrid_pool, weights)[:10], e)
+                for h, s, d, v, e in zip(halves, lexical, dense, visible, evidence, strict=True)
+            ]
+        )
+    write_result(
+        {
+            "machine": machine(),
+            "windows": len(texts),
+            "questions": len(questions),
+            "embed_windows_s": seconds,
+            "fusion_weights": list(weights),
+            "pool": settings.hybrid_pool,
+            "recall": rows,
+        },
+        Path(args.out),
+    )
+
+
+if __name__ == "__main__":
+    main()
