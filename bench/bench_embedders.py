@@ -35,22 +35,16 @@ def half(question_id: str) -> int:
     return int(hashlib.sha256(question_id.encode()).hexdigest(), 16) % 2
 
 
-def top_of(scores: np.ndarray, visible: np.ndarray, k: int) -> list[int]:
-    """The `k` best visible positions, best first (ties by position)."""
-    candidates = np.flatnonzero(visible)
-    return [int(i) for i in candidates[np.argsort(-scores[candidates], kind="stable")[:k]]]
-
-
 def fused_ranking(
     lexical: np.ndarray, dense: np.ndarray, visible: np.ndarray, pool: int, weights: Sequence[float]
 ) -> list[int]:
     """BM25 and cosine fused as hybrid search fuses them: each leg's best `pool` visible (BM25's with a word of
     the question), a window a leg did not return scored BM25 0 or the lowest cosine returned."""
+    from worldmm.eval.baselines import top
     from worldmm.retrieval.hybrid import ScoredLeg, score_fuse
 
-    words = visible & (lexical > 0)
-    lexical_top = top_of(lexical, words, pool)
-    dense_top = top_of(dense, visible, pool)
+    lexical_top = top(lexical, visible, pool, positive_only=True)
+    dense_top = top(dense, visible, pool)
     legs = [
         ScoredLeg(lexical_top, [float(lexical[i]) for i in lexical_top], 0.0),
         ScoredLeg(dense_top, [float(dense[i]) for i in dense_top], float(dense[dense_top[-1]]) if dense_top else 0.0),
@@ -88,7 +82,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from worldmm.config import Settings
-    from worldmm.eval.baselines import PlainBM25
+    from worldmm.eval.baselines import PlainBM25, top
     from worldmm.eval.datasets import load_egolife
     from worldmm.memory.embedding.providers import MiniLMEmbedder, declared_dimension, default_minilm_path
     from worldmm.memory.episodic.segment_text import segment_memory_text
@@ -109,7 +103,10 @@ def main() -> None:
 
     rows: dict[str, Any] = {
         "bm25": recall(
-            [(h, top_of(s, v & (s > 0), 10), e) for h, s, v, e in zip(halves, lexical, visible, evidence, strict=True)]
+            [
+                (h, top(s, v, 10, positive_only=True), e)
+                for h, s, v, e in zip(halves, lexical, visible, evidence, strict=True)
+            ]
         )
     }
     seconds: dict[str, float] = {}
@@ -125,7 +122,7 @@ def main() -> None:
         asked = np.array(embedder.embed([q.question for q in questions]), dtype=np.float32)
         dense = [windows @ a for a in asked]
         rows[name] = recall(
-            [(h, top_of(d, v, 10), e) for h, d, v, e in zip(halves, dense, visible, evidence, strict=True)]
+            [(h, top(d, v, 10), e) for h, d, v, e in zip(halves, dense, visible, evidence, strict=True)]
         )
         rows[f"bm25+{name}"] = recall(
             [
