@@ -57,7 +57,7 @@ def bench_batch_sizes(embedder: Any, n_texts: int) -> dict[str, Any]:
     default `LOCAL_EMBEDDING_BATCH_SIZE` among them): padding and cache use, not arithmetic, set the cost."""
     from worldmm.config import Settings
     from worldmm.memory.episodic.segment_text import segment_memory_text
-    from worldmm.retrieval.compose import memory_sentences
+    from worldmm.retrieval.sentences import memory_sentences
 
     rows = [json.loads(line) for line in EGOLIFE_WINDOWS.read_text(encoding="utf-8").splitlines() if line.strip()]
     windows = [segment_memory_text(row["caption"], row.get("transcript", "")) for row in rows][:n_texts]

@@ -28,7 +28,7 @@ from worldmm.llm.client import (
 from worldmm.llm.local import LlamaCppLLM, LocalModelError, default_gguf_path, default_reader_gguf
 from worldmm.llm.port import LLM, LLMRequest, LLMResponse, LoadsOnFirstUse
 from worldmm.llm.structured import parse_model
-from worldmm.retrieval.reader import DOES_NOT_ANSWER, JUDGE_PURPOSE, judgement_messages
+from worldmm.retrieval.reader import JUDGE_PURPOSE, judgement_messages
 
 pytestmark = pytest.mark.integration
 
@@ -528,5 +528,5 @@ def test_reader_model_judges_a_sentence_that_answers_above_one_that_does_not(rea
 def test_reader_model_does_not_judge_a_plain_answer_unanswered(
     reader_model: LlamaCppLLM, question: str, sentence: str
 ) -> None:
-    # Below DOES_NOT_ANSWER for every sentence judged, the plan answers "I don't remember that."
-    assert _judged(reader_model, question, sentence) > DOES_NOT_ANSWER + 0.5
+    # A plain answer is judged likelier to answer than not.
+    assert _judged(reader_model, question, sentence) > 0.0

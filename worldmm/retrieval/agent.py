@@ -31,8 +31,8 @@ from worldmm.config import AgentMode
 from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
-from worldmm.retrieval.compose import asks_for_people, cite, compose_answer
-from worldmm.retrieval.hybrid import adjacent_windows, windows_in, windows_within
+from worldmm.retrieval.compose import cite, compose_answer
+from worldmm.retrieval.hybrid import adjacent_windows
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
@@ -43,9 +43,8 @@ from worldmm.retrieval.models import (
     Trace,
     TraceRound,
 )
-from worldmm.retrieval.reader import read_answer, rerank
+from worldmm.retrieval.reader import judge, read_answer
 from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
-from worldmm.retrieval.timeref import parse_time_reference
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
@@ -305,15 +304,7 @@ def answer_question(
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
 
     numbered = context.ordered()
-    composed_from = partial(
-        compose_answer,
-        services,
-        question_text,
-        numbered,
-        asked_at,
-        windows_of=partial(windows_within, services, user_id),
-        named_time=parse_time_reference(question_text, now),
-    )
+    composed_from = partial(compose_answer, services, question_text, numbered, asked_at)
     structured = _respond(services, trace, question_text, now, numbered)
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
@@ -394,18 +385,14 @@ def _answer_by_plan(
     skipped: list[str] = []  # what the reader's model was not asked, past the deadline
     judged: list[tuple[str, float]] = []
     read = partial(read_answer, services, deadline=deadline, skipped=skipped) if reader else None
-    with_rerank = reader and services.settings.answer_rerank
-    reranked = partial(rerank, services, deadline=deadline, skipped=skipped, judged=judged) if with_rerank else None
+    judging = reader and services.settings.answer_rerank
+    judges = partial(judge, services, deadline=deadline, skipped=skipped, judged=judged) if judging else None
     memories = list(context.memories.values())
-    around = _adjacent(services, user_id, memories, question, now)
-    windows_of = partial(windows_within, services, user_id)
-    named_time = parse_time_reference(question, now)
-    composed = compose_answer(services, question, memories, asked_at, read, around, windows_of, reranked, named_time)
+    around = adjacent_windows(services, user_id, memories)
+    composed = compose_answer(services, question, [*memories, *around], asked_at, read, judges)
     notes = [trace.answer_note] if trace.answer_note else []
     if composed.judged_unanswered:
-        notes.append("the reader's model judged that none of the sentences found answers the question")
-    if composed.reranked:
-        notes.append("the reader's model judged this sentence to answer clearly better than the composer's first")
+        notes.append("with the reader's model's judgement, no sentence found scores as an answer")
     if composed.read:
         notes.append("written by the local reader; the quoted sentence backs every word of it")
     if skipped:
@@ -418,14 +405,21 @@ def _answer_by_plan(
     return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)
 
 
-def _adjacent(
-    services: AgentPorts, user_id: str, memories: list[RetrievedMemory], question: str, now: datetime
+def plan_memories(
+    services: AgentPorts,
+    user_id: str,
+    question: str,
+    asked_at: datetime,
+    retrievers: Mapping[MemoryKind, Retriever] | None = None,
 ) -> list[RetrievedMemory]:
-    """The windows either side of the retrieved ones (what was said next) — for "Who did I talk to?", every
-    window of the question's time. A store that cannot be read is a fault (503), not a shorter answer."""
-    if asks_for_people(question):
-        return windows_in(services, user_id, parse_time_reference(question, now))
-    return adjacent_windows(services, user_id, memories)
+    """What the fixed plan answers `question` from: its searches' memories, then the windows around them."""
+    now = _read_at(newest_memory_end(services, user_id, asked_at), asked_at)
+    context, trace = _Context(services.settings.memory_text_max_chars), Trace(mode=AgentMode.PLAN.value)
+    _plan_searches(
+        services, retrievers or default_retrievers(), user_id, sanitize_question(question), now, context, trace
+    )
+    memories = list(context.memories.values())
+    return [*memories, *adjacent_windows(services, user_id, memories)]
 
 
 def _plan_searches(

