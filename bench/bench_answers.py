@@ -35,6 +35,7 @@ import platform
 import shutil
 import statistics
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,21 @@ def _heard(settings: Any, user_id: str) -> str:
         return " ".join(text for text in session.scalars(query) if text)
 
 
+@contextlib.contextmanager
+def fresh_local_home(prefix: str = "worldmm-bench-answers-") -> Iterator[tuple[Path, Any]]:
+    """A new local home with its own embedded PostgreSQL (`worldmm.db.local`), removed on exit."""
+    from worldmm.db.local import start_local_database
+
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    home.chmod(0o755)  # the embedded server runs as its own user
+    local = start_local_database(home / "pgdata")
+    try:
+        yield home, local
+    finally:
+        local.server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", nargs="*", default=list(DEFAULT_FILES))
@@ -109,13 +125,9 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from worldmm.db.local import start_local_database
     from worldmm.demo import DEMO_USER, RECORDINGS, load_questions, local_profile, run_demo
     from worldmm.eval.speech import ScriptTranscriber
 
-    home = Path(tempfile.mkdtemp(prefix="worldmm-bench-answers-"))
-    home.chmod(0o755)  # the embedded server runs as its own user
-    local = start_local_database(home / "pgdata")
     report: dict[str, Any] = {
         "machine": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
@@ -130,7 +142,7 @@ def main() -> None:
         speakers = args.heard == "script-speakers"
         return ScriptTranscriber(recording, speakers=speakers) if args.heard.startswith("script") else None
 
-    try:
+    with fresh_local_home() as (home, local):
         for variant, reader, rerank in (v for v in VARIANTS if v[0] in args.variants):
             settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)
             with contextlib.redirect_stdout(io.StringIO()):
@@ -142,9 +154,6 @@ def main() -> None:
                         settings, asked, questions=load_questions(asked, name), transcriber=transcriber(asked)
                     )
                 report.setdefault(name, {})[variant] = _score(answers, _heard(settings, DEMO_USER))
-    finally:
-        local.server.cleanup()
-        shutil.rmtree(home, ignore_errors=True)
     text = json.dumps(report, indent=2)
     print(text)
     if args.out:

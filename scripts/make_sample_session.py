@@ -1084,9 +1084,11 @@ class PlacedLine:
         return self.start + len(self.samples) / self.rate
 
 
-def synthesize(speaker: str, text: str, workdir: Path) -> tuple[array.array[int], int]:
-    """One line of speech as 16-bit mono samples and their rate, from espeak-ng."""
-    voice, speed = VOICES[speaker]
+def synthesize(
+    speaker: str, text: str, workdir: Path, voices: dict[str, tuple[str, int]] | None = None
+) -> tuple[array.array[int], int]:
+    """One line of speech as 16-bit mono samples and their rate, from espeak-ng (`voices`: another cast's)."""
+    voice, speed = (VOICES if voices is None else voices)[speaker]
     out = workdir / "line.wav"
     cmd = ["espeak-ng", "-v", voice, "-s", str(speed), "-g", str(WORD_GAP), "-w", str(out), text]
     subprocess.run(cmd, check=True, capture_output=True)
@@ -1098,13 +1100,16 @@ def synthesize(speaker: str, text: str, workdir: Path) -> tuple[array.array[int]
         return samples, wav.getframerate()
 
 
-def place_lines(scenes: Sequence[Scene], workdir: Path) -> list[PlacedLine]:
-    """Synthesises every line and lays them out inside their own window, failing on overflow."""
+def place_lines(
+    scenes: Sequence[Scene], workdir: Path, voices: dict[str, tuple[str, int]] | None = None
+) -> list[PlacedLine]:
+    """Synthesises every line and lays them out inside their own window, failing on overflow (`voices`: another
+    cast's, as bench/worldgen's)."""
     placed: list[PlacedLine] = []
     for index, scene in enumerate(scenes):
         cursor = index * WINDOW_SECONDS + LEAD_IN_SECONDS
         for speaker, text in scene.lines:
-            samples, rate = synthesize(speaker, text, workdir)
+            samples, rate = synthesize(speaker, text, workdir, voices)
             line = PlacedLine(index, speaker, text, cursor, samples, rate)
             limit = (index + 1) * WINDOW_SECONDS - TAIL_SECONDS
             if line.end > limit:
