@@ -149,6 +149,8 @@ class Settings(BaseSettings):
     """DynamoDB table of capture sessions (the session catalog and its owner)."""
     chats_table: str = "worldmm-chats"
     """DynamoDB table of chat threads."""
+    allowances_table: str = "worldmm-allowances"
+    """DynamoDB table of each user's allowance of model calls (a token bucket per user)."""
     messages_table: str = "worldmm-messages"
     """DynamoDB table of chat messages."""
     capture_windows_table: str = "worldmm-capture-windows"
@@ -432,6 +434,8 @@ class Settings(BaseSettings):
     )
     memory_text_max_chars: int = 600
     """A memory's text shown to a model or an MCP client is cut to this (characters)."""
+    mcp_answer_max_chars: int = Field(default=2000, ge=100)
+    """MCP `ask`'s answer (which may quote transcripts) is cut to this (characters)."""
 
     # --- chat API -------------------------------------------------------------
     chat_page_default: int = 20
@@ -442,6 +446,12 @@ class Settings(BaseSettings):
     """A new chat's title: its first question cut to this (characters)."""
     chat_preview_chars: int = 200
     """A chat's preview in the list: its last message cut to this (characters)."""
+    chat_allowance_model_calls: int = Field(default=120, ge=0)
+    """Each user's allowance of model calls for questions (POST /memories/chat, /memories/chat/verbose, MCP `ask`,
+    the page's questions): the size of their token bucket. A question takes its worst case, MAX_AGENT_ROUNDS + 1
+    calls, before any model is called; an empty bucket answers 429 with Retry-After. 0: no allowance."""
+    chat_allowance_model_calls_per_hour: int = Field(default=720, ge=0)
+    """Model calls each user's bucket gains back per hour (up to CHAT_ALLOWANCE_MODEL_CALLS)."""
     # --- memories API (timeline, one memory, a session's ingest status) ---------
     memory_page_default: int = Field(default=100, description="GET /memories page size when no limit is given")
     memory_page_max: int = Field(default=500, description="The largest GET /memories page (a larger limit is clamped)")
@@ -541,6 +551,15 @@ class Settings(BaseSettings):
                 "per-install key in WORLDMM_HOME/gateway.key"
             )
         return value
+
+    @model_validator(mode="after")
+    def _allowance_holds_a_question(self) -> Settings:
+        if 0 < self.chat_allowance_model_calls < self.max_agent_rounds + 1:
+            raise ValueError(
+                f"CHAT_ALLOWANCE_MODEL_CALLS must be 0 (off) or hold one question's worst case, MAX_AGENT_ROUNDS + 1 "
+                f"= {self.max_agent_rounds + 1} model calls"
+            )
+        return self
 
     @model_validator(mode="after")
     def _model_keys_at_run_time(self) -> Settings:

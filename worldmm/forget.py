@@ -23,7 +23,8 @@ segments — goes only after the objects they point at):
    graph and segment generations: both come from sequences, so a user of the same id who starts again can
    never present a generation a warm process cached for the erased memory.
 5. The user's graph cache keys (Redis: exactly theirs, a key of user `a:b` is not user `a`'s).
-6. The user's chats and their messages (aws: DynamoDB; local: PostgreSQL, already gone in step 4).
+6. The user's chats and their messages (aws: DynamoDB; local: PostgreSQL, already gone in step 4), and their
+   allowance of model calls (aws: the allowances table; local: `worldmm_allowances`, gone in step 4).
 
 The audit row (`worldmm_forget_audit`) says who asked, when, whether it completed and how many items each
 store lost; it holds a hash of the user id, never the id itself or any content.
@@ -70,6 +71,12 @@ class UserChats(Protocol):
     def erase_user(self, user_id: str) -> dict[str, int]: ...
 
 
+class UserAllowances(Protocol):
+    """The allowance store (worldmm.allowance's port; named here, forget-me does not import it)."""
+
+    def erase_user(self, user_id: str) -> dict[str, int]: ...
+
+
 class ForgetPorts(DatabasePorts, Protocol):
     """The ports an erase uses: the database and every store holding user data, each adapter erasing its
     own part (the composition root's `Services` is one)."""
@@ -88,6 +95,9 @@ class ForgetPorts(DatabasePorts, Protocol):
 
     @property
     def chats(self) -> UserChats: ...
+
+    @property
+    def allowances(self) -> UserAllowances: ...
 
 
 FORGET_AUDIT_TABLE = "worldmm_forget_audit"
@@ -181,6 +191,7 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
         crash_point("forget.postgres_erased")
         tally(report, services.graph_cache.erase_user(user_id))
         tally(report, services.chats.erase_user(user_id))
+        tally(report, services.allowances.erase_user(user_id))
         crash_point("forget.stores_erased")
         report.complete = True
     except Exception as exc:

@@ -24,6 +24,7 @@ EMBEDDING_CACHE_ENTRIES = 4096
 """Texts whose vectors a process keeps (6 MB at 384 dimensions, 25 MB at 1,536)."""
 
 if TYPE_CHECKING:
+    from worldmm.allowance.port import Allowances
     from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
     from worldmm.chat.port import ChatRepository
@@ -167,6 +168,22 @@ class Services:
         return PostgresChatRepository(self.settings, self.db)
 
     @cached_property
+    def allowances(self) -> Allowances:
+        """Each user's token bucket of model calls: DynamoDB in aws, PostgreSQL (the memory database) locally."""
+        from worldmm.allowance.port import Bucket
+
+        bucket = Bucket(
+            float(self.settings.chat_allowance_model_calls), float(self.settings.chat_allowance_model_calls_per_hour)
+        )
+        if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.allowance.dynamo import DynamoAllowances
+
+            return DynamoAllowances(self.settings.allowances_table, bucket)
+        from worldmm.allowance.postgres import PostgresAllowances
+
+        return PostgresAllowances(self.db, bucket)
+
+    @cached_property
     def memories(self) -> MemoryService:
         """The caller's memories as they can see them (timeline, one memory, a session's ingest status)."""
         from worldmm.ingest.window import gpu_required
@@ -282,6 +299,7 @@ _PORTS = {
     "invoker",
     "graph_cache",
     "chats",
+    "allowances",
     "memories",
     "corrections",
     "capture",

@@ -68,15 +68,19 @@ def make_moto_dynamodb_atomic(monkeypatch: Any) -> None:
 
 
 def create_capture_resources(settings: Settings) -> tuple[Any, Any]:
-    """The bucket, sessions table and capture-windows table (with its sparse open-window GSI)."""
+    """The bucket, sessions table and capture-windows table (with its sparse open-window GSI), and the
+    allowances table forget-me erases from."""
     import boto3
     from botocore.config import Config
+
+    from worldmm.allowance.dynamo import allowances_table_definition
 
     s3 = boto3.client("s3", region_name="us-east-1", config=Config(signature_version="s3v4"))
     s3.create_bucket(Bucket=settings.frames_bucket)
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     for definition in capture_table_definitions(settings.sessions_table, settings.capture_windows_table):
         dynamodb.create_table(**definition)
+    dynamodb.create_table(**allowances_table_definition(settings.allowances_table))
     return s3, dynamodb
 
 

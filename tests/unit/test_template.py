@@ -188,6 +188,9 @@ def test_template_tables_match_the_library_table_definitions() -> None:
     assert _table("MessagesTable") == _definition(messages)
     assert _table("SessionsTable") == _definition(sessions)
     assert _table("CaptureWindowsTable") == _definition(windows)
+    from worldmm.allowance.dynamo import allowances_table_definition
+
+    assert _table("AllowancesTable") == _definition(allowances_table_definition(settings.allowances_table))
 
 
 def test_template_bucket_is_encrypted_private_and_never_expires_raw_sessions() -> None:

@@ -311,6 +311,16 @@ class VoiceRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
+class AllowanceRow(Base):
+    """A user's token bucket of model calls (migration 0016; `worldmm.allowance.postgres`)."""
+
+    __tablename__ = "worldmm_allowances"
+
+    user_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
 MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_segments",
     "worldmm_entities",
@@ -325,4 +335,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_forgotten_spans",
     "worldmm_entity_corrections",
     "worldmm_voices",
+    "worldmm_allowances",
 )

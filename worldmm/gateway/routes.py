@@ -129,12 +129,12 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "ChatFunction", "POST", "/memories/chat", "handlers.http.memories.chat.app",
         "Answer a question from the caller's memories", ChatResponse, body=ChatRequest,
-        errors=(400, 403, 503), links=(_READ_CHAT,),
+        errors=(400, 403, 429, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
         "ChatVerboseFunction", "POST", "/memories/chat/verbose", "handlers.http.memories.chat.app",
         "Answer with the agent's trace and citations", VerboseChatResponse, body=ChatRequest,
-        errors=(400, 403, 503), links=(_READ_CHAT,),
+        errors=(400, 403, 429, 503), links=(_READ_CHAT,),
     ),
     ApiRoute(
         "ChatsListFunction", "POST", "/chats/list", "handlers.http.chats.list.app",

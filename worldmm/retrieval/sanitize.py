@@ -16,8 +16,14 @@ from datetime import datetime
 
 from worldmm.retrieval.models import RetrievedMemory
 
-# Tags a memory could use to break out of its wrapper or impersonate prompt structure.
-_TAG = re.compile(r"</?\s*(memory|memories|system|assistant|user|instructions?|context|question)\b[^>]*>", re.I)
+# Tags a memory could use to break out of its wrapper, impersonate prompt structure or a tool call.
+_TAG = re.compile(
+    r"</?\s*(memory|memories|system|assistant|user|instructions?|context|question"
+    r"|tool_calls?|tool_use|tool_result|function_calls?|function_results?|invoke|parameter|recorded)\b[^>]*>",
+    re.I,
+)
+# Chat-template control tokens (`<|im_start|>`, `<|tool_call|>`, `[INST]`).
+_SPECIAL_TOKEN = re.compile(r"<\|[^|<>]{0,40}\|>|\[/?INST\]|\[/?TOOL_CALLS?\]", re.I)
 _ROLE_PREFIX = re.compile(r"(?i)\b(system|assistant|user|developer)\s*:")
 _FENCE = re.compile(r"```+|~~~+")
 _INSTRUCTION = re.compile(
@@ -30,10 +36,19 @@ _INSTRUCTION = re.compile(
     r")",
     re.I,
 )
-# A request to run a tool: our MCP tools by name, or "call/invoke/execute/trigger the … tool/function".
+MCP_TOOLS = ("search_memories", "timeline", "ask", "forget_me", "forget_span")
+"""Every tool the MCP endpoint offers (worldmm.gateway.mcp): a memory naming one as a call is redacted."""
+_UNAMBIGUOUS_TOOLS = "|".join(t for t in MCP_TOOLS if "_" in t)
+_WORD_TOOLS = "|".join(t for t in MCP_TOOLS if "_" not in t)  # plain words: only their call syntax goes
+# A request to run a tool: our snake_case tools by name anywhere; any tool in call syntax (`ask(`,
+# `send_email(to=`); "call/invoke/execute/trigger the … tool/function"; a JSON tool call's keys.
 _TOOL_CALL = re.compile(
-    r"\b(forget_me|search_memories)\b"
-    r"|\b(call|invoke|execute|trigger)\s+(the\s+|a\s+)?[\w`'\".-]*\s*(tool|function)\b",
+    rf"\b({_UNAMBIGUOUS_TOOLS})\b"
+    rf"|\b({_WORD_TOOLS})\s*\("
+    r"|\b[A-Za-z_][\w.]*_[\w.]*\s*\("
+    r"|\b[A-Za-z_][\w.]*\s*\(\s*[A-Za-z_]\w*\s*="
+    r"|\b(call|invoke|execute|trigger)\s+(the\s+|a\s+|your\s+)?[\w`'\".-]*\s*(tool|function)s?\b"
+    r"|[\"'](name|tool|tool_name|function|arguments|parameters|tool_calls?|function_call|recipient_name)[\"']\s*:",
     re.I,
 )
 _WHITESPACE = re.compile(r"[ \t\f\v]+")
@@ -57,6 +72,7 @@ def sanitize_memory_text(text: str, max_chars: int) -> str:
     """Memory text made safe to quote inside a prompt, at most `max_chars` characters."""
     cleaned = unicodedata.normalize("NFKC", text)
     cleaned = _strip_controls(cleaned)
+    cleaned = _SPECIAL_TOKEN.sub(" ", cleaned)
     cleaned = _TAG.sub(" ", cleaned)
     cleaned = _FENCE.sub(" ", cleaned)
     cleaned = _ROLE_PREFIX.sub(" ", cleaned)
@@ -67,6 +83,34 @@ def sanitize_memory_text(text: str, max_chars: int) -> str:
     if len(cleaned) > max_chars:
         cleaned = cleaned[: max(0, max_chars - 1)].rstrip() + "…"
     return cleaned
+
+
+_EMAIL = re.compile(r"\b([\w.+-]+)@([\w-]+(?:\.[\w-]+)+)\b")
+_URL = re.compile(r"\b(?:https?|ftp|file|mailto|javascript|data)\s*:\s*/*([^\s\"'‹›<>]*[^\s\"'‹›<>.,;:!?)])?", re.I)
+_HOST = re.compile(r"\b(www)\.([\w-]+)\.([a-z]{2,})\b", re.I)
+
+
+def _defang(text: str) -> str:
+    """Addresses kept readable but not actionable: `eve [at] evil[.]example`, `hxxp://site[.]example/x`."""
+    text = _URL.sub(lambda m: "hxxp://" + (m.group(1) or "").replace(".", "[.]"), text)
+    text = _EMAIL.sub(lambda m: f"{m.group(1)} [at] {m.group(2).replace('.', '[.]')}", text)
+    return _HOST.sub(r"\1[.]\2[.]\3", text)
+
+
+RECORDED_OPEN = "«recorded: "
+RECORDED_CLOSE = "»"
+
+
+def recorded_for_client(text: str, max_chars: int) -> str:
+    """Recorded text (a memory, a transcript quote, an answer quoting one) as an MCP client receives it: the
+    prompt filter applied (no instruction, no tool-call syntax, no markup), e-mail addresses and links
+    defanged, cut to `max_chars` and marked as a recording (`«recorded: …»`), so a client model with mail or
+    web tools reads data to report, not a request to act on."""
+    body = _defang(sanitize_memory_text(text, max_chars))
+    body = body.replace("«", '"').replace("»", '"')  # it cannot close its own frame
+    if len(body) > max_chars:
+        body = body[: max(0, max_chars - 1)].rstrip() + "…"
+    return f"{RECORDED_OPEN}{body}{RECORDED_CLOSE}"
 
 
 def _attr(value: str) -> str:

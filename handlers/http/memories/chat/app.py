@@ -1,5 +1,6 @@
 """POST /memories/chat and /memories/chat/verbose: answer a question from the caller's memories inside a
-chat thread (spec 004); the verbose route adds the reasoning agent's trace. ChatFunction and
+chat thread (spec 004); the verbose route adds the reasoning agent's trace. Each question is charged to the
+caller's allowance of model calls first (worldmm.allowance: 429 with Retry-After when it is used up). ChatFunction and
 ChatVerboseFunction both run this module; the route decides the response."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from handlers.http.common import current_user, make_app, parse_body, resolve
+from worldmm.allowance.service import charge_question
 from worldmm.chat.models import ChatRequest, ChatResponse, VerboseChatResponse
 from worldmm.chat.service import ChatResult, handle_chat
 from worldmm.observability import instrument, timed
@@ -22,8 +24,10 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 def _answer(*, verbose: bool) -> ChatResult:
     user_id = current_user(app)
     request = parse_body(app, ChatRequest)
+    services = get_services()
+    charge_question(services, user_id)  # 429 before any model is called when the caller's allowance is used up
     with timed("ChatLatency"):
-        return handle_chat(get_services(), user_id, request.question, request.chat_id, verbose=verbose)
+        return handle_chat(services, user_id, request.question, request.chat_id, verbose=verbose)
 
 
 @app.post("/memories/chat")
