@@ -200,6 +200,45 @@ def _table_sizes(admin_url: str) -> dict[str, dict[str, int]]:
     return sizes
 
 
+_RELATIONS_SQL = """
+SELECT c.relname AS table_name, 'heap' AS part, pg_relation_size(c.oid) AS bytes
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
+UNION ALL
+SELECT c.relname, 'toast', pg_total_relation_size(c.reltoastrelid)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.reltoastrelid <> 0
+UNION ALL
+SELECT t.relname, 'index ' || i.relname, pg_relation_size(i.oid)
+FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+JOIN pg_namespace n ON n.oid = t.relnamespace
+WHERE n.nspname = 'public'
+"""
+
+
+def _relation_sizes(admin_url: str) -> dict[str, dict[str, int]]:
+    """Bytes of every table's heap, its TOAST (with the TOAST index) and each of its indexes."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(admin_url)
+    sizes: dict[str, dict[str, int]] = defaultdict(dict)
+    with engine.connect() as conn:
+        for table, part, size in conn.execute(text(_RELATIONS_SQL)):
+            sizes[table][part] = int(size)
+    engine.dispose()
+    return dict(sizes)
+
+
+def relation_table(relations: dict[str, dict[str, int]], scale: float = 1.0) -> str:
+    """A markdown table of the bytes each table part added (per wearer-hour with `scale`)."""
+    lines = ["| table | part | bytes |", "|---|---|---:|"]
+    for table, parts in sorted(relations.items()):
+        for part, size in sorted(parts.items(), key=lambda p: (p[0] != "heap", p[0] != "toast", p[0])):
+            if size:
+                lines.append(f"| {table} | {part} | {int(size * scale):,} |")
+    return "\n".join(lines)
+
+
 def _usage_rows(admin_url: str, user: str) -> dict[str, dict[str, int]]:
     from sqlalchemy import create_engine, text
 
@@ -236,6 +275,7 @@ def drive_hour(emulated: Any, meter: Meter, args: argparse.Namespace, extra_env:
     runs_before = len(stack.runs)
     user = f"cost-{uuid.uuid4()}"
     tables_before = _table_sizes(emulated.pg.admin_url)
+    relations_before = _relation_sizes(emulated.pg.admin_url)
     s3_before, _ = _bucket_bytes(stack)
     puts = 0
 
@@ -272,6 +312,7 @@ def drive_hour(emulated: Any, meter: Meter, args: argparse.Namespace, extra_env:
         if answer["statusCode"] != 200:
             raise AssertionError(f"chat {n}: {answer}")
     tables_after = _table_sizes(emulated.pg.admin_url)
+    relations_after = _relation_sizes(emulated.pg.admin_url)
     s3_after, _ = _bucket_bytes(stack)
     runs = stack.runs[runs_before:]
     lambda_by_function: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -295,6 +336,18 @@ def drive_hour(emulated: Any, meter: Meter, args: argparse.Namespace, extra_env:
         "lambda": {k: {m: round(v, 4) for m, v in row.items()} for k, row in sorted(lambda_by_function.items())},
         "s3": {"bytes_written": s3_after - s3_before, "puts": puts},
         "postgres": {k: v for k, v in sorted(postgres.items()) if v["rows"] or v["bytes"]},
+        # the bytes each table's heap, TOAST and indexes added: where a wearer-hour's bytes are
+        "postgres_relations": {
+            table: delta
+            for table, parts in sorted(relations_after.items())
+            if (
+                delta := {
+                    part: size - relations_before.get(table, {}).get(part, 0)
+                    for part, size in parts.items()
+                    if size - relations_before.get(table, {}).get(part, 0)
+                }
+            )
+        },
     }
 
 
@@ -512,6 +565,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             shipped, cheaper = results["shipped"]["usd"][key], results["cheaper"]["usd"][key]
             report[f"cheaper_saves_{key}"] = round(1 - cheaper / shipped, 4) if shipped else None
     report["growth"] = {name: growth(result, args.hours_per_day) for name, result in results.items()}
+    for name, result in results.items():
+        print(f"PostgreSQL bytes per wearer-hour by table part ({name}):", file=sys.stderr)
+        print(relation_table(result["postgres_relations"], 120 / result["windows"]), file=sys.stderr)
     print(json.dumps(report))
     return report
 

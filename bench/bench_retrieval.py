@@ -270,7 +270,7 @@ def _caption_embeddings(conn: Any, dim: int, seed: int) -> int:
     conn.execute("SET maintenance_work_mem = '1GB'")
     conn.execute(
         "CREATE INDEX ix_segments_caption_embedding ON worldmm_segments "
-        "USING hnsw (caption_embedding vector_cosine_ops)"
+        "USING hnsw (caption_embedding halfvec_cosine_ops)"
     )
     conn.commit()
     return int(count)

@@ -611,8 +611,159 @@ class SampleSizedCaptureEnd(CaptureEnd):
         upload(world, world.services(), case.user, case.session_id, self.windows, frames=16)
 
 
+class Migration0017(WritePath):
+    """Migration 0017 (halfvec vectors, no vector on episodic triples) converting a database written at 0016,
+    in batches of 2 rows: killed, then `worldmm migrate` run again. Each case has a database of its own on
+    the server; every vector must come through (to half precision), episodic ones dropped, nothing left
+    staged, every index valid."""
+
+    name = "migration"
+    ROWS = 5  # segments, entities, semantic and episodic triples, visual embeddings: 5 of each
+    BATCH_ROWS = "2"
+
+    def _url(self, world: World, case: Case) -> str:
+        from sqlalchemy.engine import make_url
+
+        name = case.session_id.replace("-", "_")
+        return make_url(world.admin_url).set(database=name).render_as_string(hide_password=False)
+
+    def setup(self, world: World, case: Case) -> None:
+        import numpy as np
+
+        from worldmm.db import migrate
+        from worldmm.db.queries import vector_literal
+
+        name = case.session_id.replace("-", "_")
+        server = create_engine(world.admin_url, isolation_level="AUTOCOMMIT")
+        with server.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            conn.execute(text(f"CREATE DATABASE {name}"))
+        server.dispose()
+        url = self._url(world, case)
+        migrate.upgrade(world.settings, "0016", admin_url=url)
+        rng = np.random.default_rng(len(case.session_id))
+        dim, vdim = world.settings.embedding_dim, world.settings.visual_embedding_dim
+        vectors: dict[str, list[float]] = {}
+
+        def vec(key: str, n: int) -> str:
+            v = rng.normal(size=n)
+            vectors[key] = (v / np.linalg.norm(v)).tolist()
+            return vector_literal(vectors[key])
+
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            for i in range(self.ROWS):
+                seg, ent = f"00000000-0000-0000-0000-{i:012d}", f"10000000-0000-0000-0000-{i:012d}"
+                conn.execute(
+                    text(
+                        "INSERT INTO worldmm_segments (id, user_id, session_id, window_index, duration_seconds,"
+                        " start_time, end_time, caption, caption_embedding, processing_status) VALUES (:id, :u, :s,"
+                        " :i, 30, now(), now(), 'a caption', CAST(:v AS vector), 'complete')"
+                    ),
+                    {"id": seg, "u": case.user, "s": case.session_id, "i": i, "v": vec(f"segment {seg}", dim)},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO worldmm_entities (id, user_id, surface_form, canonical_name, embedding)"
+                        " VALUES (:id, :u, :n, :n, CAST(:v AS vector))"
+                    ),
+                    {"id": ent, "u": case.user, "n": f"entity {i}", "v": vec(f"entity {ent}", dim)},
+                )
+                for kind in ("semantic", "episodic"):
+                    triple = f"2000000{kind == 'episodic':d}-0000-0000-0000-{i:012d}"
+                    conn.execute(
+                        text(
+                            "INSERT INTO worldmm_triples (id, segment_id, user_id, memory_type, subject_entity_id,"
+                            " predicate, object_literal, embedding) VALUES (:id, :seg, :u, :kind, :ent, 'likes',"
+                            " 'tea', CAST(:v AS vector))"
+                        ),
+                        {"id": triple, "seg": seg, "u": case.user, "kind": kind, "ent": ent,
+                         "v": vec(f"{kind} {triple}", dim)},
+                    )
+                visual = f"30000000-0000-0000-0000-{i:012d}"
+                conn.execute(
+                    text(
+                        "INSERT INTO worldmm_visual_embeddings (id, segment_id, user_id, embedding, timestamp)"
+                        " VALUES (:id, :seg, :u, CAST(:v AS vector), now())"
+                    ),
+                    {"id": visual, "seg": seg, "u": case.user, "v": vec(f"visual {visual}", vdim)},
+                )
+        engine.dispose()
+        case.extra["vectors"] = vectors
+
+    def _migrate(self, world: World, case: Case) -> None:
+        from worldmm.db import migrate
+
+        os.environ["WORLDMM_MIGRATION_BATCH_ROWS"] = self.BATCH_ROWS
+        migrate.upgrade(world.settings, admin_url=self._url(world, case))
+
+    def run(self, world: World, case: Case) -> None:
+        self._migrate(world, case)
+        ack(case.acks, "migrated")
+
+    def recover(self, world: World, case: Case) -> None:
+        self._migrate(world, case)  # the operator runs `worldmm migrate` again
+
+    def check(self, world: World, case: Case) -> list[str]:
+        problems: list[str] = []
+        engine = create_engine(self._url(world, case))
+        try:
+            with engine.connect() as conn:
+                version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+                if version != "0017":
+                    problems.append(f"schema at {version}")
+                types = dict(
+                    conn.execute(
+                        text(
+                            "SELECT c.relname || '.' || a.attname, format_type(a.atttypid, a.atttypmod)"
+                            " FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE NOT a.attisdropped"
+                            " AND c.relname LIKE 'worldmm_%' AND (a.attname LIKE '%embedding%')"
+                        )
+                    ).all()
+                )
+                for column, kind in types.items():
+                    if not kind.startswith("halfvec(") or column.endswith("_half"):
+                        problems.append(f"{column}: {kind}")
+                invalid = conn.execute(text("SELECT count(*) FROM pg_index WHERE NOT indisvalid")).scalar()
+                if invalid:
+                    problems.append(f"{invalid} invalid indexes")
+                hnsw = set(
+                    conn.execute(
+                        text("SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%halfvec_cosine_ops%'")
+                    ).scalars()
+                )
+                if hnsw != {"ix_segments_caption_embedding", "ix_entities_embedding_hnsw"}:
+                    problems.append(f"HNSW indexes {sorted(hnsw)}")
+                stored: dict[str, str | None] = {}
+                for key_sql in (
+                    "SELECT 'segment ' || id, CAST(caption_embedding AS text) FROM worldmm_segments",
+                    "SELECT 'entity ' || id, CAST(embedding AS text) FROM worldmm_entities",
+                    "SELECT memory_type || ' ' || id, CAST(embedding AS text) FROM worldmm_triples",
+                    "SELECT 'visual ' || id, CAST(embedding AS text) FROM worldmm_visual_embeddings",
+                ):
+                    stored.update(dict(conn.execute(text(key_sql)).all()))
+        finally:
+            engine.dispose()
+        expected: dict[str, list[float]] = case.extra.get("vectors", {})
+        if set(stored) != set(expected):
+            problems.append(f"rows {len(stored)} != {len(expected)}")
+        for key, original in expected.items():
+            value = stored.get(key)
+            if key.startswith("episodic"):
+                if value is not None:
+                    problems.append(f"{key}: vector kept")
+            elif value is None:
+                problems.append(f"{key}: vector lost")
+            elif max(abs(a - float(b)) for a, b in zip(original, value.strip("[]").split(","), strict=True)) > 2e-3:
+                problems.append(f"{key}: vector changed")
+        return problems
+
+
 PATHS: dict[str, WritePath] = {
-    p.name: p for p in (CaptureEnd(), Summaries(), ChatTurn(), ForgetMe(), ForgetSpan(), Retrigger(), DlqConsumer())
+    p.name: p
+    for p in (
+        CaptureEnd(), Summaries(), ChatTurn(), ForgetMe(), ForgetSpan(), Retrigger(), DlqConsumer(), Migration0017()
+    )
 }
 EXTRA_PATHS: dict[str, WritePath] = {p.name: p for p in (SampleSizedCaptureEnd(),)}
 

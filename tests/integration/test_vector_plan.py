@@ -56,7 +56,7 @@ def test_dense_ranking_is_the_exact_nearest_under_either_plan(
             row[0]
             for row in session.execute(
                 hybrid.text(
-                    "SELECT caption FROM worldmm_segments ORDER BY (caption_embedding <=> CAST(:e AS vector)) + 0, id "
+                    "SELECT caption FROM worldmm_segments ORDER BY (caption_embedding <=> CAST(:e AS halfvec)) + 0, id "
                     "LIMIT 4"
                 ),
                 {"e": hybrid.vector_literal(services.embedder.embed(["watering the tomatoes"])[0])},
@@ -73,9 +73,9 @@ def test_candidate_rows_carry_the_stored_caption_vector(services: Services) -> N
     # WHEN the fusion step loads it (pgvector's binary form)
     with services.db.unit_of_work("u1") as session:
         [row] = hybrid.load_rows(session, "u1", [segment]).values()
-    # THEN the vector is the stored one, as float32
+    # THEN the vector is the stored one (half precision), as float32
     assert row.embedding is not None and row.embedding.dtype.name == "float32"
-    assert row.embedding.tolist() == pytest.approx(expected, abs=1e-6)
+    assert row.embedding.tolist() == pytest.approx(expected, abs=1e-3)  # stored as halfvec: half precision
 
 
 def test_the_exact_scan_is_chosen_only_for_a_small_share_of_the_table(services: Services, pg: Any) -> None:

@@ -28,7 +28,9 @@ def _run(settings: Settings, admin_url: str | None, action: str, revision: str) 
     config = _alembic_config(settings)
     engine = create_engine(url)
     try:
-        with engine.begin() as connection:
+        # Alembic commits each revision on its own (env.py: transaction_per_migration), so a revision that
+        # works in batches (0017) can commit them, and a killed run resumes from the last revision stamped.
+        with engine.connect() as connection:
             config.attributes["connection"] = connection
             getattr(command, action)(config, revision)
     finally:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 # are small, and a partial HNSW filtered by user_id may stop before it finds k of that user's rows.
 NEAREST_CANONICAL_SQL = """
 WITH candidates AS MATERIALIZED (
-    SELECT id, canonical_name, embedding <=> CAST(:embedding AS vector) AS distance
+    SELECT id, canonical_name, embedding <=> CAST(:embedding AS halfvec) AS distance
     FROM worldmm_entities
     WHERE user_id = :user_id AND canonical_entity_id IS NULL AND embedding IS NOT NULL
 )

@@ -281,7 +281,7 @@ def extract_episodic(
         )
     forms = triple_entity_forms(extraction.triples, extraction.entities)
     entity_ids = resolve_entities(services, user_id, forms, context or text, usage=usage)
-    prepared = prepare_triples(extraction.triples, entity_ids, services.embedder)
+    prepared = prepare_triples(extraction.triples, entity_ids)
     return EpisodicExtraction(entity_ids=entity_ids, triples=prepared, warnings=extraction.warnings)
 
 

@@ -200,7 +200,7 @@ def _write_chunk(
     report.time("entities", t)
 
     t = time.perf_counter()
-    prepared = prepare_triple_groups([x.triples for x in extractions], entity_ids, services.embedder)
+    prepared = prepare_triple_groups([x.triples for x in extractions], entity_ids)
     report.time("embed_triples", t)
     t = time.perf_counter()
     vectors = services.embedder.embed([segment_memory_text(w.caption, w.transcript) for w in batch])

@@ -61,7 +61,7 @@ CONFIRM_PURPOSE = "entity_confirm"
 # every row scanned (150 ms a form at 4,000 entities when stale statistics keep the HNSW index unused).
 NEAREST_FOR_EACH_SQL = """
 SELECT f.form, m.id, m.canonical_name, m.distance
-FROM unnest(CAST(:forms AS text[]), CAST(:vectors AS vector[])) WITH ORDINALITY AS f(form, vec, ord)
+FROM unnest(CAST(:forms AS text[]), CAST(:vectors AS halfvec[])) WITH ORDINALITY AS f(form, vec, ord)
 CROSS JOIN LATERAL (
     SELECT e.id, e.canonical_name, e.embedding <=> f.vec AS distance
     FROM worldmm_entities e

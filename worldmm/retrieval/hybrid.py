@@ -55,11 +55,11 @@ _TABLE_ROWS_SQL = "SELECT reltuples::bigint FROM pg_class WHERE oid = 'worldmm_s
 # user and time filters); the outer query restores the exact order of what it found.
 _VECTOR_SQL = """
 WITH candidates AS MATERIALIZED (
-    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS vector) AS distance
+    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS halfvec) AS distance
     FROM worldmm_segments s
     WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
       AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
-    ORDER BY s.caption_embedding <=> CAST(:embedding AS vector)
+    ORDER BY s.caption_embedding <=> CAST(:embedding AS halfvec)
     LIMIT :pool
 )
 SELECT id, distance FROM candidates ORDER BY distance, id
@@ -72,7 +72,7 @@ _HNSW_SETTINGS_SQL = (
 # Exact per-user scan: used when the index walk stopped short of the rows the user has.
 _VECTOR_EXACT_SQL = """
 WITH candidates AS MATERIALIZED (
-    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS vector) AS distance
+    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS halfvec) AS distance
     FROM worldmm_segments s
     WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
       AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
@@ -82,7 +82,7 @@ SELECT id, distance FROM candidates ORDER BY distance, id LIMIT :pool
 
 _ROWS_SQL = """
 SELECT s.id, s.caption, s.transcript, s.start_time, s.end_time, s.duration_seconds,
-       vector_send(s.caption_embedding) AS embedding
+       vector_send(CAST(s.caption_embedding AS vector)) AS embedding
 FROM worldmm_segments s
 WHERE s.user_id = :user_id AND s.id = ANY(:ids)
 """

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 _SEED_SQL = f"""
 WITH candidates AS MATERIALIZED (
     SELECT t.id, t.subject_entity_id, t.object_entity_id, t.object_literal,
-           t.embedding <=> CAST(:embedding AS vector) AS distance
+           t.embedding <=> CAST(:embedding AS halfvec) AS distance
     FROM worldmm_triples t
     WHERE t.user_id = :user_id AND t.memory_type = 'semantic' AND t.invalidated_at IS NULL
       AND t.embedding IS NOT NULL AND (t.valid_at IS NULL OR t.valid_at <= :until)

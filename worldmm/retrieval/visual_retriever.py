@@ -26,7 +26,7 @@ logger = Logger(child=True)
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
 _NEAREST_SQL = """
 WITH candidates AS MATERIALIZED (
-    SELECT v.segment_id, v.embedding <=> CAST(:embedding AS vector) AS distance
+    SELECT v.segment_id, v.embedding <=> CAST(:embedding AS halfvec) AS distance
     FROM worldmm_visual_embeddings v JOIN worldmm_segments s ON s.id = v.segment_id
     WHERE v.user_id = :user_id AND s.end_time <= :until
 ), nearest AS (

@@ -14,9 +14,10 @@ target_metadata = Base.metadata
 def run_migrations_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
-        context.configure(connection=connection, target_metadata=target_metadata)
+        context.configure(connection=connection, target_metadata=target_metadata, transaction_per_migration=True)
         with context.begin_transaction():
             context.run_migrations()
+        connection.commit()
         return
     engine = create_engine(config.get_main_option("sqlalchemy.url") or "")
     with engine.connect() as conn:

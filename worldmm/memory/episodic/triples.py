@@ -1,4 +1,10 @@
-"""Storing extracted triples: canonical entity FKs, literal objects, and an embedding of each fact."""
+"""Storing extracted triples: canonical entity FKs and literal objects.
+
+Episodic triples carry no embedding: no query ranks them by vector (the episodic retriever walks their entity
+graph; only valid semantic facts are searched by cosine, by the semantic retriever and consolidation). At
+1536 dimensions the vector was ~9 kB of a triple row's ~10 kB (docs/cost.md); semantic facts are embedded
+where consolidation stores them, once per distinct fact.
+"""
 
 from __future__ import annotations
 
@@ -13,20 +19,20 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.db.models import MemoryType, Triple, VisualEmbedding
-from worldmm.memory.embedding.port import TextEmbedder
 from worldmm.memory.openie import ExtractedTriple
 
 
 @dataclass(frozen=True)
 class PreparedTriple:
-    """A triple ready to insert: entity ids resolved, object an entity or a literal, text embedded."""
+    """A triple ready to insert: entity ids resolved, object an entity or a literal; `embedding` None for an
+    episodic triple (see the module's note)."""
 
     subject_entity_id: uuid.UUID
     predicate: str
     object_entity_id: uuid.UUID | None
     object_literal: str | None
     text: str
-    embedding: list[float]
+    embedding: list[float] | None = None
 
 
 def triple_entity_forms(triples: list[ExtractedTriple], entities: list[str]) -> list[str]:
@@ -40,21 +46,17 @@ def triple_entity_forms(triples: list[ExtractedTriple], entities: list[str]) -> 
     return forms
 
 
-def prepare_triples(
-    triples: list[ExtractedTriple], entity_ids: dict[str, uuid.UUID], embedder: TextEmbedder
-) -> list[PreparedTriple]:
-    """Attach canonical ids (an object naming a known entity becomes an FK, else a literal) and embeddings."""
-    return prepare_triple_groups([triples], entity_ids, embedder)[0]
+def prepare_triples(triples: list[ExtractedTriple], entity_ids: dict[str, uuid.UUID]) -> list[PreparedTriple]:
+    """Attach canonical ids (an object naming a known entity becomes an FK, else a literal)."""
+    return prepare_triple_groups([triples], entity_ids)[0]
 
 
 def prepare_triple_groups(
-    groups: Sequence[list[ExtractedTriple]], entity_ids: dict[str, uuid.UUID], embedder: TextEmbedder
+    groups: Sequence[list[ExtractedTriple]], entity_ids: dict[str, uuid.UUID]
 ) -> list[list[PreparedTriple]]:
-    """`prepare_triples` for many texts' triples at once: one embedding call for all of them."""
+    """`prepare_triples` for many texts' triples at once."""
     by_lower = {form.lower(): eid for form, eid in entity_ids.items()}
     usable = [[t for t in triples if t.subject.lower() in by_lower] for triples in groups]
-    flat = [t for triples in usable for t in triples]
-    vectors = iter(embedder.embed([t.text for t in flat]) if flat else [])
     prepared: list[list[PreparedTriple]] = []
     for triples in usable:
         group: list[PreparedTriple] = []
@@ -67,7 +69,6 @@ def prepare_triple_groups(
                     object_entity_id=object_id,
                     object_literal=None if object_id else t.object,
                     text=t.text,
-                    embedding=next(vectors),
                 )
             )
         prepared.append(group)

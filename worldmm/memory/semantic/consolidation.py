@@ -78,7 +78,7 @@ SELECT t.id,
        coalesce(s.canonical_name, s.surface_form) AS subject,
        t.predicate,
        coalesce(o.canonical_name, o.surface_form, t.object_literal) AS object,
-       1 - (t.embedding <=> CAST(:embedding AS vector)) AS similarity
+       1 - (t.embedding <=> CAST(:embedding AS halfvec)) AS similarity
 FROM worldmm_triples t
 JOIN worldmm_entities s ON s.id = t.subject_entity_id
 LEFT JOIN worldmm_entities o ON o.id = t.object_entity_id
@@ -86,8 +86,8 @@ WHERE t.user_id = :user_id
   AND t.memory_type = 'semantic'
   AND t.invalidated_at IS NULL
   AND t.embedding IS NOT NULL
-  AND 1 - (t.embedding <=> CAST(:embedding AS vector)) >= :threshold
-ORDER BY t.embedding <=> CAST(:embedding AS vector), t.id
+  AND 1 - (t.embedding <=> CAST(:embedding AS halfvec)) >= :threshold
+ORDER BY t.embedding <=> CAST(:embedding AS halfvec), t.id
 LIMIT :k
 """
 
