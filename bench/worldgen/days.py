@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
@@ -282,6 +282,7 @@ class Question:
     facts: tuple[str, ...] = ()
     refusal: bool = False
     absent: tuple[str, ...] = ()  # an unanswerable question's key words: said on no day
+    windows: tuple[int, ...] = ()  # the windows of the episode that states the answer
 
     def row(self) -> dict[str, object]:
         """The `questions.jsonl` row (worldmm.demo.load_questions reads it)."""
@@ -333,7 +334,9 @@ class DayBuilder:
         self.weekday = WEEKDAYS[day.weekday()]
         self.start = datetime(day.year, day.month, day.day, start_hour, 0, tzinfo=UTC)
         self.episodes: list[list[Window]] = []
-        self.questions: list[tuple[str, str, str, tuple[str, ...]]] = []  # kind, question, answer, facts
+        self.questions: list[tuple[str, str, str, tuple[str, ...], int]] = []  # kind, question, answer, facts, episode
+        self.episode = 0  # the episode being composed (0: the opening)
+        self.episode_windows: dict[int, tuple[int, ...]] = {}  # where each episode's windows ended up
         self.voices: dict[str, str] = {"Me": world.me_voice}
         self.staff_names: set[str] = set()
 
@@ -347,7 +350,7 @@ class DayBuilder:
         return self.rng.sample(range(options), count)
 
     def ask(self, kind: str, question: str, answer: str, *facts: str) -> None:
-        self.questions.append((kind, question, answer, facts))
+        self.questions.append((kind, question, answer, facts, self.episode))
 
     def other_weekday(self) -> str:
         return self.pick([d for d in WEEKDAYS if d != self.weekday])
@@ -598,7 +601,16 @@ class DayBuilder:
         )
         lines = [
             (person.name, f"I am going to {own} myself. {asked}"),
-            ("Me", self.pick(("Sure, I will do it.", "No problem, leave it with me.", "Okay, I can do that."))),
+            (
+                "Me",
+                self.pick(
+                    (
+                        f"Sure, {person.name}, I will do it.",
+                        f"No problem, {person.name}, leave it with me.",
+                        f"Okay {person.name}, I can do that.",
+                    )
+                ),
+            ),
         ]
         self.speaks(person)
         if self.rng.random() < 0.5:
@@ -675,7 +687,11 @@ class DayBuilder:
             (
                 "Me",
                 self.pick(
-                    ("Got it, I will put it in my calendar.", f"{day} then. See you there.", "Thanks for telling me.")
+                    (
+                        f"Got it, {person.name}, I will put it in my calendar.",
+                        f"{day} then, {person.name}. See you there.",
+                        f"Thanks for telling me, {person.name}.",
+                    )
                 ),
             ),
         ]
@@ -710,7 +726,12 @@ class DayBuilder:
         if self.rng.random() < 0.5:
             lines = [
                 (person.name, f"I cannot come to the {event} on {day}, because {reason}."),
-                ("Me", self.pick(("Oh no, that is a shame.", "I understand. Another time."))),
+                (
+                    "Me",
+                    self.pick(
+                        (f"Oh no, {person.name}, that is a shame.", f"I understand, {person.name}. Another time.")
+                    ),
+                ),
             ]
         else:
             lines = [
@@ -718,7 +739,7 @@ class DayBuilder:
                     person.name,
                     self.pick((f"I have to miss the {event} on {day}, sorry.", f"I cannot make the {event} on {day}.")),
                 ),
-                ("Me", "Oh no, why not?"),
+                ("Me", f"Oh no, {person.name}, why not?"),
                 (person.name, f"{_cap(reason)}."),
             ]
         who = f"my {person.relation}" if self.once(f"reason-by-relation:{person.name}") else person.name
@@ -769,6 +790,7 @@ class DayBuilder:
             lines = [
                 (person.name, f"I left the {thing} {_preposition(spot)} the {spot}."),
                 (person.name, f"Can you take {it} to {venue.name} for me?"),
+                ("Me", f"Sure, {person.name}."),
             ]
             question = f"What did {person.name} want me to take to {venue.name}?"
         else:
@@ -849,9 +871,9 @@ class DayBuilder:
                 "Me",
                 self.pick(
                     (
-                        "That is more than last time.",
-                        "Great, I will bring some snacks.",
-                        "Good, let us book a big table.",
+                        f"That is more than last time, {person.name}.",
+                        f"Great, {person.name}, I will bring some snacks.",
+                        f"Good, {person.name}, let us book a big table.",
                     )
                 ),
             ),
@@ -887,7 +909,7 @@ class DayBuilder:
                 ),
             ),
             (person.name, self.pick((f"I will be back {at}.", f"Expect me home {at}."))),
-            ("Me", "Have fun."),
+            ("Me", f"Have fun, {person.name}."),
         ]
         r = person.relation
         self.ask(
@@ -983,16 +1005,23 @@ class DayBuilder:
             self.world.used.add(f"intro:{person.name}")
         untold = [p for p in roster if f"job:{p.name}" not in self.world.used]
         opening = self.opening(new[:2])
-        episodes: list[list[Window]] = []
+        episodes: list[tuple[int, list[Window]]] = []
+
+        def add(windows: Callable[[], list[Window]]) -> None:
+            self.episode += 1
+            episodes.append((self.episode, windows()))
+
         for start in range(2, len(new), 2):
-            episodes.append([self.intro_window(new[start : start + 2])])
+            add(lambda start=start: [self.intro_window(new[start : start + 2])])
         jobs = rng.sample(untold, min(2, len(untold)))
         for person in jobs:
             self.world.used.add(f"job:{person.name}")
         if jobs:
-            episodes.append([self.job_window(jobs)])
+            add(lambda: [self.job_window(jobs)])
         befores = [self.world.take("activities") for _ in range(2)]
-        episodes += [self.shop(befores[0]), self.shop(befores[1]), self.shop()]
+        add(lambda: self.shop(befores[0]))
+        add(lambda: self.shop(befores[1]))
+        add(self.shop)
         people = list(roster)
         rng.shuffle(people)
 
@@ -1002,19 +1031,23 @@ class DayBuilder:
         free = [p for p in roster if f"tonight:{p.name}" not in self.world.used]
         for person in rng.sample(free, min(2, len(free))):
             self.world.used.add(f"tonight:{person.name}")
-            episodes.append(self.tonight(person))
+            add(lambda person=person: self.tonight(person))
         for i in range(3):
-            episodes.append(self.request(cycle(i)))
-            episodes.append(self.event(cycle(i + 3)))
-            episodes.append(self.pronoun(cycle(i + 1)))
-        episodes.append(self.plan())
-        episodes.append(self.put_away())
-        episodes.append(self.who_did([cycle(4), cycle(5)]))
+            add(lambda i=i: self.request(cycle(i)))
+            add(lambda i=i: self.event(cycle(i + 3)))
+            add(lambda i=i: self.pronoun(cycle(i + 1)))
+        add(self.plan)
+        add(self.put_away)
+        add(lambda: self.who_did([cycle(4), cycle(5)]))
         for i in range(2):
-            episodes.append(self.cancel(cycle(i + 2)))
-            episodes.append(self.headcount(cycle(i + 4)))
+            add(lambda i=i: self.cancel(cycle(i + 2)))
+            add(lambda i=i: self.headcount(cycle(i + 4)))
         rng.shuffle(episodes)
-        windows = [opening] + [w for episode in episodes for w in episode]
+        windows = [opening]
+        self.episode_windows[0] = (0,)
+        for number, episode in episodes:
+            self.episode_windows[number] = tuple(range(len(windows), len(windows) + len(episode)))
+            windows += episode
         for window in windows:
             if window.words() > MAX_WORDS_PER_WINDOW:
                 raise ValueError(f"day {self.number}: {window.words()} words in one window: {window.lines}")
@@ -1024,21 +1057,15 @@ class DayBuilder:
     def ask_all(self, day: Day, said: str) -> None:
         """The day's questions in a seeded order, numbered: those its episodes asked, and about a tenth
         unanswerable, whose key words no day (`said`: every day's script) says."""
-        questions = [Question("", kind, text, answer, facts) for kind, text, answer, facts in self.questions]
+        questions = [
+            Question("", kind, text, answer, facts, windows=self.episode_windows[episode])
+            for kind, text, answer, facts, episode in self.questions
+        ]
         for kind, text, absent in self.unanswerable(said, max(1, round(len(questions) / 9))):
             questions.append(Question("", kind, text, NO_MEMORY, refusal=True, absent=absent))
         self.rng.shuffle(questions)
         day.questions = [
-            Question(
-                f"w{self.world.seed}-d{self.number}-{i + 1:02d}",
-                q.kind,
-                q.question,
-                q.answer,
-                q.facts,
-                q.refusal,
-                q.absent,
-            )
-            for i, q in enumerate(questions)
+            replace(q, id=f"w{self.world.seed}-d{self.number}-{i + 1:02d}") for i, q in enumerate(questions)
         ]
 
 

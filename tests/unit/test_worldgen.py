@@ -58,6 +58,27 @@ def test_every_answerable_question_is_answered_by_its_own_days_script(days) -> N
             assert expected.is_right(said), f"{q.id} {q.question!r}: {q.facts} not said on day {day.number}"
 
 
+def test_every_answerable_fact_is_said_in_the_windows_of_its_own_episode(days) -> None:
+    for day in days:
+        for q in (q for q in day.questions if not q.refusal):
+            assert q.windows, q.id
+            said = "\n".join(text for i in q.windows for _, text in day.windows[i].lines)
+            expected = SampleQuestion(q.id, q.kind, q.question, q.answer, q.facts)
+            assert expected.is_right(said), f"{q.id} {q.question!r}: {q.facts} not in windows {q.windows}"
+
+
+def test_a_person_a_question_names_is_named_in_the_windows_that_answer_it() -> None:
+    # A speaker is known by the name said to them, not by the voice alone: "Why can't my sister come?" needs her
+    # name said where she gives the reason (her relation may be said elsewhere).
+    world, made = make_days(1, 2)
+    for day in made:
+        for q in (q for q in day.questions if not q.refusal):
+            said = "\n".join(text for i in q.windows for _, text in day.windows[i].lines)
+            for person in world.people:
+                if re.search(rf"\b{person.name}\b", q.question) or f"my {person.relation}" in q.question:
+                    assert re.search(rf"\b{person.name}\b", said), f"{q.id} {q.question!r}: {person.name} unsaid"
+
+
 def test_unanswerable_questions_ask_about_what_no_day_said(days) -> None:
     said = "\n".join(_said(day) for day in days).casefold()
     refusals = [q for day in days for q in day.questions if q.refusal]
