@@ -387,7 +387,7 @@ class DayBuilder:
 
     # ------------------------------------------------------------ episodes
 
-    def intro_window(self, people: list[WorldPerson]) -> Window:
+    def intro_window(self, people: list[WorldPerson]) -> list[Window]:
         """The wearer says who people are (their relation), on the way somewhere."""
         street = self.world.home_street if self.rng.random() < 0.5 else self.pick([v.street for v in self.world.venues])
         lines = [
@@ -405,9 +405,9 @@ class DayBuilder:
         for person, style in zip(people, self.styles(4, len(people)), strict=True):
             lines.append(("Me", self.introduce(person, style)))
         facts = [f"{p.name} is my {p.relation}." for p in people]
-        return Window(street, "outside", f"Walking along {street}", lines, props=[("sign", street)], facts=facts)
+        return [Window(street, "outside", f"Walking along {street}", lines, props=[("sign", street)], facts=facts)]
 
-    def job_window(self, people: list[WorldPerson]) -> Window:
+    def job_window(self, people: list[WorldPerson]) -> list[Window]:
         """The wearer says what people do for a living (paraphrase: asked by their relation)."""
         lines = [("Me", self.pick(("I am on the bus into town.", "Sitting on the bus now.", "The bus is late again.")))]
         facts = []
@@ -434,7 +434,7 @@ class DayBuilder:
                 key_word(job),
             )
             facts.append(f"{person.name} is {article} {job}.")
-        return Window("Bus", "on the way", "On the bus", lines, facts=facts)
+        return [Window("Bus", "on the way", "On the bus", lines, facts=facts)]
 
     def shop(self, before: str | None = None) -> list[Window]:
         """A purchase: where, from whom, how many, how much (and, with `before`, what I was about to do first)."""
@@ -1007,20 +1007,20 @@ class DayBuilder:
         opening = self.opening(new[:2])
         episodes: list[tuple[int, list[Window]]] = []
 
-        def add(windows: Callable[[], list[Window]]) -> None:
+        def add(make: Callable[..., list[Window]], *args: object) -> None:
             self.episode += 1
-            episodes.append((self.episode, windows()))
+            episodes.append((self.episode, make(*args)))
 
         for start in range(2, len(new), 2):
-            add(lambda start=start: [self.intro_window(new[start : start + 2])])
+            add(self.intro_window, new[start : start + 2])
         jobs = rng.sample(untold, min(2, len(untold)))
         for person in jobs:
             self.world.used.add(f"job:{person.name}")
         if jobs:
-            add(lambda: [self.job_window(jobs)])
+            add(self.job_window, jobs)
         befores = [self.world.take("activities") for _ in range(2)]
-        add(lambda: self.shop(befores[0]))
-        add(lambda: self.shop(befores[1]))
+        add(self.shop, befores[0])
+        add(self.shop, befores[1])
         add(self.shop)
         people = list(roster)
         rng.shuffle(people)
@@ -1031,17 +1031,17 @@ class DayBuilder:
         free = [p for p in roster if f"tonight:{p.name}" not in self.world.used]
         for person in rng.sample(free, min(2, len(free))):
             self.world.used.add(f"tonight:{person.name}")
-            add(lambda person=person: self.tonight(person))
+            add(self.tonight, person)
         for i in range(3):
-            add(lambda i=i: self.request(cycle(i)))
-            add(lambda i=i: self.event(cycle(i + 3)))
-            add(lambda i=i: self.pronoun(cycle(i + 1)))
+            add(self.request, cycle(i))
+            add(self.event, cycle(i + 3))
+            add(self.pronoun, cycle(i + 1))
         add(self.plan)
         add(self.put_away)
-        add(lambda: self.who_did([cycle(4), cycle(5)]))
+        add(self.who_did, [cycle(4), cycle(5)])
         for i in range(2):
-            add(lambda i=i: self.cancel(cycle(i + 2)))
-            add(lambda i=i: self.headcount(cycle(i + 4)))
+            add(self.cancel, cycle(i + 2))
+            add(self.headcount, cycle(i + 4))
         rng.shuffle(episodes)
         windows = [opening]
         self.episode_windows[0] = (0,)
