@@ -501,6 +501,20 @@ class Settings(BaseSettings):
         description="Windows one user may ask upload URLs for per UTC day, all sessions together (429 past it): "
         "every window is a paid ingest. 2880 is 24 h of recording.",
     )
+    capture_max_bytes_per_day: int | None = Field(
+        default=None,
+        ge=0,
+        description="Bytes one user's upload URLs may take per UTC day, all sessions together (429 past it): each "
+        "URL counts the most it takes (CAPTURE_MAX_FRAME_BYTES or CAPTURE_MAX_AUDIO_BYTES) when it is given, a "
+        "URL asked for again included. Unset: CAPTURE_MAX_WINDOWS_PER_DAY windows of CAPTURE_EXPECTED_FRAMES "
+        "frames and an audio chunk at those maxima (225 GiB with the defaults); lower it to bound storage harder.",
+    )
+    capture_presign_after_end_s: int = Field(
+        default=120,
+        ge=0,
+        description="Upload URLs are still given this long after a session ended, for uploads buffered on the "
+        "glasses (409 later); a session older than a day of windows (CAPTURE_MAX_WINDOW_INDEX) gets none",
+    )
     capture_max_window_reruns: int = Field(
         default=2,
         description="How many times uploads landing after a window closed re-run its ingest; later ones are kept, "
@@ -596,6 +610,14 @@ class Settings(BaseSettings):
         from worldmm.local_keys import local_keys
 
         return local_keys(self.jwt_dev_secret, self.worldmm_home.expanduser().resolve()).cursor.hex()
+
+    @property
+    def capture_bytes_per_day(self) -> int:
+        """CAPTURE_MAX_BYTES_PER_DAY, or a day of windows at the upload URLs' maxima."""
+        if self.capture_max_bytes_per_day is not None:
+            return self.capture_max_bytes_per_day
+        window = self.capture_expected_frames * self.capture_max_frame_bytes + self.capture_max_audio_bytes
+        return self.capture_max_windows_per_day * window
 
     @property
     def extraction_backend(self) -> ExtractionProvider:

@@ -44,6 +44,12 @@ class Forbidden(WorldMMError):
     status_code = 403
 
 
+class Conflict(WorldMMError):
+    """The request does not fit the resource's state (an ended or expired capture session) (HTTP 409)."""
+
+    status_code = 409
+
+
 class QuotaExceeded(WorldMMError):
     """The caller used up a per-user allowance (sessions or windows a day); retry after `retry_after_s` (HTTP 429)."""
 

@@ -232,6 +232,16 @@ def test_capture_state_a_window_counts_once_and_windows_stop_at_the_limit(state:
     assert not state.reserve_session("alice", "2027-01-15", 0)
 
 
+def test_capture_state_bytes_of_a_day_add_up_and_stop_at_the_limit(state: CaptureStatePort) -> None:
+    assert state.reserve_bytes("alice", "2027-01-15", 600, 1000)
+    assert state.reserve_bytes("alice", "2027-01-15", 400, 1000)  # exactly the limit
+    assert not state.reserve_bytes("alice", "2027-01-15", 1, 1000)  # one byte past it: nothing counted
+    assert state.reserve_bytes("bob", "2027-01-15", 1000, 1000)  # another user's bytes are theirs
+    assert state.reserve_bytes("alice", "2027-01-16", 1000, 1000)  # the next day
+    assert not state.reserve_bytes("carol", "2027-01-15", 1001, 1000)  # more than a day's budget at once
+    assert state.reserve_bytes("carol", "2027-01-15", 1000, 1000)
+
+
 def test_capture_state_reruns_of_a_window_stop_at_the_limit(state: CaptureStatePort) -> None:
     state.create_session(_session("s1"))
     assert [state.count_rerun("s1", 4, 2) for _ in range(4)] == [True, True, False, False]

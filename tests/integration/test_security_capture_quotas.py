@@ -44,7 +44,8 @@ from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
 
-LIMITS = {"capture_max_sessions_per_day": 2, "capture_max_windows_per_day": 3}
+# The windows' count is what these tests bound; bytes (test_security_capture_bytes) get room to spare.
+LIMITS = {"capture_max_sessions_per_day": 2, "capture_max_windows_per_day": 3, "capture_max_bytes_per_day": 2**40}
 
 
 def call(module: Any, method: str, path: str, *, sub: str = "alice", body: Any = None, **params: str) -> Any:

@@ -177,6 +177,20 @@ class CaptureStore:
         counted = self._item(row).get("quotaWindows", set())
         return Decimal(window_index) in counted
 
+    def reserve_bytes(self, user_id: str, day: str, amount: int, limit: int) -> bool:
+        """Add `amount` to the day's `bytes` counter unless it would pass `limit` (one conditional update)."""
+        if amount > limit:
+            return False
+        update = self._count(user_id, day, "bytes", limit - amount + 1)
+        update["ExpressionAttributeValues"][":one"] = {"N": str(amount)}
+        try:
+            self.client.update_item(**update)
+        except Exception as exc:
+            if _is_conditional_failure(exc):
+                return False
+            raise
+        return True
+
     def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
         """Count one more re-run of a closed window (`reruns`); False when `limit` are counted."""
         try:

@@ -43,7 +43,7 @@ class LocalCaptureStore:
             doc = json.loads(self._store.get(key))
         except ObjectNotFound:
             doc = {}
-        return key, {name: int(doc.get(name, 0)) for name in ("sessions", "windows")}
+        return key, {name: int(doc.get(name, 0)) for name in ("sessions", "windows", "bytes")}
 
     def _counted(self, user_id: str, day: str, counter: str, limit: int) -> bool:
         key, counters = self._counters(user_id, day)
@@ -67,6 +67,15 @@ class LocalCaptureStore:
                 return False
             doc["quotaWindows"] = sorted(windows | {window_index})
             self._store.put(self._metadata_key(session_id), json.dumps(doc).encode())
+            return True
+
+    def reserve_bytes(self, user_id: str, day: str, amount: int, limit: int) -> bool:
+        with self._lock:
+            key, counters = self._counters(user_id, day)
+            if counters["bytes"] + amount > limit:
+                return False
+            counters["bytes"] += amount
+            self._store.put(key, json.dumps(counters).encode())
             return True
 
     def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:

@@ -24,6 +24,11 @@ class CaptureStatePort(Protocol):
         whatever its day); False (nothing counted) when `limit` are counted."""
         ...
 
+    def reserve_bytes(self, user_id: str, day: str, amount: int, limit: int) -> bool:
+        """Count `amount` more bytes of upload URLs against `user_id`'s `day`; False (nothing counted) when that
+        would pass `limit`."""
+        ...
+
     def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
         """Count one more re-run of a closed window's ingest; False (nothing counted) when `limit` are counted."""
         ...

@@ -8,8 +8,10 @@ nothing, and SQS redelivers on failure. A window closes when its expected frames
 are in, when `capture_close_after_s` passed since its first upload (the scheduled sweeper), or when the
 session ends. Closing is one DynamoDB conditional write, so IngestWindowFunction is invoked exactly
 once per window; an upload that lands after the close asks RetriggerIngestFunction to redo that window.
-Presigning stays allowed after a session ended (buffered uploads still arrive; raw data is never refused):
-windows they open close by time, and objects for closed windows retrigger them.
+Upload URLs are given for `capture_presign_after_end_s` after a session ended (uploads buffered on the glasses
+still arrive; windows they open close by time, and objects for closed windows retrigger them), never later
+and never for a session older than a day of windows (409). Each URL counts the most bytes it takes against
+the user's bytes of the day (`capture_bytes_per_day`), a URL asked for again included (429 past it).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from worldmm.capture.models import (
 from worldmm.capture.port import CaptureStatePort
 from worldmm.config import Settings
 from worldmm.crashpoints import crash_point
-from worldmm.errors import BadRequest, Forbidden, QuotaExceeded
+from worldmm.errors import BadRequest, Conflict, Forbidden, QuotaExceeded
 from worldmm.media.frames import window_audio_key, window_prefix
 
 if TYPE_CHECKING:
@@ -142,6 +144,30 @@ class CaptureService:
                 retry_after_s=rest,
             )
 
+    def _open_for_uploads(self, session: CaptureSession) -> None:
+        """Conflict once the session ended longer ago than the grace for buffered uploads, or is older than a
+        day of windows (no window index of it would be valid)."""
+        now = self.clock()
+        if session.ended_at is not None:
+            ended = datetime.fromisoformat(session.ended_at).timestamp()
+            if now - ended > self.settings.capture_presign_after_end_s:
+                raise Conflict("the session has ended: start a new session for new uploads")
+        created = datetime.fromisoformat(session.created_at).timestamp()
+        max_age = (self.settings.capture_max_window_index + 1) * self.settings.window_seconds
+        if now - created > max_age + self.settings.capture_presign_after_end_s:
+            raise Conflict("the session is older than a day of windows: start a new session for new uploads")
+
+    def _reserve_bytes(self, user_id: str, amount: int) -> None:
+        """Count `amount` bytes of upload URLs against the user's day; QuotaExceeded past the day's budget."""
+        day, rest = _day_and_rest(self.clock())
+        budget = self.settings.capture_bytes_per_day
+        if not self.store.reserve_bytes(user_id, day, amount, budget):
+            raise QuotaExceeded(
+                f"at most {budget} bytes of uploads a day: this account's upload URLs of today (UTC) take them "
+                "all (each URL counts the most it takes, also when asked for again)",
+                retry_after_s=rest,
+            )
+
     def _presign(self, kind: UploadKind, key: str, content_type: str, index: int | None = None) -> PresignedUpload:
         """A presigned POST for `key`: the bucket takes only this content type and 1..max bytes (a presigned
         PUT signs no length, so it would take up to 5 GB)."""
@@ -160,13 +186,14 @@ class CaptureService:
 
     def presign_frames(self, user_id: str, session_id: str, request: PresignFramesRequest) -> PresignResult:
         """Upload POSTs for frames `start .. start+count-1` of one window of an owned session."""
-        self.owned_session(user_id, session_id)
+        self._open_for_uploads(self.owned_session(user_id, session_id))
         if request.contentType not in FRAME_CONTENT_TYPES:
             raise BadRequest(f"contentType must be one of {', '.join(FRAME_CONTENT_TYPES)}")
         expected = self.settings.capture_expected_frames
         if request.start + request.count > expected:
             raise BadRequest(f"a window holds at most {expected} frames (indices 0..{expected - 1})")
         self._check_window(user_id, session_id, request.windowIndex)
+        self._reserve_bytes(user_id, request.count * self.settings.capture_max_frame_bytes)
         uploads = [
             self._presign(UploadKind.FRAME, frame_key(session_id, request.windowIndex, i), request.contentType, i)
             for i in range(request.start, request.start + request.count)
@@ -180,10 +207,11 @@ class CaptureService:
 
     def presign_audio(self, user_id: str, session_id: str, request: PresignAudioRequest) -> PresignResult:
         """The upload POST of one window's audio chunk (`audio.wav`) of an owned session."""
-        self.owned_session(user_id, session_id)
+        self._open_for_uploads(self.owned_session(user_id, session_id))
         if request.contentType not in AUDIO_CONTENT_TYPES:
             raise BadRequest(f"contentType must be one of {', '.join(AUDIO_CONTENT_TYPES)}")
         self._check_window(user_id, session_id, request.windowIndex)
+        self._reserve_bytes(user_id, self.settings.capture_max_audio_bytes)
         upload = self._presign(UploadKind.AUDIO, window_audio_key(session_id, request.windowIndex), request.contentType)
         return PresignResult(
             sessionId=session_id,

@@ -35,7 +35,10 @@ _STATUS_TEXT = {
     401: "Missing or invalid bearer token (the JWT authorizer's answer; the handler never ran)",
     403: "No such session, chat or memory for the caller: another user's and a missing one read the same",
     404: "No such route: a path parameter that is empty or holds '/' (API Gateway's own answer)",
-    429: "A per-user allowance is used up: capture sessions or windows a day (UTC; retry the next day), or the "
+    409: "The session has ended (past the grace for buffered uploads) or is older than a day of windows: start "
+    "a new session",
+    429: "A per-user allowance is used up: capture sessions, windows or upload bytes a day (UTC; retry the next "
+    "day), or the "
     "model calls questions may make (a token bucket per user: each question takes its worst case, the bucket "
     "refills each hour); the message says which; retry after `Retry-After` seconds",
     500: "Internal server error",

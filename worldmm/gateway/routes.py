@@ -109,7 +109,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "CaptureFramesFunction", "POST", "/sessions/{id}/frames", "handlers.http.capture.uploads.app",
         "Upload URLs for a window's frames", PresignResult, body=PresignFramesRequest,
-        errors=(400, 403, 404, 429), path_patterns=_SESSION,
+        errors=(400, 403, 404, 409, 429), path_patterns=_SESSION,
         links=(
             _session_link("UploadAudio", "CaptureAudioFunction", _FROM_PATH, "The same session's audio"),
             _session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),
@@ -118,7 +118,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute(
         "CaptureAudioFunction", "POST", "/sessions/{id}/audio", "handlers.http.capture.uploads.app",
         "The upload URL for a window's audio chunk", PresignResult, body=PresignAudioRequest,
-        errors=(400, 403, 404, 429), path_patterns=_SESSION,
+        errors=(400, 403, 404, 409, 429), path_patterns=_SESSION,
         links=(_session_link("EndSession", "CaptureEndFunction", _FROM_PATH, "End the session"),),
     ),
     ApiRoute(
