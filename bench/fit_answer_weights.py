@@ -57,7 +57,7 @@ def _threshold(tops: list[tuple[float, bool, bool]]) -> tuple[float, float]:
     return -best[1], best[0]
 
 
-def gather(files: list[str], judged: int, judge_questions: int) -> list[dict[str, Any]]:
+def gather(files: list[str], judged: int, judge_questions: int, home: Path | None = None) -> list[dict[str, Any]]:
     """Per question: its candidates' features, labels, first scores and (for some) the judge's log-odds."""
     from functools import partial
 
@@ -68,7 +68,9 @@ def gather(files: list[str], judged: int, judge_questions: int) -> list[dict[str
     from worldmm.retrieval.reader import judge, load_model
     from worldmm.services import Services
 
-    home = Path(tempfile.mkdtemp(prefix="worldmm-fit-"))
+    kept = home is not None
+    home = home or Path(tempfile.mkdtemp(prefix="worldmm-fit-"))
+    home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o755)
     local = start_local_database(home / "pgdata")
     rows: list[dict[str, Any]] = []
@@ -99,7 +101,8 @@ def gather(files: list[str], judged: int, judge_questions: int) -> list[dict[str
                 )
     finally:
         local.server.cleanup()
-        shutil.rmtree(home, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(home, ignore_errors=True)
     return rows
 
 
@@ -142,12 +145,13 @@ def main() -> None:
     parser.add_argument("--judged", type=int, default=6)
     parser.add_argument("--judge-questions", type=int, default=150)
     parser.add_argument("--rows", type=Path, help="read gathered rows from this file instead (or write them to it)")
+    parser.add_argument("--home", type=Path, help="keep the ingested memory here (a second run skips the ingest)")
     parser.add_argument("--write", action="store_true", help=f"write the weights to {WEIGHTS}")
     args = parser.parse_args()
     if args.rows and args.rows.exists():
         rows = json.loads(args.rows.read_text())
     else:
-        rows = gather(args.files, args.judged, args.judge_questions)
+        rows = gather(args.files, args.judged, args.judge_questions, args.home)
         if args.rows:
             args.rows.write_text(json.dumps(rows))
     weights = fit(rows)

@@ -12,7 +12,7 @@ from tests.support.ingest import SESSION, USER, make_ingest_services, script_win
 from worldmm.config import CaptionMode
 from worldmm.db.models import LLMUsage, ProcessingStatus, Segment
 from worldmm.ingest.enrichment import WindowMaterial, claim_segment, enrich_segment
-from worldmm.retrieval.compose import cite
+from worldmm.retrieval.citations import cite
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 
 pytestmark = pytest.mark.integration

@@ -76,9 +76,7 @@ class StoredWindows:
     position_of_window: dict[str, int]
 
 
-def build_memory(
-    services: Services, user_id: str, benchmark: Benchmark, *, progress: bool = True
-) -> dict[str, Any]:
+def build_memory(services: Services, user_id: str, benchmark: Benchmark, *, progress: bool = True) -> dict[str, Any]:
     """Ingest the benchmark's windows through the text-window path (resumable); returns what it did."""
     from tqdm import tqdm
 
@@ -150,7 +148,9 @@ def _hits(ranked: Sequence[int], question: EvalQuestion, stored: StoredWindows) 
     return {"exact": exact, "lenient": lenient}
 
 
-def _retriever_rankings(services: Services, user_id: str, stored: StoredWindows) -> dict[str, Callable[..., list[int]]]:
+def _retriever_rankings(
+    services: Services, user_id: str, stored: StoredWindows, answered: dict[str, str]
+) -> dict[str, Callable[..., list[int]]]:
     from worldmm.retrieval.agent import answer_question
     from worldmm.retrieval.episodic_retriever import retrieve_episodic
     from worldmm.retrieval.hybrid import hybrid_search
@@ -165,17 +165,20 @@ def _retriever_rankings(services: Services, user_id: str, stored: StoredWindows)
         ]
 
     def hybrid(question: EvalQuestion) -> list[int]:
-        result = hybrid_search(services, user_id, question.question, now=question.asked_at, limit=depth,
-                               durations=[WINDOW_SECONDS])
+        result = hybrid_search(
+            services, user_id, question.question, now=question.asked_at, limit=depth, durations=[WINDOW_SECONDS]
+        )
         return positions(result.items)
 
     def episodic(question: EvalQuestion) -> list[int]:
-        result = retrieve_episodic(services, user_id, question.question, now=question.asked_at, limit=depth,
-                                   scales=(WINDOW_SECONDS,))
+        result = retrieve_episodic(
+            services, user_id, question.question, now=question.asked_at, limit=depth, scales=(WINDOW_SECONDS,)
+        )
         return positions(result.items)
 
     def cited(question: EvalQuestion) -> list[int]:
         answer = answer_question(services, user_id, question.question, now=question.asked_at)
+        answered[question.question_id] = answer.answer
         return positions(answer.trace.citations)
 
     return {"hybrid": hybrid, "episodic": episodic, CITED: cited}
@@ -232,8 +235,11 @@ def multiple_choice(services: Services, user_id: str, question: EvalQuestion, st
 
     settings = services.settings
     reader = settings.reader_enabled
-    limit, chars, tokens = (READER_CHOICE_MEMORIES, READER_MEMORY_CHARS, READER_CHOICE_TOKENS) if reader else (
-        MULTIPLE_CHOICE_MEMORIES, settings.memory_text_max_chars, settings.answer_max_tokens)
+    limit, chars, tokens = (
+        (READER_CHOICE_MEMORIES, READER_MEMORY_CHARS, READER_CHOICE_TOKENS)
+        if reader
+        else (MULTIPLE_CHOICE_MEMORIES, settings.memory_text_max_chars, settings.answer_max_tokens)
+    )
     found = hybrid_search(
         services, user_id, question.question, now=question.asked_at, limit=limit, durations=[WINDOW_SECONDS]
     )
@@ -289,7 +295,12 @@ def evaluate(
     questions = question_sample([q for q in benchmark.questions if q.evidence], sample)
     embedder = PrecomputedEmbedder(services.embedder, [q.question for q in questions])
     querying = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
-    retrievers = _retriever_rankings(querying, user_id, stored)
+    answered: dict[str, str] = {}  # the final answer's words, by question
+    retrievers = _retriever_rankings(querying, user_id, stored, answered)
+    lines = [(p, line) for p, w in enumerate(benchmark.windows) for line in _lines(w)]
+    line_bm25 = PlainBM25([line for _, line in lines])
+    line_window = np.asarray([p for p, _ in lines])
+    stated: dict[str, list[tuple[float, float]]] = defaultdict(list)
     # The choice is asked of a model of its own (the same weights, shared in the page cache): asked of the
     # one that judges the answer's sentences, its prompt displaced the judge's cached start, and the deadline
     # then kept most judgements out (the answer's p50 1.1 s, against 3.5 s with its own; 2026-12-05).
@@ -328,6 +339,17 @@ def evaluate(
             for mode, values in result.items():
                 hits[name][mode].append(values)
             by_category[question.category][name].append(result["exact"][KS.index(10)])
+        if question.answer and not question.choices:  # a free-text gold answer: how much of it each states
+            best = top(line_bm25.scores(question.question, visible[line_window]), visible[line_window], 1)
+            said = {
+                "answer": answered.get(question.question_id, ""),
+                "bm25 best line": lines[best[0]][1] if best else "",
+                "bm25 best 3-line window": " ".join(t for _, t in lines[max(0, best[0] - 1) : best[0] + 2])
+                if best
+                else "",
+            }
+            for name, words in said.items():
+                stated[name].append(answer_words(words, question.answer))
         if answers and question.choices and question.answer:
             started = time.perf_counter()
             choice = multiple_choice(choosing, user_id, question, stored)
@@ -339,6 +361,15 @@ def evaluate(
             for mode, values in _hits(choice.cited, question, stored).items():
                 hits[CHOICE_CITED][mode].append(values)  # over the questions with choices
     report = _report(benchmark, questions, hits, by_category, latency)
+    if stated:
+        report["answer_words"] = {
+            name: {
+                "f1": round(float(np.mean([f for f, _ in v])), 4),
+                "gold_share": round(float(np.mean([g for _, g in v])), 4),
+                "questions": len(v),
+            }
+            for name, v in stated.items()
+        }
     if answers:
         report["multiple_choice_accuracy"] = {
             name: {
@@ -352,6 +383,28 @@ def evaluate(
         report["multiple_choice_model"] = _choice_model(services)
     report["query_embedding_ms_per_question"] = round(embedder.seconds_per_text * 1000, 2)
     return report
+
+
+def _lines(window: EvalWindow) -> list[str]:
+    """A window's lines as said (a conversation's turns), for quoting the best line."""
+    return [line.strip() for line in (window.transcript or window.caption or "").splitlines() if line.strip()]
+
+
+def answer_words(said: str, gold: str) -> tuple[float, float]:
+    """Token F1 of `said` against the gold answer, and the share of the gold answer's words it states."""
+    from collections import Counter
+
+    from worldmm.eval.baselines import tokenize
+
+    got, want = Counter(tokenize(said)), Counter(tokenize(gold))
+    if not want:
+        return 0.0, 0.0
+    common = sum((got & want).values())
+    share = sum(1 for w in want if w in got) / len(want)
+    if not common:
+        return 0.0, share
+    precision, recall = common / sum(got.values()), common / sum(want.values())
+    return 2 * precision * recall / (precision + recall), share
 
 
 def _choice_model(services: Services) -> str:

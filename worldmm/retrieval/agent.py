@@ -31,7 +31,8 @@ from worldmm.config import AgentMode
 from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
-from worldmm.retrieval.compose import cite, compose_answer
+from worldmm.retrieval.citations import cite
+from worldmm.retrieval.compose import compose_answer
 from worldmm.retrieval.hybrid import adjacent_windows
 from worldmm.retrieval.models import (
     AgentAction,

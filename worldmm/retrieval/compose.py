@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -23,10 +22,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from aws_lambda_powertools import Logger
-from sqlalchemy import text
 
 from worldmm.retrieval.asks import Asked, analyse, lexemes, sentence_labels
-from worldmm.retrieval.models import Citation, MemoryKind, RetrievedMemory
+from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import Candidate, candidates, evidence
 
 if TYPE_CHECKING:
@@ -42,15 +40,6 @@ FEATURES = (
 """What each candidate sentence is scored by (`features`), in the order of the fitted weights."""
 JUDGED = 4
 """How many of the best sentences the reader's model judges."""
-
-# A summary's caption source: the distinct sources of the 30 s windows it spans ("heard+seen").
-_CAPTION_SOURCES_SQL = """
-SELECT s.id::text AS id, coalesce(s.caption_source, (
-    SELECT string_agg(DISTINCT w.caption_source, '+' ORDER BY w.caption_source) FROM worldmm_segments w
-    WHERE w.user_id = s.user_id AND w.duration_seconds = 30 AND w.caption_source IS NOT NULL
-      AND w.start_time >= s.start_time AND w.end_time <= s.end_time)) AS source
-FROM worldmm_segments s WHERE s.user_id = :user_id AND s.id = ANY(CAST(:ids AS uuid[]))
-"""
 
 
 @dataclass(frozen=True)
@@ -70,14 +59,8 @@ class Weights:
 def fitted_weights() -> Weights:
     """The weights `bench.fit_answer_weights` fitted on development questions."""
     raw = json.loads(resources.files("worldmm.retrieval").joinpath("answer_weights.json").read_text())
-    return Weights(
-        features=tuple(float(raw["features"][name]) for name in FEATURES),
-        bias=float(raw["bias"]),
-        judge=float(raw["judge"]),
-        judge_centre=float(raw["judge_centre"]),
-        refuse_below=float(raw["refuse_below"]),
-        refuse_below_unjudged=float(raw["refuse_below_unjudged"]),
-    )
+    scalars = {name: float(raw[name]) for name in Weights.__dataclass_fields__ if name != "features"}
+    return Weights(features=tuple(float(raw["features"][name]) for name in FEATURES), **scalars)
 
 
 @dataclass(frozen=True)
@@ -116,8 +99,6 @@ Reader = Callable[[str, Candidate], ReadAnswer | None]
 """Writes a checked short answer from the best sentence (`reader.read_answer`), or None."""
 Judge = Callable[[str, list[Candidate]], list[float | None]]
 """The reader's model's log-odds that each sentence answers the question; None for one it did not judge."""
-WindowsOf = Callable[[RetrievedMemory], Sequence[RetrievedMemory]]
-"""The 30-second windows a summary spans (`hybrid.windows_within`)."""
 
 
 def features(services: ComposePorts, asked: Asked, question: str, pool: list[Candidate]) -> np.ndarray:
@@ -133,20 +114,12 @@ def features(services: ComposePorts, asked: Asked, question: str, pool: list[Can
         context_terms = asked.event if asked.side else main
         has_kind = bool(asked.labels & labels[i]) or (bool(asked.labels & {"PERSON"}) and c.speaker is not None)
         named = c.speaker is not None and any(c.speaker.casefold() in n.casefold() for n in asked.names)
-        rows.append(
-            [
-                _coverage(main, said[i], idf),
-                _coverage(context_terms, around - said[i], idf),
-                meaning[i],
-                float(has_kind),
-                float(bool(asked.labels) and not has_kind),
-                float(not c.text.endswith("?")),
-                1.0 / (1.0 + c.rank),
-                float(c.memory.memory_type == MemoryKind.SEMANTIC),
-                float(named),
-                float(len(c.text.split()) < 4),
-            ]
-        )
+        rows.append([
+            _coverage(main, said[i], idf), _coverage(context_terms, around - said[i], idf), meaning[i],
+            float(has_kind), float(bool(asked.labels) and not has_kind), float(not c.text.endswith("?")),
+            1.0 / (1.0 + c.rank), float(c.memory.memory_type == MemoryKind.SEMANTIC), float(named),
+            float(len(c.text.split()) < 4),
+        ])  # fmt: skip
     return np.asarray(rows, dtype=np.float64).reshape(len(pool), len(FEATURES))
 
 
@@ -237,27 +210,3 @@ def _ranked(memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
 
 def _capital(value: str) -> str:
     return value[:1].upper() + value[1:]
-
-
-def cite(services: ComposePorts, user_id: str, memories: list[RetrievedMemory]) -> list[Citation]:
-    """The citations of `memories`; each segment's says where its caption came from (seen, tidied, heard)."""
-    citations = [Citation.of(m) for m in memories]
-    ids = [c.segment_id for c in citations if c.segment_id and _is_uuid(c.segment_id)]
-    if not ids:
-        return citations
-    try:
-        with services.db.unit_of_work(user_id) as session:
-            rows = session.execute(text(_CAPTION_SOURCES_SQL), {"user_id": user_id, "ids": ids}).all()
-    except Exception as exc:  # the answer stands without the sources; the log says why
-        logger.warning("caption sources unavailable: %s", type(exc).__name__)
-        return citations
-    sources = {row.id: row.source for row in rows}
-    return [c.model_copy(update={"caption_source": sources.get(c.segment_id or "")}) for c in citations]
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
