@@ -1,29 +1,26 @@
-"""The answer composed from memories: the relevant line, the time in plain words, and no memory without relevance."""
+"""The answer composed from memories, with the shipped weights: the sentence quoted with when it was said and the
+memory it comes from, a summary's sentence told as the window that said it, an answer in other words found by
+meaning, and "I don't remember that." when nothing recorded answers."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from tests.support.harness import make_settings
+from tests.support.memory import SteeredEmbedder
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.retrieval.compose import (
-    NO_MEMORY,
-    Candidate,
-    Composed,
-    best_sentence,
-    compose_answer,
-    describe_when,
-    judged_quote,
-)
+from worldmm.memory.embedding import providers
+from worldmm.retrieval.compose import NO_MEMORY, Composed, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.timeref import parse_time_reference
+from worldmm.retrieval.sentences import describe_when
 from worldmm.services import Services
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
+pytestmark = pytest.mark.integration
 
 NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)  # a Tuesday
+START = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +28,7 @@ NOW = datetime(2025, 3, 11, 12, 30, tzinfo=UTC)  # a Tuesday
     [
         (datetime(2025, 3, 11, 8, 14, tzinfo=UTC), "this morning at 8:14"),
         (datetime(2025, 3, 11, 12, 5, tzinfo=UTC), "this afternoon at 12:05"),
+        (datetime(2025, 3, 11, 19, 5, tzinfo=UTC), "this evening at 19:05"),
         (datetime(2025, 3, 10, 19, 42, tzinfo=UTC), "yesterday at 19:42"),
         (datetime(2025, 3, 3, 11, 15, tzinfo=UTC), "on Monday 3 March at 11:15"),
         (datetime(2024, 12, 30, 9, 0, tzinfo=UTC), "on Monday 30 December 2024 at 9:00"),
@@ -40,38 +38,21 @@ def test_describe_when_says_the_time_relative_to_the_question(moment: datetime, 
     assert describe_when(moment, NOW) == words
 
 
-def test_best_sentence_prefers_the_statement_to_the_question_it_answers() -> None:
-    services = Services(make_settings(), llm=ScriptedLLM())
-    memory = "Hey! Thanks for helping with my slides. Sure, Marco. When is your presentation?\n" + (
-        "My presentation is on Friday at two in the afternoon, to the whole team."
-    )
-    sentence, heard = best_sentence(services, "When is Marco's presentation?", memory)
-    assert sentence.startswith("My presentation is on Friday") and not heard
-
-
-def test_best_sentence_says_when_the_sentence_was_heard_rather_than_captioned() -> None:
-    services = Services(make_settings(), llm=ScriptedLLM())
-    memory = "At my desk in the office (heard: Me: I am putting my keys in the drawer of my desk.)"
-    assert best_sentence(services, "Where are my keys?", memory) == (
-        "Me: I am putting my keys in the drawer of my desk.",
-        True,
-    )
-
-
-def _memories(*texts: str, start_minute: int = 0) -> list[RetrievedMemory]:
-    """Episodic 30 s windows, one a minute from 8:00 (each later one said later)."""
+def _windows(*texts: str, apart_s: int = 60) -> list[RetrievedMemory]:
+    """30-second episodic windows from 8:00, one every `apart_s` seconds (30: each ends where the next starts)."""
     return [
         RetrievedMemory(
-            id=str(n),
+            id=f"w{n}",
             memory_type=MemoryKind.EPISODIC,
-            text=t,
+            text=text,
             score=1.0,
             source="test",
-            start_time=datetime(2025, 3, 11, 8, start_minute + n, tzinfo=UTC),
-            end_time=datetime(2025, 3, 11, 8, start_minute + n, 30, tzinfo=UTC),
+            start_time=START + timedelta(seconds=apart_s * n),
+            end_time=START + timedelta(seconds=apart_s * n + 30),
             duration_seconds=30,
+            segment_id=f"w{n}",
         )
-        for n, t in enumerate(texts)
+        for n, text in enumerate(texts)
     ]
 
 
@@ -79,203 +60,55 @@ def _services() -> Services:
     return Services(make_settings(), llm=ScriptedLLM())
 
 
-@pytest.mark.parametrize("question", ["Where are my keys now?", "Where are my keys?"])
-def test_a_question_about_now_takes_the_latest_memory_that_answers_it(question: str) -> None:
-    memories = _memories(
-        "I heard: I am taking my keys and my notebook from the hallway shelf.",
-        "I heard: I am putting my keys in the floor of my desk.",
-        "I heard: My keys are in my desk drawer. Do not forget them tonight.",
-        "I heard: My key you tomorrow.",
+def test_the_answer_quotes_the_sentence_says_when_it_was_heard_and_cites_its_memory() -> None:
+    # GIVEN a window whose caption says what was seen and what was heard, and a window of what was seen
+    memories = _windows(
+        "I am watering the plants by the window.",
+        "At my desk in the office (heard: Me: I am putting my keys in the drawer of my desk.)",
     )
-    composed = compose_answer(_services(), question, memories, NOW)
-    assert "My keys are in my desk drawer." in composed.answer, composed.answer
-    assert composed.memories == [memories[2]]
-    assert composed.answer.startswith("This morning at 8:02, heard:")
-
-
-def test_an_amount_asked_for_is_quoted_with_the_sentence_it_leans_on() -> None:
-    memories = _memories("I heard: I always get a cappuccino here before work. That is $4.50. Thank you, Emma.")
-    composed = compose_answer(_services(), "How much did my cappuccino cost?", memories, NOW)
-    assert '"I always get a cappuccino here before work. That is $4.50."' in composed.answer, composed.answer
-
-
-def test_a_reply_to_a_spoken_question_carries_its_words_and_a_name_may_be_heard_spelt_otherwise() -> None:
-    memories = _memories(
-        "I heard: Marko asked if we can meet at half past nine. I replied yes.",
-        "I heard: Sure, Marko, when is your presentation? My presentation is on Friday afternoon to the team.",
+    composed = compose_answer(_services(), "Where are my keys?", memories, NOW)
+    # THEN the heard sentence is quoted, without who said it when it was the wearer, with its minute and memory
+    assert composed.answer == (
+        'This morning at 8:01, heard: "I am putting my keys in the drawer of my desk." '
+        "(from your 30-second episodic memory of 08:01:00–08:01:30)."
     )
-    composed = compose_answer(_services(), "When is Marco's presentation?", memories, NOW)
-    assert "My presentation is on Friday afternoon" in composed.answer, composed.answer
-    assert composed.memories == [memories[1]]
-
-
-def test_habit_words_count_less_than_what_the_habit_is_about() -> None:
-    memories = _memories(
-        "I heard: I always have a cup of tea every morning.",
-        "I heard: I walk to the cafe like every morning.",
-        "I heard: No thanks. I only drink one coffee a day.",
-    )
-    composed = compose_answer(_services(), "What do I drink every morning?", memories, NOW)
-    assert "I only drink one coffee a day." in composed.answer, composed.answer
-
-
-def test_who_is_a_name_with_no_fact_about_it_is_answered_from_its_first_mentions() -> None:
-    # GIVEN no semantic fact about Marco, only windows that mention him (as the recogniser spelt it)
-    memories = _memories(
-        "I heard: It is cold and sunny today.",
-        "I heard: Hey, thanks for helping with my slides. Sure, Marko.",
-        "I heard: Marko asks if we can meet at half past nine.",
-        "I heard: Marko will fix slide three this evening.",
-    )
-    composed = compose_answer(_services(), "Who is Marco?", memories, NOW)
-    # THEN the answer quotes the first two windows that mention him, and cites both
-    assert composed.memories == [memories[1], memories[2]]
-    assert composed.answer.startswith("Marco: this morning at 8:01, heard:"), composed.answer
-    assert "helping with my slides" in composed.answer and "half past nine" in composed.answer
-    # AND a semantic fact about him, when there is one, is the answer
-    fact = RetrievedMemory(id="f", memory_type=MemoryKind.SEMANTIC, text="Marco is my colleague", score=1.0, source="t")
-    composed = compose_answer(_services(), "Who is Marco?", [*memories, fact], NOW)
-    assert composed.memories == [fact] and "my colleague" in composed.answer
-
-
-def test_nothing_relevant_is_not_remembered_and_cites_nothing() -> None:
-    memories = _memories("I heard: It is cold and sunny today.", "I heard: I am watering the plants.")
-    assert compose_answer(_services(), "What is my dog's name?", memories, NOW) == Composed(NO_MEMORY, [])
+    assert composed.memories == [memories[1]] and not composed.read and not composed.judged
+    # AND a sentence seen, not heard, is quoted without "heard"
+    seen = compose_answer(_services(), "What am I watering?", memories, NOW)
+    assert seen.answer.startswith('This morning at 8:00: "I am watering the plants by the window."'), seen.answer
 
 
 @pytest.mark.parametrize(
-    ("question", "day"),
-    [("What did I do on Tuesday?", 11), ("What did I do last Tuesday?", 4), ("What did I do on Friday?", 7)],
-)
-def test_a_weekday_is_read_from_the_moment_asked_and_on_that_weekday_means_today(question: str, day: int) -> None:
-    # (worldmm.retrieval.timeref: "on Tuesday" asked on a Tuesday is that day; "last Tuesday" the week before)
-    reference = parse_time_reference(question.lower(), NOW)
-    assert reference.since == datetime(2025, 3, day, tzinfo=UTC)
-
-
-def test_an_irregular_past_counts_as_its_verb() -> None:
-    memories = _memories(
-        "I heard: I am sitting at the big window table of the cafe with my blue notebook and a pen.",
-        "I heard: Oh no. I think I left my blue notebook on the table at the cafe.",
-    )
-    composed = compose_answer(_services(), "Where did I leave my blue notebook?", memories, NOW)
-    assert "I think I left my blue notebook on the table at the cafe." in composed.answer, composed.answer
-
-
-def test_a_number_said_in_words_matches_the_same_number_in_digits() -> None:
-    memories = _memories(
-        "I heard: Slide 3 has last year's budget numbers.",
-        "I heard: Slide 5 is wrong, the team photo is missing.",
-        "I heard: Something went wrong with the printer.",
-    )
-    composed = compose_answer(_services(), "What is wrong with slide three?", memories, NOW)
-    assert "Slide 3 has last year's budget numbers." in composed.answer, composed.answer
-
-
-def test_a_title_written_short_before_a_name_is_the_word_said() -> None:
-    memories = _memories(
-        "I heard: Do not forget your appointment at nine.",
-        "I heard: Dr Lee is in room four.",
-        "I heard: The dr said nothing about the bill.",
-    )
-    composed = compose_answer(_services(), "What's my doctor called?", memories, NOW)
-    assert "Dr Lee is in room four." in composed.answer, composed.answer
-
-
-def test_a_bare_mention_opening_a_memory_is_quoted_with_what_follows() -> None:
-    memories = _memories("Marco: Hey! Thanks for helping with my slides.")
-    composed = compose_answer(_services(), "Who is Marco?", memories, NOW)
-    assert '"Marco: Hey! Thanks for helping with my slides."' in composed.answer, composed.answer
-
-
-def test_a_question_asking_who_is_answered_by_a_sentence_that_names_someone() -> None:
-    memories = _memories(
-        "I heard: Did I leave a blue notebook on the window table?",
-        "I heard: I found my notebook in my bag. Hi, Emma. Yes, we found it and keep it behind the counter.",
-    )
-    composed = compose_answer(_services(), "Who found my notebook?", memories, NOW)
-    assert "Emma" in composed.answer, composed.answer
-    # AND with nobody named in any relevant sentence, nobody is made up: nothing is remembered
-    nameless = _memories("I heard: I found my notebook in my bag.", "I heard: Yes, we found it.")
-    assert compose_answer(_services(), "Who found my notebook?", nameless, NOW).answer == NO_MEMORY
-
-
-def test_who_said_a_line_answers_who_and_the_speaker_is_no_word_the_line_shares() -> None:
-    memories = _memories(
-        "I heard: I always get a cappuccino here before work. Emma: That is four dollars fifty.",
-        "I heard: Marco: I am nervous. Marco: The client from Boston will be there. You will be fine.",
-        "I heard: I am at the office. Someone: I am at the front desk today.",
-        "I heard: Katrina: Do not forget your doctor's appointment.",
-    )
-    # THEN the line's speaker answers who said it, and is quoted with the line
-    composed = compose_answer(_services(), "Who said they were nervous?", memories, NOW)
-    assert "Marco: I am nervous." in composed.answer, composed.answer
-    assert composed.memories == [memories[1]]
-    # AND a question naming the speaker finds no answer in the speaker's name alone, nor does one asking
-    # what someone is called: who said a line is not who the line is about
-    for question in ("What did Emma eat for breakfast?", "What is my doctor called?"):
-        assert compose_answer(_services(), question, memories, NOW).answer == NO_MEMORY, question
-    # AND another speaker's "I am at ..." is not where I am
-    assert "the office" in compose_answer(_services(), "Where am I?", memories, NOW).answer
-
-
-def test_a_model_judges_who_said_a_line_only_when_the_question_asks_who() -> None:
-    [memory] = _memories("I heard: Yes, please, Emma, a large cappuccino. Emma: You order the same thing every day.")
-    piece = Candidate(
-        "You order the same thing every day.", True, memory, "Yes, please, Emma, a large cappuccino.", None, "Emma"
-    )
-    assert judged_quote("Who said I order the same thing?", piece) == (
-        "Yes, please, Emma, a large cappuccino. Emma: You order the same thing every day."
-    )
-    assert judged_quote("How old is Emma?", piece) == (
-        "Yes, please, Emma, a large cappuccino. You order the same thing every day."
-    )
-
-
-def test_a_sentence_heard_goes_before_a_semantic_fact_that_shares_as_many_words() -> None:
-    fact = RetrievedMemory(id="f", memory_type=MemoryKind.SEMANTIC, text="I walk like morning", score=1.0, source="t")
-    memories = _memories("I heard: I walk to the cafe like every morning, it is cold and sunny.")
-    composed = compose_answer(_services(), "What is the weather like on my morning walk?", [fact, *memories], NOW)
-    assert composed.memories == memories, composed.answer
-
-
-def test_a_sentence_sharing_only_a_minor_word_of_the_question_does_not_answer_it() -> None:
-    memories = _memories(
-        "I heard: The budget number on slide three is from last year.",
-        "I heard: I am paying with my phone. Thank you, Emma.",
-        "I heard: Marco will fix slide three this evening.",
-    )
-    assert compose_answer(_services(), "What is Marco's phone number?", memories, NOW).answer == NO_MEMORY
-    composed = compose_answer(_services(), "What will Marco fix this evening?", memories, NOW)
-    assert "Marco will fix slide three" in composed.answer, composed.answer
-
-
-@pytest.mark.parametrize(
-    ("question", "answered"),
+    "question",
     [
-        ("What time does the plumber come?", True),
-        ("What time does the cafe open?", False),
-        ("How long did my walk to the cafe take?", False),
-        ("How long did I walk for?", True),
+        "What is my dog's name?",
+        pytest.param(
+            "Where is my passport?",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="shipped weights: a statement naming a place, sharing no word, scores -1.5 + 0.5 * retrieved,"
+                " above refuse_below_unjudged (-1.5)",
+            ),
+        ),
     ],
 )
-def test_a_clock_time_or_a_length_of_time_asked_for_must_be_said(question: str, answered: bool) -> None:
-    memories = _memories(
-        "I heard: I am walking to the Corner Cafe, like every morning.",
-        "I heard: Okay, the plumber comes at eleven o'clock.",
-        "I heard: I walked for twenty minutes today.",
-    )
-    composed = compose_answer(_services(), question, memories, NOW)
-    assert (composed.answer != NO_MEMORY) is answered, composed.answer
+def test_nothing_that_shares_the_questions_words_is_not_remembered_and_cites_nothing(question: str) -> None:
+    memories = _windows("I heard: It is cold and sunny today.", "I heard: I am at the office on the third floor.")
+    assert compose_answer(_services(), question, memories, NOW) == Composed(NO_MEMORY, [])
 
 
-def test_the_words_asking_for_a_time_count_less_than_what_the_time_is_of() -> None:
-    memories = _memories(
-        "I heard: I am leaving the spare key for the plumber. Okay, the plumber comes at eleven o'clock.",
-        "I heard: Marco asks if we can meet at half past nine. Time to go. I am leaving the cafe now.",
+def test_what_was_said_after_an_event_is_found_in_the_next_window() -> None:
+    # GIVEN leaving the cafe at the end of one window, and arriving at the office in the next, without a gap
+    windows = _windows(
+        "I heard: I think I left my notebook on the table at the cafe.",
+        "I heard: Time to go. I am leaving the cafe now.",
+        "I heard: I am at the office on the third floor.",
+        apart_s=30,
     )
-    composed = compose_answer(_services(), "What time will the plumber arrive?", memories, NOW)
-    assert "the plumber comes at eleven" in composed.answer, composed.answer
+    composed = compose_answer(_services(), "What did I do after leaving the cafe?", windows, NOW)
+    # THEN the answer is what was said next, cited as the window that said it
+    assert '"I am at the office on the third floor."' in composed.answer, composed.answer
+    assert composed.memories == [windows[2]]
 
 
 def _summary(text: str) -> RetrievedMemory:
@@ -286,34 +119,92 @@ def _summary(text: str) -> RetrievedMemory:
         text=text,
         score=1.0,
         source="test",
-        start_time=datetime(2025, 3, 11, 8, 0, tzinfo=UTC),
-        end_time=datetime(2025, 3, 11, 8, 3, tzinfo=UTC),
+        start_time=START,
+        end_time=START + timedelta(minutes=3),
         duration_seconds=180,
     )
 
 
 def test_a_sentence_of_a_summary_is_told_as_the_first_window_that_said_it() -> None:
+    # GIVEN a summary retrieved first, and the windows it spans, two of which said its sentence
     summary = _summary("I am walking to the cafe. That is four dollars fifty for the coffee.")
-    windows = _memories(
+    windows = _windows(
         "I am walking to the cafe.",
         "Hello. That is four dollars fifty for the coffee.",
-        "Again: that is four dollars fifty for the coffee.",
+        "That is four dollars fifty for the coffee.",
     )
-    composed = compose_answer(
-        _services(),
-        "How much was the coffee?",
-        [summary],
-        NOW,
-        windows_of=lambda memory: windows if memory is summary else [],
-    )
-    assert composed.memories == [windows[1]]
+    composed = compose_answer(_services(), "How much was the coffee?", [summary, *windows], NOW)
+    # THEN the sentence is cited as the first window that said it, at that window's minute
+    assert composed.memories == [windows[1]], composed.answer
     assert "at 8:01" in composed.answer and "30-second" in composed.answer, composed.answer
 
 
 def test_a_summary_whose_sentence_no_window_holds_is_cited_itself() -> None:
     summary = _summary("That is four dollars fifty for the coffee.")
-    windows = _memories("I am walking to the cafe.")
     composed = compose_answer(
-        _services(), "How much was the coffee?", [summary], NOW, windows_of=lambda memory: windows
+        _services(), "How much was the coffee?", [summary, *_windows("I am walking to the cafe.")], NOW
     )
-    assert composed.memories == [summary] and "3-minute" in composed.answer, composed.answer
+    assert composed.memories == [summary] and "3-minute summary" in composed.answer, composed.answer
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Services:
+    """Services with the real all-MiniLM-L6-v2 text embedder, loaded once for the module."""
+    return Services(make_settings(embedding_provider="local", embedding_dim=384), llm=ScriptedLLM())
+
+
+@pytest.mark.parametrize("said", [("It is cold and sunny today.",), ()])
+def test_an_answer_in_other_words_is_found_by_meaning_and_only_when_one_was_said(
+    minilm: Services, said: tuple[str, ...]
+) -> None:
+    # GIVEN a question whose answer, when there is one, shares none of its words, beside lines far from it
+    others = ("I am putting my coffee mug in the sink.", "Marco will fix slide three this evening.")
+    memories = _windows(*(f"I heard: {line}" for line in (*said, *others)))
+    composed = compose_answer(minilm, "What was the weather like outside?", memories, NOW)
+    # THEN the real embedder finds the line close in meaning; without it, nothing is remembered
+    if said:
+        assert '"It is cold and sunny today."' in composed.answer and composed.memories == memories[:1]
+    else:
+        assert composed == Composed(NO_MEMORY, [])
+
+
+def test_of_sentences_sharing_the_same_words_the_one_closer_in_meaning_goes_first() -> None:
+    # GIVEN two sentences that share only "notebook" with the question, the longer one further from it in meaning
+    question = "What about the notebook?"
+    plan = "I am sitting at the window table, writing my plan in my blue notebook."
+    note = "Note to self: pick up the blue notebook from the cafe."
+
+    def at(cosine: float, axis: int) -> list[float]:
+        vector = [0.0] * 8
+        vector[0], vector[axis] = cosine, (1 - cosine**2) ** 0.5
+        return vector
+
+    embedder = SteeredEmbedder(8, {question: at(1.0, 1), plan: at(0.2, 2), note: at(0.6, 3)})
+    services = Services(make_settings(), llm=ScriptedLLM(), embedder=embedder)
+    scored = score(services, question, _windows(f"I heard: {plan}", f"I heard: {note}"))
+    # THEN the one closer in meaning goes first, not the one retrieved first
+    assert [c.said for c in scored.candidates] == [note, plan]
+
+
+class _CountingEmbedder:
+    """Vectors from letter counts (close texts, close vectors); keeps every text it was asked to embed."""
+
+    dim = 26
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += texts
+        return [[float(t.casefold().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]
+
+
+def test_questions_in_one_process_embed_each_sentence_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = _CountingEmbedder()
+    monkeypatch.setattr(providers, "build_text_embedder", lambda settings: embedder)
+    services = Services(make_settings(), llm=ScriptedLLM())  # the composition root's embedder
+    windows = _windows("I heard: It is cold and sunny today.", "I heard: I am walking to the cafe on Maple Street.")
+    first, second = "What was it like outside on my walk?", "Was it cold today?"
+    assert score(services, first, windows).candidates and score(services, second, windows).candidates
+    assert {first, second, "It is cold and sunny today."} <= set(embedder.embedded)
+    assert len(embedder.embedded) == len(set(embedder.embedded))

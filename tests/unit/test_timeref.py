@@ -11,7 +11,6 @@ from worldmm.retrieval.timeref import TimeFocus, parse_time_reference
 pytestmark = pytest.mark.unit
 
 
-
 def d(day: int, hour: int = 0, minute: int = 0, second: int = 0) -> datetime:
     return datetime(2026, 3, day, hour, minute, second, tzinfo=UTC)
 
@@ -66,3 +65,14 @@ def test_timeref_an_evening_not_yet_begun_is_no_range(question: str) -> None:
 )
 def test_timeref_direction(question: str, focus: TimeFocus) -> None:
     assert parse_time_reference(question, NOW).focus == focus
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [("What did I do on Wednesday?", 18), ("What did I do last Wednesday?", 11), ("What did I do on Friday?", 13)],
+)
+def test_timeref_a_weekday_is_read_from_the_moment_asked_and_on_that_weekday_means_today(
+    question: str, day: int
+) -> None:
+    # "on Wednesday" asked on a Wednesday is that day; "last Wednesday" the week before; "on Friday" the last one
+    assert parse_time_reference(question, NOW).since == d(day)
