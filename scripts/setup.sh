@@ -56,4 +56,10 @@ if [ ! -x .tools/sam/bin/sam ] || [ ! -x .tools/sam/bin/cfn-lint ]; then
   retry .tools/sam/bin/python -m pip install -q --upgrade pip
   retry .tools/sam/bin/python -m pip install -q "aws-sam-cli>=1.120" "cfn-lint>=1.20"
 fi
+# checkov, the template's security gate (`make lint`), pins versions that clash with ours and sam's: its own too.
+if [ ! -x .tools/checkov/bin/checkov ]; then
+  "$PYTHON" -m venv .tools/checkov
+  retry .tools/checkov/bin/python -m pip install -q --upgrade pip
+  retry .tools/checkov/bin/python -m pip install -q "checkov==3.3.30"
+fi
 touch .venv/.installed
