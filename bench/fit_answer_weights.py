@@ -29,7 +29,11 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_FILES = (
     "sample-session/questions-dev.jsonl",
     *(f"sample-session/questions-heldout-{n}.jsonl" for n in range(2, 14)),
+    "world-dev/day-1/questions.jsonl",
+    "world-dev/day-2/questions.jsonl",
 )
+"""Development questions: the sample morning's seen sets and the generated development days (`bench.worldgen`,
+seed 1). The evening's and the next morning's sets are kept to check the fitted path against."""
 WEIGHTS = Path(__file__).resolve().parent.parent / "worldmm" / "retrieval" / "answer_weights.json"
 
 
@@ -76,16 +80,17 @@ def gather(files: list[str], judged: int, judge_questions: int, home: Path | Non
     rows: list[dict[str, Any]] = []
     try:
         settings = local_profile(home, local)
+        recordings = list(RECORDINGS)
+        recordings += [p for p in dict.fromkeys((EXAMPLES / name).parent for name in files) if p not in recordings]
         with contextlib.redirect_stdout(io.StringIO()):
-            for recording in RECORDINGS:
+            for recording in recordings:
                 run_demo(settings, recording, questions=[])
         services = Services(settings)
         load_model(services)
         judges = partial(judge, services)
         asked_at = datetime.now(UTC)
         for name in files:
-            recording, file = name.split("/")
-            for q in load_questions(EXAMPLES / recording, file):
+            for q in load_questions((EXAMPLES / name).parent, (EXAMPLES / name).name):
                 memories = plan_memories(services, DEMO_USER, q.question, asked_at)
                 scored = compose.score(services, q.question, memories)
                 top = scored.candidates[:judged]

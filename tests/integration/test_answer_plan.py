@@ -253,11 +253,6 @@ SURE_NOT = -8.0
 """Log-odds of "yes" of a model sure that a sentence does not answer."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compose.score: sentences below the JUDGED best keep their first score, so when the judge marks those "
-    "down one of them comes first, unjudged, and is quoted (and read)",
-)
 def test_a_question_the_readers_model_judges_no_sentence_to_answer_is_not_remembered(
     pg: LocalDatabase, sample: Services
 ) -> None:

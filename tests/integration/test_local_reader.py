@@ -161,11 +161,6 @@ def test_only_the_best_sentences_by_the_first_score_are_judged() -> None:
     assert len(llm.calls_for(JUDGE_PURPOSE)) == JUDGED == 4 and composed.judged
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compose.score: a sentence below the JUDGED best keeps its first score, so when the judge marks those "
-    "down it comes first, unjudged, and is quoted against refuse_below_unjudged",
-)
 def test_a_sentence_below_all_those_judged_not_to_answer_is_not_quoted_instead() -> None:
     # GIVEN five sentences about the coffee, and a model sure of each it judges that it does not answer
     _, composed, llm = _judged({"coffee": -8.0}, FIVE)

@@ -169,6 +169,8 @@ def score(services: ComposePorts, question: str, memories: list[RetrievedMemory]
     log_odds: list[float | None] = [None] * len(pool)
     if judge is not None:
         log_odds[:JUDGED] = judge(question, pool[:JUDGED])
+        if any(lo is not None for lo in log_odds):  # the judged are the candidates: no lower one escapes the judge
+            pool, rows, scores, log_odds = pool[:JUDGED], rows[:JUDGED], scores[:JUDGED], log_odds[:JUDGED]
         scores = [s + (weights.judge * (lo - weights.judge_centre) if lo is not None else 0.0)
                   for s, lo in zip(scores, log_odds, strict=True)]  # fmt: skip
         order = sorted(range(len(pool)), key=lambda i: -scores[i])

@@ -96,8 +96,8 @@ def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
         memory = memories[rank]
         lines = said[memory.id]
         for i, (sentence, heard) in enumerate(lines):
-            previous = lines[i - 1][0] if i > 0 else before.get((memory.id, i))
-            following = lines[i + 1][0] if i + 1 < len(lines) else after.get((memory.id, i))
+            previous = _as_said(lines[i - 1][0] if i > 0 else before.get((memory.id, i)))
+            following = _as_said(lines[i + 1][0] if i + 1 < len(lines) else after.get((memory.id, i)))
             tagged = _SPEAKER.match(sentence)
             speaker, text = (tagged.group("who"), tagged.group("said")) if tagged else (None, sentence)
             if speaker in ("Me", "I"):
@@ -107,6 +107,11 @@ def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
                 seen.add(key)
                 out.append(Candidate(text, heard, memory, previous, following, speaker, rank))
     return out
+
+
+def _as_said(sentence: str | None) -> str | None:
+    """A neighbouring sentence as quoted: another speaker's with their name, the wearer's without "Me:"."""
+    return sentence.removeprefix("Me: ").removeprefix("I: ") if sentence else None
 
 
 ADJACENT_S = 5
