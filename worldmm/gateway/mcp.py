@@ -29,6 +29,7 @@ from worldmm.config import Settings
 from worldmm.errors import BadRequest, Unauthenticated
 from worldmm.gateway.auth import decode_token
 from worldmm.gateway.confirm import ConfirmationCodes
+from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.memories.models import MemoriesQuery
 from worldmm.memories.models import Memory as TimelineMemory
 from worldmm.retrieval.models import Citation, MemoryKind
@@ -366,7 +367,7 @@ def build_mcp_server(
     async def _forget_span(
         since: datetime | None = None,
         until: datetime | None = None,
-        session_id: Annotated[str | None, Field(max_length=128)] = None,
+        session_id: Annotated[str | None, Field(max_length=128, pattern=SESSION_ID_PATTERN)] = None,
         code: Annotated[str | None, Field(max_length=32)] = None,
     ) -> ForgetSpanToolResult:
         user_id = caller()
