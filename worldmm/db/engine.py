@@ -95,18 +95,23 @@ class Database:
 _databases: dict[str, Database] = {}
 
 
+# Held directly or through any role it is a member of (a member may SET ROLE to it, or inherits an owner's rights
+# to ALTER a table out of row-level security): pg_has_role(..., 'MEMBER') follows the whole membership graph.
 _ROLE_SQL = """
-SELECT r.rolsuper AS superuser, r.rolbypassrls AS bypass_rls,
-       EXISTS (SELECT 1 FROM pg_tables t WHERE t.schemaname = current_schema() AND t.tableowner = current_user)
+SELECT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolsuper AND pg_has_role(current_user, r.oid, 'MEMBER'))
+           AS superuser,
+       EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolbypassrls AND pg_has_role(current_user, r.oid, 'MEMBER'))
+           AS bypass_rls,
+       EXISTS (SELECT 1 FROM pg_tables t WHERE t.schemaname = current_schema()
+                                           AND pg_has_role(current_user, t.tableowner, 'MEMBER'))
            AS owns_tables
-FROM pg_roles r WHERE r.rolname = current_user
 """
 
 
 def check_application_role(database: Database) -> None:
     """ConfigurationError when `database` connects as a role row-level security does not hold: a superuser,
-    a BYPASSRLS role, or the tables' owner. Functions and the CLI refuse to start as one (migrations use
-    the owner through DATABASE_ADMIN_URL, never through this)."""
+    a BYPASSRLS role, or the tables' owner, itself or through a role it is a member of. Functions and the CLI
+    refuse to start as one (migrations use the owner through DATABASE_ADMIN_URL, never through this)."""
     from worldmm.errors import ConfigurationError
 
     with database.engine.connect() as connection:
