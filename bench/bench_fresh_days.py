@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import platform
 import statistics
@@ -46,7 +47,7 @@ def days_of(root: Path) -> list[Path]:
 def percentile(values: list[float], share: float) -> float:
     """The nearest-rank percentile of `values` (share in 0..1)."""
     ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1))]
 
 
 def summarise(answers: list[Any], heard: str) -> dict[str, Any]:
@@ -86,12 +87,15 @@ def summarise(answers: list[Any], heard: str) -> dict[str, Any]:
 
 def evaluate(root: Path, heard: str, expect_tree: Path | None) -> dict[str, Any]:
     """Ingest every day of `root` into one fresh memory, ask every day's questions, score them."""
+    import handlers
     import worldmm
 
     imported = Path(worldmm.__file__).resolve()
-    print(f"worldmm imported from {imported}", file=sys.stderr, flush=True)
-    if expect_tree is not None and not imported.is_relative_to(expect_tree.resolve()):
-        raise SystemExit(f"worldmm came from {imported}, not from the code tree {expect_tree}")
+    handler_root = Path(handlers.__file__).resolve()
+    print(f"worldmm imported from {imported}, handlers from {handler_root}", file=sys.stderr, flush=True)
+    for module in (imported, handler_root):
+        if expect_tree is not None and not module.is_relative_to(expect_tree.resolve()):
+            raise SystemExit(f"{module} is not in the code tree {expect_tree}")
     from worldmm.demo import DEMO_USER, load_questions, local_profile, run_demo
     from worldmm.eval.speech import ScriptTranscriber
 
@@ -155,7 +159,9 @@ def in_code_tree(args: argparse.Namespace) -> dict[str, Any]:
         for item in args.env:
             command += ["--env", item]
         env = dict(os.environ, PYTHONPATH=str(tree))
-        subprocess.run(command, cwd=tmp, env=env, check=True)
+        done = subprocess.run(command, cwd=tmp, env=env, check=False)
+        if done.returncode:
+            raise SystemExit(f"the evaluation with {tree}'s worldmm failed (exit {done.returncode})")
         report: dict[str, Any] = json.loads(out.read_text())
     report["code_tree"] = str(tree)
     return report
@@ -170,6 +176,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--heard", choices=["recogniser", "script"], default="recogniser")
     parser.add_argument("--expect-tree", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    # A benchmark asks a hundred questions in minutes as one user: no allowance of model calls (a rate limit, not
+    # an answer method; older trees without the setting ignore it). `--env` may set one.
+    os.environ.setdefault("CHAT_ALLOWANCE_MODEL_CALLS", "0")
     for item in args.env:
         key, sep, value = item.partition("=")
         if not sep or not key:
