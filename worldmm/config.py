@@ -132,9 +132,10 @@ class Settings(BaseSettings):
     )
     database_app_role: str = "worldmm_app"
     """The role `worldmm migrate` creates for the functions; row-level security applies to it."""
-    redis_url: str | None = None
+    redis_url: str | None = Field(default=None, repr=False)
     """Redis for graph and lexical snapshots shared between containers; unset: each process caches in memory and
-    revalidates against PostgreSQL."""
+    revalidates against PostgreSQL. It may carry a password: kept out of repr and logs; the aws profile takes only
+    `rediss://` (TLS) unless the host is loopback."""
     graph_cache_local_entries: int = 64
     """Graph snapshots a process keeps in memory (least recently used beyond this are dropped)."""
     graph_cache_ttl_s: int = 86_400
@@ -565,6 +566,19 @@ class Settings(BaseSettings):
                 "per-install key in WORLDMM_HOME/gateway.key"
             )
         return value
+
+    @model_validator(mode="after")
+    def _redis_over_tls_when_deployed(self) -> Settings:
+        if self.redis_url and self.worldmm_profile == Profile.AWS:
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(self.redis_url)
+            if parts.scheme != "rediss" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+                raise ValueError(
+                    "REDIS_URL must be rediss:// (TLS) in the aws profile: a redis:// URL sends its password and "
+                    "every cached graph in clear"
+                )
+        return self
 
     @model_validator(mode="after")
     def _allowance_holds_a_question(self) -> Settings:
