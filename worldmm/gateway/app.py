@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools import Logger
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -237,30 +236,19 @@ class Gateway:
     async def upload_form(self, request: Request) -> Response:
         """A presigned POST, as S3 takes one: multipart form fields, then `file`; the signed fields must hold,
         and the file be 1 byte to the signed `max-bytes` long (S3's EntityTooSmall/EntityTooLarge otherwise)."""
-        try:
-            body = await read_body(request, MAX_UPLOAD_BYTES)
-        except BodyTooLarge:
-            return _s3_error("EntityTooLarge", 400)
-
-        async def receive() -> dict[str, Any]:
-            return {"type": "http.request", "body": body, "more_body": False}
+        from worldmm.gateway.upload_form import FormRefused, read_signed_form
 
         try:
-            form = await Request(request.scope, receive).form(max_files=1, max_fields=16)
-        except Exception:  # a body that is no multipart form (Starlette raises its own parse errors)
-            return _s3_error("MalformedPOSTRequest", 400)
-        fields = {name: value for name, value in form.multi_items() if isinstance(value, str)}
-        upload = form.get("file")
-        max_bytes = self.signer.check_post(fields)
-        if max_bytes is None:
-            return _s3_error("AccessDenied", 403)
-        if not isinstance(upload, UploadFile):
-            return _s3_error("InvalidArgument", 400)
-        data = await upload.read()
-        if len(data) > max_bytes:
-            return _s3_error("EntityTooLarge", 400)
-        if not data:
-            return _s3_error("EntityTooSmall", 400)
+            form = await read_signed_form(
+                request.headers.get("content-type", ""),
+                request.headers.get("content-length"),
+                request.stream(),
+                self.signer.check_post,
+                MAX_UPLOAD_BYTES,
+            )
+        except FormRefused as refused:
+            return _s3_error(refused.code, refused.status)
+        fields, data = form.fields, form.data
         await self._land(fields["key"], data)
         return Response(b"", status_code=204)
 
