@@ -5,6 +5,9 @@
 it in one statement. Tenant table like the memory tables: row-level security on `app.user_id`; forget-me's
 sweep of every `user_id` table erases it.
 
+And `worldmm_forget_audit` gets row-level security (issue 64): the application role may add an audit row and
+read none (it never reads them; operators read them as the owner, whom the policy does not bind).
+
 Revision ID: 0016
 Revises: 0015
 """
@@ -35,7 +38,11 @@ def upgrade() -> None:
         "WITH CHECK (user_id = current_setting('app.user_id', true))"
     )
     op.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON worldmm_allowances TO {app_role}")
+    op.execute("ALTER TABLE worldmm_forget_audit ENABLE ROW LEVEL SECURITY")
+    op.execute("CREATE POLICY audit_append ON worldmm_forget_audit FOR INSERT WITH CHECK (true)")
 
 
 def downgrade() -> None:
+    op.execute("DROP POLICY IF EXISTS audit_append ON worldmm_forget_audit")
+    op.execute("ALTER TABLE worldmm_forget_audit DISABLE ROW LEVEL SECURITY")
     op.execute("DROP TABLE IF EXISTS worldmm_allowances")
