@@ -10,14 +10,15 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools import Logger
 
 from worldmm.errors import WorldMMError
-from worldmm.llm.port import LLMRequest, LLMResponse
+from worldmm.llm.port import LLMRequest, LLMResponse, ModelBusyError
 from worldmm.llm.structured import complete_with_room
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class LlamaCppLLM:
         if request.stop:
             kwargs["stop"] = list(request.stop)
         started = time.perf_counter()
-        with self._generate_lock:
+        with self._turn(request):
             messages = self._fit(llama, messages, budget=self.n_ctx - max_tokens - _TEMPLATE_MARGIN_TOKENS)
             result: Any = llama.create_chat_completion(messages=cast(Any, messages), **kwargs)
         latency_ms = (time.perf_counter() - started) * 1000
@@ -164,7 +165,7 @@ class LlamaCppLLM:
         import numpy as np
 
         llama = self._model()
-        with self._generate_lock:
+        with self._turn(request):
             messages = self._fit(
                 llama, self._text_messages(request.messages), budget=self.n_ctx - _TEMPLATE_MARGIN_TOKENS
             )
@@ -177,6 +178,17 @@ class LlamaCppLLM:
             next(llama.generate(tokens, temp=0.0))  # evaluates the prompt; the sampled token is not used
             logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
             return float(np.logaddexp.reduce(logits[yes]) - np.logaddexp.reduce(logits[no]))
+
+    @contextmanager
+    def _turn(self, request: LLMRequest) -> Iterator[None]:
+        """The model to itself for one call, waited for until the request's `start_by` at most."""
+        wait = -1.0 if request.start_by is None else max(0.0, request.start_by - time.perf_counter())
+        if not self._generate_lock.acquire(timeout=wait):
+            raise ModelBusyError(f"the model was busy until past the {request.purpose} call's start-by moment")
+        try:
+            yield
+        finally:
+            self._generate_lock.release()
 
     @staticmethod
     def _chat_formatter(llama: Llama) -> Jinja2ChatFormatter:

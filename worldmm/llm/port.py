@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 
+class ModelBusyError(Exception):
+    """A model was answering other calls until past a request's `start_by`: the call was not made."""
+
+
 @dataclass(frozen=True)
 class LLMRequest:
     """A chat-completion request; `purpose` names the prompt template (and the usage row)."""
@@ -21,6 +25,9 @@ class LLMRequest:
     metadata: dict[str, str] = field(default_factory=dict)
     stop: tuple[str, ...] = ()
     """Where the reply ends, when the model writes one of these (not included): a one-line answer stops at "\\n"."""
+    start_by: float | None = None
+    """The latest moment (`time.perf_counter`) a local model may start on it: a call still waiting for the model
+    then is not made (`ModelBusyError`), so an answer's deadline counts the wait behind other questions."""
     grow_when_cut_off: bool = True
     """A reply cut off at `max_tokens` is asked again with more room (`complete_with_room`); False: it comes back
     as it is, marked `truncated` (a short answer that runs on is no short answer, and a second, longer call would

@@ -19,7 +19,7 @@ from weakref import WeakSet
 
 from aws_lambda_powertools import Logger
 
-from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, YesNoJudge
+from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, ModelBusyError, YesNoJudge
 from worldmm.llm.prompts import load_prompt, render_prompt
 from worldmm.retrieval.asks import lexemes
 from worldmm.retrieval.compose import ReadAnswer
@@ -69,12 +69,17 @@ def read_answer(
     request = _read_request(services, question, sanitize_memory_text(line.quote, limit))
     try:
         # A judgement that did not fit is shorter than a reading: the reading would not fit either.
-        if skipped or not _ready(services, request, deadline):
+        timed = None if skipped else _ready(services, request, deadline)
+        if timed is None:
             logger.info("reader skipped: past the answer's deadline")
             if skipped is not None:
                 skipped.append("writing a short answer")
             return None
-        reply = _timed(services, request, services.reader_llm.complete)
+        reply = _timed(services, timed, services.reader_llm.complete)
+    except ModelBusyError:
+        if skipped is not None:
+            skipped.append("writing a short answer (the model was busy with other questions)")
+        return None
     except Exception as exc:  # the composed answer stands; the log says why
         logger.warning("reader unavailable: %s", type(exc).__name__)
         return None
@@ -115,14 +120,15 @@ def judge(
     try:
         for i, candidate in enumerate(pool):
             sentence = sanitize_memory_text(candidate.quote, limit)
-            request = _judge_request(services, question, sentence)
-            if not _ready(services, request, deadline):
-                if skipped is not None:
-                    skipped.append(f"judging {len(pool) - i} of {len(pool)} sentences")
-                break
+            request = _ready(services, _judge_request(services, question, sentence), deadline)
+            if request is None:
+                raise ModelBusyError("past the answer's deadline")
             odds[i] = _timed(services, request, model.yes_log_odds)
             if judged is not None:
                 judged.append((sentence, odds[i] or 0.0))
+    except ModelBusyError:
+        if skipped is not None:
+            skipped.append(f"judging {odds.count(None)} of {len(pool)} sentences")
     except Exception as exc:  # the composer's order stands; the log says why
         logger.warning("reader cannot judge: %s", type(exc).__name__)
     return odds
@@ -157,10 +163,14 @@ _LOADED: WeakSet[LoadsOnFirstUse] = WeakSet()
 """The reader's models `load_model` loaded, warmed and timed."""
 
 
-def _ready(services: ReaderPorts, request: LLMRequest, deadline: float | None) -> bool:
-    """Whether `request` is expected to be answered by `deadline`, sized by what the model reads anew."""
+def _ready(services: ReaderPorts, request: LLMRequest, deadline: float | None) -> LLMRequest | None:
+    """`request`, to be started by when it is expected to end by `deadline` (the wait for the model behind other
+    questions counts), or None when it is not expected to fit."""
     load_model(services)
-    return services.reader_call_times.fits(request.purpose, deadline, read_anew(request))
+    times, size = services.reader_call_times, read_anew(request)
+    if not times.fits(request.purpose, deadline, size):
+        return None
+    return request if deadline is None else replace(request, start_by=deadline - times.expected(request.purpose, size))
 
 
 def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMRequest], _T]) -> _T:
