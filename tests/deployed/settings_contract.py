@@ -48,6 +48,8 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "CAPTURE_MAX_SESSIONS_PER_DAY",
     "CAPTURE_MAX_WINDOWS_PER_DAY",
     "CAPTURE_MAX_WINDOW_RERUNS",
+    "CAPTURE_MAX_BYTES_PER_DAY",  # issue 64: unset means a day of windows at the URL maxima
+    "CAPTURE_PRESIGN_AFTER_END_S",
     "REAPER_PENDING_AFTER_S",
     "REAPER_MAX_WINDOWS",
     "INGEST_CLAIM_LEASE_S",
@@ -99,6 +101,10 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "DUPLICATE_SIMILARITY",
     "MAX_AGENT_ROUNDS",
     "MEMORY_TEXT_MAX_CHARS",
+    "MCP_ANSWER_MAX_CHARS",
+    # per-user allowance of model calls (issue 64), the same on every profile
+    "CHAT_ALLOWANCE_MODEL_CALLS",
+    "CHAT_ALLOWANCE_MODEL_CALLS_PER_HOUR",
     # chat API (spec 004)
     "CHAT_PAGE_DEFAULT",
     "CHAT_TITLE_CHARS",
