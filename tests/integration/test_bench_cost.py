@@ -58,6 +58,12 @@ def test_bench_cost_prices_every_line_from_what_a_tiny_hour_did() -> None:
     assert shipped["lambda"]["IngestWindowFunction"]["memory_mb"] == 1024 and shipped["lambda_handler_gb_s"] > 0
     assert shipped["s3"]["bytes_written"] > 2 * 16 * 1000 and shipped["s3"]["puts"] == 2 * 17
     assert shipped["postgres"]["worldmm_segments"]["rows"] >= 2 and shipped["postgres_bytes"] > 0
+    # where the bytes are: each table's heap, TOAST and indexes (issue 63), summing to at most the tables' total
+    relations = shipped["postgres_relations"]
+    assert relations["worldmm_segments"]["heap"] > 0
+    assert all(part in ("heap", "toast") or part.startswith("index ") for p in relations.values() for part in p)
+    assert sum(sum(p.values()) for p in relations.values()) <= shipped["postgres_bytes"]
+    assert "index ix_triples_embedding_hnsw" not in shipped["postgres_relations"].get("worldmm_triples", {})
     usd = shipped["usd"]
     assert usd["lines_usd_per_wearer_hour"]["model:caption"] > 0 and len(usd["top3"]) == 3
     assert cheaper["usd"]["variable_usd_per_wearer_hour"] < usd["variable_usd_per_wearer_hour"]
