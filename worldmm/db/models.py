@@ -70,7 +70,6 @@ class Segment(Base):
         Index("ix_segments_user_time", "user_id", "duration_seconds", "start_time"),
         Index("ix_segments_status", "processing_status", "updated_at"),
         Index("ix_segments_parent", "parent_segment_id"),
-        Index("ix_segments_search", "search_tsv", postgresql_using="gin"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=_uuid)

@@ -9,6 +9,8 @@ indexes that no query reads dropped, lz4 for captions and transcripts.
 - `ix_triples_embedding_hnsw` and `ix_visual_embedding_hnsw` are dropped: the semantic retriever,
   consolidation and the visual retriever scan one user's rows exactly (EXPLAIN in
   tests/integration/test_vector_storage.py), so the indexes were only written, never read.
+- `ix_segments_search` (GIN over `search_tsv`) is dropped: BM25 reads the column's lexemes per user
+  (worldmm/retrieval/lexical.py), no query matches it with `@@`.
 - `caption` and `transcript` compress with lz4 where the server has it (new values; metadata only).
 
 In place and resumable, with no lock longer than one batch per table until the swap: per column a `halfvec`
@@ -165,6 +167,7 @@ def upgrade() -> None:
             auto = plain.execution_options(isolation_level="AUTOCOMMIT")
             for vectors in COLUMNS:
                 _convert(conn, auto, vectors)
+            auto.execute(text("DROP INDEX IF EXISTS ix_segments_search"))
             if _has_lz4(auto):
                 for table, column in COMPRESSED:
                     auto.execute(text(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION lz4"))
@@ -174,6 +177,7 @@ def downgrade() -> None:
     conn = op.get_bind()
     for table, column in COMPRESSED:
         op.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION default")
+    op.execute("CREATE INDEX IF NOT EXISTS ix_segments_search ON worldmm_segments USING gin (search_tsv)")
     for c in COLUMNS:
         current = _column_type(conn, c.table, c.column)
         if current is None or current[0] != "halfvec":
