@@ -57,11 +57,11 @@ def bench_batch_sizes(embedder: Any, n_texts: int) -> dict[str, Any]:
     default `LOCAL_EMBEDDING_BATCH_SIZE` among them): padding and cache use, not arithmetic, set the cost."""
     from worldmm.config import Settings
     from worldmm.memory.episodic.segment_text import segment_memory_text
-    from worldmm.retrieval.sentences import memory_sentences
+    from worldmm.retrieval.sentences import pieces
 
     rows = [json.loads(line) for line in EGOLIFE_WINDOWS.read_text(encoding="utf-8").splitlines() if line.strip()]
     windows = [segment_memory_text(row["caption"], row.get("transcript", "")) for row in rows][:n_texts]
-    sentences = [s for w in windows for s in memory_sentences(w)][:n_texts]
+    sentences = [s for w in windows for s, _ in pieces(w)][:n_texts]
     seconds: dict[str, dict[int, float]] = {"windows": {}, "sentences": {}}
     for batch_size in BATCH_SIZES:
         embedder.batch_size = batch_size

@@ -37,28 +37,38 @@ seed 1). The evening's and the next morning's sets are kept to check the fitted 
 WEIGHTS = Path(__file__).resolve().parent.parent / "worldmm" / "retrieval" / "answer_weights.json"
 
 
-def _logistic(x: np.ndarray, y: np.ndarray, l2: float = 0.01) -> np.ndarray:
-    """Weights (last: bias) maximising the L2-penalised log-likelihood of `y` given `x`."""
-    xb = np.hstack([x, np.ones((len(x), 1))])
+def _listwise(groups: list[tuple[np.ndarray, np.ndarray]], l2: float = 1e-3) -> np.ndarray:
+    """Weights that make each question's answering sentences likeliest under a softmax over its candidates
+    (a conditional logit: the first-ranked sentence is what an answer quotes), L2-penalised."""
+    groups = [(x, y) for x, y in groups if y.any() and not y.all()]
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        z = xb @ w
-        p = 1 / (1 + np.exp(-z))
-        eps = 1e-9
-        value = -np.mean(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)) + l2 * np.sum(w[:-1] ** 2)
-        grad = xb.T @ (p - y) / len(y) + np.concatenate([2 * l2 * w[:-1], [0.0]])
-        return float(value), grad
+        value, grad = l2 * float(w @ w), 2 * l2 * w
+        for x, y in groups:
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            q = np.where(y, p, 0.0)
+            q /= q.sum()
+            value -= float(np.log(np.exp(s[y] - s.max()).sum()) - np.log(np.exp(s - s.max()).sum()))
+            grad += x.T @ (p - q)
+        return value / len(groups), grad / len(groups)
 
-    return np.asarray(minimize(loss, np.zeros(xb.shape[1]), jac=True, method="L-BFGS-B").x)
+    return np.asarray(minimize(loss, np.zeros(groups[0][0].shape[1]), jac=True, method="L-BFGS-B").x)
+
+
+FALSE_REFUSALS = 0.05
+"""The most answerable questions the refusal threshold may refuse (the answers issue's bound)."""
 
 
 def _threshold(tops: list[tuple[float, bool, bool]]) -> tuple[float, float]:
-    """The threshold that makes most questions right: (top score, refusal expected, top sentence answers)."""
-    best = (-1.0, -99.0)
-    for cut in [*sorted({t for t, _, _ in tops}), 99.0]:
-        right = sum((t < cut) if refusal else (t >= cut and answers) for t, refusal, answers in tops)
-        best = max(best, (right / len(tops), -cut))
-    return -best[1], best[0]
+    """The highest threshold that refuses at most `FALSE_REFUSALS` of the answerable questions, from their best
+    sentence's score (top score, refusal expected, top sentence answers); and the share of unanswerable ones it
+    refuses."""
+    answerable = sorted(t for t, refusal, _ in tops if not refusal)
+    cut = answerable[int(FALSE_REFUSALS * len(answerable))] if answerable else 0.0
+    unanswerable = [t for t, refusal, _ in tops if refusal]
+    return cut, sum(t < cut for t in unanswerable) / max(1, len(unanswerable))
 
 
 def gather(files: list[str], judged: int, judge_questions: int, home: Path | None = None) -> list[dict[str, Any]]:
@@ -67,8 +77,9 @@ def gather(files: list[str], judged: int, judge_questions: int, home: Path | Non
 
     from worldmm.db.local import start_local_database
     from worldmm.demo import DEMO_USER, RECORDINGS, load_questions, local_profile, run_demo
-    from worldmm.retrieval import compose
-    from worldmm.retrieval.agent import plan_memories
+    from worldmm.retrieval import agent, compose
+    from worldmm.retrieval.hybrid import adjacent_windows
+    from worldmm.retrieval.models import Trace
     from worldmm.retrieval.reader import judge, load_model
     from worldmm.services import Services
 
@@ -89,12 +100,20 @@ def gather(files: list[str], judged: int, judge_questions: int, home: Path | Non
         load_model(services)
         judges = partial(judge, services)
         asked_at = datetime.now(UTC)
+        judged_kind = {True: 0, False: 0}  # as many unanswerable questions judged as answerable ones
         for name in files:
             for q in load_questions((EXAMPLES / name).parent, (EXAMPLES / name).name):
-                memories = plan_memories(services, DEMO_USER, q.question, asked_at)
+                context = agent._Context(settings.memory_text_max_chars)  # the fixed plan's searches, as it makes them
+                now = agent._read_at(agent.newest_memory_end(services, DEMO_USER, asked_at), asked_at)
+                retrievers = agent.default_retrievers()
+                agent._plan_searches(services, retrievers, DEMO_USER, q.question, now, context, Trace(mode="plan"))
+                found = list(context.memories.values())
+                memories = [*found, *adjacent_windows(services, DEMO_USER, found)]
                 scored = compose.score(services, q.question, memories)
                 top = scored.candidates[:judged]
-                odds = judges(q.question, top) if len(rows) < judge_questions else [None] * len(top)
+                judging = judged_kind[q.refusal] < judge_questions // 2
+                judged_kind[q.refusal] += judging
+                odds = judges(q.question, top) if judging else [None] * len(top)
                 rows.append(
                     {
                         "id": q.id,
@@ -114,32 +133,32 @@ def gather(files: list[str], judged: int, judge_questions: int, home: Path | Non
 def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from worldmm.retrieval.compose import FEATURES
 
-    x = np.asarray([f for r in rows for f in r["features"]])
-    y = np.asarray([float(label) for r in rows for label in r["labels"]])
-    w = _logistic(x, y)
-    first = [np.asarray(r["features"]).reshape(-1, len(FEATURES)) @ w[:-1] + w[-1] for r in rows]
-    judged = [(s, lo, lab) for r, sc in zip(rows, first, strict=True)
-              for s, lo, lab in zip(sc, r["log_odds"], r["labels"], strict=False) if lo is not None]  # fmt: skip
-    weights: dict[str, Any] = {"features": dict(zip(FEATURES, map(float, w[:-1]), strict=True)), "bias": float(w[-1])}
-    a, b, c = _logistic(np.asarray([[s, lo] for s, lo, _ in judged]), np.asarray([float(lab) for *_, lab in judged]))
-    weights["judge"], weights["judge_centre"] = float(b / a), float(-c / b) if b else 0.0
-    unjudged_tops, judged_tops = [], []
-    for r, sc in zip(rows, first, strict=True):
-        if not len(sc):
-            continue
-        i = int(np.argmax(sc))
-        unjudged_tops.append((float(sc[i]), r["refusal"], r["labels"][i]))
-        odds = [*r["log_odds"], *[None] * (len(sc) - len(r["log_odds"]))]
-        final = [s + (weights["judge"] * (lo - weights["judge_centre"]) if lo is not None else 0.0)
-                 for s, lo in zip(sc, odds, strict=True)]  # fmt: skip
-        if r["log_odds"] and r["log_odds"][0] is not None:
-            j = int(np.argmax(final))
-            judged_tops.append((float(final[j]), r["refusal"], r["labels"][j]))
-    weights["refuse_below_unjudged"], right_unjudged = _threshold(unjudged_tops)
-    weights["refuse_below"], right_judged = _threshold(judged_tops or unjudged_tops)
+    matrices = [np.asarray(r["features"]).reshape(-1, len(FEATURES)) for r in rows]
+    labels = [np.asarray(r["labels"], dtype=bool) for r in rows]
+    w = _listwise(list(zip(matrices, labels, strict=True)))
+    first = [x @ w for x in matrices]
+    weights: dict[str, Any] = {"features": dict(zip(FEATURES, map(float, w), strict=True)), "bias": 0.0}
+    judged = [
+        (sc[: len(r["log_odds"])], np.asarray([np.nan if lo is None else lo for lo in r["log_odds"]]), y)
+        for r, sc, y in zip(rows, first, labels, strict=True)
+        if r["log_odds"] and r["log_odds"][0] is not None
+    ]
+    judge = _listwise([(np.stack([s, lo], axis=1), y[: len(s)]) for s, lo, y in judged if not np.isnan(lo).any()])
+    weights["judge"], weights["judge_centre"] = float(judge[1] / judge[0]), 0.0
+    unjudged_tops = [(float(sc.max()), r["refusal"], bool(y[int(sc.argmax())]))
+                     for r, sc, y in zip(rows, first, labels, strict=True) if len(sc)]  # fmt: skip
+    judged_tops = []
+    for s, lo, y in judged:
+        final = s + weights["judge"] * np.nan_to_num(lo, nan=0.0)
+        judged_tops.append((float(final.max()), False, bool(y[int(final.argmax())])))
+    weights["refuse_below_unjudged"], refused_unjudged = _threshold(unjudged_tops)
+    weights["refuse_below"], _ = _threshold(judged_tops)
     weights["_fitted_on"] = {
-        "questions": len(rows), "sentences": len(y), "positives": int(y.sum()), "judged_questions": len(judged_tops),
-        "top_right_unjudged": round(right_unjudged, 3), "top_right_judged": round(right_judged, 3),
+        "questions": len(rows), "sentences": int(sum(len(y) for y in labels)),
+        "positives": int(sum(y.sum() for y in labels)), "judged_questions": len(judged_tops),
+        "unanswerable_refused_unjudged": round(refused_unjudged, 3),
+        "first_answers": round(float(np.mean([a for _, r, a in unjudged_tops if not r])), 3),
+        "first_answers_judged": round(float(np.mean([a for *_, a in judged_tops])), 3),
     }  # fmt: skip
     return weights
 

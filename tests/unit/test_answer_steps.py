@@ -17,7 +17,7 @@ from worldmm.retrieval.sentences import Candidate, candidates
 
 T0 = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)
 ANSWER_MAKING = ("compose.py", "reader.py", "sentences.py", "asks.py")
-PLAN_FUNCTIONS = ("_answer_by_plan", "plan_memories", "_plan_searches")
+PLAN_FUNCTIONS = ("_answer_by_plan", "_plan_searches")
 
 
 def _window(n: int, text: str, memory_id: str | None = None) -> RetrievedMemory:

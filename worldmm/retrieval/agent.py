@@ -372,55 +372,35 @@ def _answer_by_plan(
     trace: Trace,
     started: float,
 ) -> AgentAnswer:
-    """The fixed plan: search episodic and semantic memory with the question, then compose the answer.
-
-    `times`: the moment time words are read at (searches), and when the question was asked (the answer's words).
-    """
-    now, asked_at = times
-    _plan_searches(services, retrievers, user_id, question, now, context, trace)
+    """The fixed plan: search episodic and semantic memory with the question (time words read at `times[0]`),
+    then compose the answer from what was found and the windows around it (its words as of `times[1]`)."""
+    _plan_searches(services, retrievers, user_id, question, times[0], context, trace)
     context.require_memory()
-    if context.failures:
-        trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
-    reader = services.settings.reader_enabled
-    deadline = started + services.settings.answer_budget_s
-    skipped: list[str] = []  # what the reader's model was not asked, past the deadline
-    judged: list[tuple[str, float]] = []
-    read = partial(read_answer, services, deadline=deadline, skipped=skipped) if reader else None
-    judging = reader and services.settings.answer_rerank
+    settings, skipped, judged = services.settings, list[str](), list[tuple[str, float]]()
+    notes = [f"answered without the memories whose search failed: {', '.join(context.failures)}"] * bool(
+        context.failures
+    )
+    deadline = started + settings.answer_budget_s
+    read = partial(read_answer, services, deadline=deadline, skipped=skipped) if settings.reader_enabled else None
+    judging = settings.reader_enabled and settings.answer_rerank
     judges = partial(judge, services, deadline=deadline, skipped=skipped, judged=judged) if judging else None
     memories = list(context.memories.values())
     around = adjacent_windows(services, user_id, memories)
-    composed = compose_answer(services, question, [*memories, *around], asked_at, read, judges)
-    notes = [trace.answer_note] if trace.answer_note else []
+    composed = compose_answer(services, question, [*memories, *around], times[1], read, judges)
     if composed.judged_unanswered:
         notes.append("with the reader's model's judgement, no sentence found scores as an answer")
     if composed.read:
         notes.append("written by the local reader; the quoted sentence backs every word of it")
     if skipped:
-        budget = services.settings.answer_budget_s
-        notes.append(f"past the answer's {budget:g} s deadline, the reader's model skipped " + " and ".join(skipped))
+        notes.append(
+            f"past the answer's {settings.answer_budget_s:g} s deadline, the reader's model skipped "
+            + " and ".join(skipped)
+        )
     trace.answer_note = "; ".join(notes) or None
     trace.judged = [JudgedSentence(sentence=sentence, log_odds=round(odds, 3)) for sentence, odds in judged]
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
-    return AgentAnswer(answer=composed.answer, memories=list(context.memories.values()), trace=trace)
-
-
-def plan_memories(
-    services: AgentPorts,
-    user_id: str,
-    question: str,
-    asked_at: datetime,
-    retrievers: Mapping[MemoryKind, Retriever] | None = None,
-) -> list[RetrievedMemory]:
-    """What the fixed plan answers `question` from: its searches' memories, then the windows around them."""
-    now = _read_at(newest_memory_end(services, user_id, asked_at), asked_at)
-    context, trace = _Context(services.settings.memory_text_max_chars), Trace(mode=AgentMode.PLAN.value)
-    _plan_searches(
-        services, retrievers or default_retrievers(), user_id, sanitize_question(question), now, context, trace
-    )
-    memories = list(context.memories.values())
-    return [*memories, *adjacent_windows(services, user_id, memories)]
+    return AgentAnswer(answer=composed.answer, memories=memories, trace=trace)
 
 
 def _plan_searches(

@@ -31,8 +31,7 @@ PLACE = frozenset({"GPE", "LOC", "FAC", "ORG"})
 WHEN = frozenset({"DATE", "TIME"})
 MONEY = frozenset({"MONEY"})
 COUNT = frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"})
-REASON = frozenset({"REASON"})
-"""Not a spaCy label: a sentence gives a reason when it joins a clause with a causal word."""
+REASON = frozenset({"REASON"})  # not spaCy's: a sentence gives a reason when a causal word joins its clauses
 
 WH_LABELS: dict[str, frozenset[str]] = {
     "who": PERSON, "whom": PERSON, "whose": PERSON, "where": PLACE, "when": WHEN, "why": REASON,
@@ -47,9 +46,8 @@ MEASURE_NOUNS: dict[str, frozenset[str]] = {
     "person": PERSON, "people": PERSON, "place": PLACE, "reason": REASON,
 }  # fmt: skip
 """A 'what'/'which' question's head word (or its main verb) that names the kind of answer."""
-CAUSAL = frozenset({"because", "so", "since", "cause"})
+CAUSAL, SIDES = frozenset({"because", "so", "since", "cause"}), frozenset({"before", "after"})
 PLACE_PREPOSITIONS = frozenset("in on at under behind beside near inside next into onto by above below".split())  # noqa: SIM905
-SIDES = frozenset({"before", "after"})
 
 
 @dataclass(frozen=True)
@@ -162,8 +160,5 @@ def _names_a_place(preposition: Any) -> bool:
 
 def _plain_labels(sentence: str) -> frozenset[str]:
     """Labels read without a parser: a digit is a number, a causal word a reason."""
-    said = words(sentence)
-    labels = {"CARDINAL"} if any(w[:1].isdigit() for w in said) else set()
-    if CAUSAL & set(said):
-        labels.add("REASON")
-    return frozenset(labels)
+    said = set(words(sentence))
+    return frozenset(["CARDINAL"] if any(w[:1].isdigit() for w in said) else []) | (REASON if CAUSAL & said else set())

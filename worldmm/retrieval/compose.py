@@ -190,7 +190,7 @@ def compose_answer(
     """The best sentence of the memories, when it was said and which memory it comes from, after a short answer
     the reader wrote from it (checked against it) when it could; "I don't remember that." when the best score
     is below the fitted threshold."""
-    scored = score(services, question, _ranked(memories), judge)
+    scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL], judge)
     if not scored.candidates:
         return Composed(NO_MEMORY, [])
     weights = fitted_weights()
@@ -200,15 +200,5 @@ def compose_answer(
         return Composed(NO_MEMORY, [], judged=judged, judged_unanswered=judged)
     best = scored.candidates[0]
     written = read(question, best) if read is not None else None
-    if written is not None:
-        return Composed(f"{_capital(written.text)}. ({evidence(best, now)}.)", [best.memory], read=True, judged=judged)
-    return Composed(f"{_capital(evidence(best, now))}.", [best.memory], judged=judged)
-
-
-def _ranked(memories: list[RetrievedMemory]) -> list[RetrievedMemory]:
-    """Visual matches carry no sentences; the rest as retrieved."""
-    return [m for m in memories if m.memory_type != MemoryKind.VISUAL and m.text.strip()]
-
-
-def _capital(value: str) -> str:
-    return value[:1].upper() + value[1:]
+    said = f"{written.text}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
+    return Composed(said[:1].upper() + said[1:], [best.memory], read=written is not None, judged=judged)

@@ -134,8 +134,7 @@ def judge(
     return odds
 
 
-_TIMING_QUESTION = "Where did I leave my keys?"
-_WARM_UP_LINE = "My keys are on the hallway shelf."
+_TIMING_QUESTION, _WARM_UP_LINE = "Where did I leave my keys?", "My keys are on the hallway shelf."
 _TIMING_LINE = "I am putting my keys in the drawer of my desk."
 
 
@@ -183,8 +182,7 @@ def _timed(services: ReaderPorts, request: LLMRequest, call: Callable[[LLMReques
 
 
 def read_anew(request: LLMRequest) -> int:
-    """The characters past the start every call shares (`_shared_start`, cached by the model): what a call's
-    time grows with."""
+    """The characters past the start every call shares (cached by the model): what a call's time grows with."""
     return sum(len(str(message.get("content", ""))) for message in request.messages[len(_shared_start()) :])
 
 
@@ -198,16 +196,13 @@ def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRe
     return _asking(services, JUDGE_PURPOSE, judgement_messages(question, sentence), max_tokens=1)
 
 
-def judgement_messages(question: str, sentence: str) -> list[dict[str, str]]:
-    """What the model is asked to judge `sentence` by: `_shared_start`, then this judgement."""
-    asked = render_prompt(JUDGE_PURPOSE, question=question, sentence=sentence)
-    return [*_shared_start(), {"role": "user", "content": asked}]
+def judgement_messages(question: str, sentence: str, purpose: str = JUDGE_PURPOSE) -> list[dict[str, str]]:
+    """What the model is asked about `sentence` by: `_shared_start`, then this judgement (or reading)."""
+    return [*_shared_start(), {"role": "user", "content": render_prompt(purpose, question=question, sentence=sentence)}]
 
 
 def reading_messages(question: str, sentence: str) -> list[dict[str, str]]:
-    """What the model is asked to answer `question` from `sentence` by: `_shared_start`, then this request."""
-    asked = render_prompt(READ_PURPOSE, question=question, sentence=sentence)
-    return [*_shared_start(), {"role": "user", "content": asked}]
+    return judgement_messages(question, sentence, READ_PURPOSE)
 
 
 @cache
@@ -222,5 +217,4 @@ def _shared_start() -> tuple[dict[str, str], ...]:
 
 
 def _asking(services: ReaderPorts, purpose: str, messages: list[dict[str, str]], max_tokens: int) -> LLMRequest:
-    model = services.settings.agent_model
-    return LLMRequest(purpose=purpose, messages=messages, model=model, max_tokens=max_tokens, temperature=0.0)
+    return LLMRequest(purpose, messages, services.settings.agent_model, max_tokens, temperature=0.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from itertools import pairwise
 
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
@@ -70,11 +70,6 @@ def pieces(memory_text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def memory_sentences(memory_text: str) -> list[str]:
-    """The sentences of a memory's text, one by one."""
-    return [sentence for sentence, _ in pieces(memory_text)]
-
-
 def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
     """Every sentence of `memories`, each with its memory's retrieval rank; a sentence a summary repeats is kept
     as the 30-second window's, which gives the minute it was said.
@@ -84,9 +79,9 @@ def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
     said = {memory.id: pieces(memory.text) for memory in memories}
     before: dict[tuple[str, int], str] = {}
     after: dict[tuple[str, int], str] = {}
-    windows = sorted((m for m in memories if _is_window(m)), key=lambda m: m.start_time or end_of(m))
+    windows = sorted((m for m in memories if _is_window(m)), key=lambda m: m.start_time or datetime.min)
     for one, two in pairwise(windows):
-        gap = (two.start_time or end_of(two)) - end_of(one)
+        gap = (two.start_time or datetime.max) - (one.end_time or one.start_time or datetime.min)
         if said[one.id] and said[two.id] and timedelta(0) <= gap <= timedelta(seconds=ADJACENT_S):
             after[(one.id, len(said[one.id]) - 1)] = said[two.id][0][0]
             before[(two.id, 0)] = said[one.id][-1][0]
@@ -122,14 +117,6 @@ def _is_window(memory: RetrievedMemory) -> bool:
     return memory.memory_type == MemoryKind.EPISODIC and memory.duration_seconds == 30 and memory.start_time is not None
 
 
-def end_of(memory: RetrievedMemory) -> datetime:
-    return memory.end_time or memory.start_time or datetime.min.replace(tzinfo=UTC)
-
-
-def _clock(moment: datetime) -> str:
-    return f"{moment.hour}:{moment.minute:02d}"
-
-
 def describe_when(moment: datetime, now: datetime) -> str:
     """`moment` in plain words relative to `now`: "this morning at 8:14", "yesterday at 19:42", ..."""
     if moment.tzinfo is not None and now.tzinfo is not None:
@@ -137,11 +124,11 @@ def describe_when(moment: datetime, now: datetime) -> str:
     day, today = moment.date(), now.date()
     if day == today:
         part = "this morning" if moment.hour < 12 else "this afternoon" if moment.hour < 18 else "this evening"
-        return f"{part} at {_clock(moment)}"
+        return f"{part} at {f'{moment.hour}:{moment.minute:02d}'}"
     if day == today - timedelta(days=1):
-        return f"yesterday at {_clock(moment)}"
+        return f"yesterday at {f'{moment.hour}:{moment.minute:02d}'}"
     year = f" {moment.year}" if moment.year != now.year else ""
-    return f"on {moment:%A} {moment.day} {moment:%B}{year} at {_clock(moment)}"
+    return f"on {moment:%A} {moment.day} {moment:%B}{year} at {f'{moment.hour}:{moment.minute:02d}'}"
 
 
 def source_of(memory: RetrievedMemory) -> str:
@@ -151,9 +138,10 @@ def source_of(memory: RetrievedMemory) -> str:
     seconds = memory.duration_seconds
     scale = label_of(seconds) + (" summary" if label_of(seconds) and seconds != Scale.WINDOW else "")
     kind = f"{scale} {memory.memory_type.value}".strip()
-    if memory.start_time and memory.end_time:
-        return f"from your {kind} memory of {memory.start_time:%H:%M:%S}–{memory.end_time:%H:%M:%S}"
-    return f"from your {kind} memory"
+    span = (
+        f" of {memory.start_time:%H:%M:%S}–{memory.end_time:%H:%M:%S}" if memory.start_time and memory.end_time else ""
+    )
+    return f"from your {kind} memory{span}"
 
 
 def evidence(piece: Candidate, now: datetime) -> str:
