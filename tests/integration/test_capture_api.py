@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,10 +71,13 @@ def test_post_frames_returns_presigned_urls(deployed: tuple[Settings, InProcessI
         app, "POST", f"/sessions/{sid}/frames", body={"windowIndex": 0, "count": 2}, session_id=sid
     )
     assert status == 200
-    assert [u["key"] for u in body["uploads"]] == [
+    # one object per URL: each key carries a nonce of its own (issue 64)
+    keys = [u["key"] for u in body["uploads"]]
+    assert [re.sub(r"\.[0-9a-z]{26}\.", ".", k) for k in keys] == [
         f"sessions/{sid}/window_0/frame_0000.jpg",
         f"sessions/{sid}/window_0/frame_0001.jpg",
     ]
+    assert len(set(keys)) == 2
 
 
 def test_post_audio_returns_a_presigned_url(deployed: tuple[Settings, InProcessInvoker]) -> None:
@@ -82,7 +86,7 @@ def test_post_audio_returns_a_presigned_url(deployed: tuple[Settings, InProcessI
     sid = start()
     status, body = call(app, "POST", f"/sessions/{sid}/audio", body={"windowIndex": 7}, session_id=sid)
     assert status == 200
-    assert body["uploads"][0]["key"] == f"sessions/{sid}/window_7/audio.wav"
+    assert re.fullmatch(rf"sessions/{sid}/window_7/audio\.[0-9a-z]{{26}}\.wav", body["uploads"][0]["key"])
 
 
 def test_another_users_session_is_403_on_every_route(deployed: tuple[Settings, InProcessInvoker]) -> None:

@@ -1,7 +1,7 @@
 """Bucket ObjectCreated notifications recorded as window uploads (S3 → SQS → `handlers.events.capture_uploads`).
 
 Each SQS record carries one S3 event notification; every object under
-`sessions/{sessionId}/window_{n}/` (`frame_NNNN.jpg` or `audio.wav`) is recorded with
+`sessions/{sessionId}/window_{n}/` (`frame_NNNN[.nonce].jpg` or `audio[.nonce].wav`) is recorded with
 `CaptureService.record_upload`; recording is idempotent, so a redelivery changes nothing twice.
 """
 
@@ -22,7 +22,7 @@ logger = Logger(child=True)
 
 _KEY = re.compile(
     r"^sessions/(?P<session>[A-Za-z0-9_-]{1,64})/window_(?P<window>\d{1,9})/"
-    r"(?:frame_(?P<frame>\d{1,6})\.jpe?g|(?P<audio>audio\.wav))$"
+    r"(?:frame_(?P<frame>\d{1,6})(?:\.[0-9a-z]{26})?\.jpe?g|(?P<audio>audio(?:\.[0-9a-z]{26})?\.wav))$"
 )
 
 

@@ -1,7 +1,8 @@
 """The capture side of the pipeline: sessions, presigned uploads, and closing 30-second windows.
 
 Flow: `POST /sessions` writes the sessions row (`createdAt`). The glasses ask for presigned POSTs (bounded
-length and content type) under `sessions/{sessionId}/window_{n}/` and upload straight to S3. Uploads are
+length and content type, each for a key of its own: `frame_NNNN.{nonce}.jpg`, `audio.{nonce}.wav`) under
+`sessions/{sessionId}/window_{n}/` and upload straight to S3. Uploads are
 *recorded from the bucket's ObjectCreated notifications* (S3 → SQS → `worldmm.capture.s3_events`), not from
 a client's "uploaded" call: the bucket only reports objects that really exist, a client crash after the upload loses
 nothing, and SQS redelivers on failure. A window closes when its expected frames and the audio chunk
@@ -53,9 +54,28 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 
-def frame_key(session_id: str, window_index: int, frame_index: int) -> str:
-    """`sessions/{sessionId}/window_{n}/frame_{i:04d}.jpg` (zero-padded so keys sort in capture order)."""
-    return f"{window_prefix(session_id, window_index)}frame_{frame_index:04d}.jpg"
+def frame_key(session_id: str, window_index: int, frame_index: int, nonce: str | None = None) -> str:
+    """`sessions/{sessionId}/window_{n}/frame_{i:04d}[.{nonce}].jpg` (zero-padded so keys sort in capture order)."""
+    return f"{window_prefix(session_id, window_index)}frame_{frame_index:04d}{_dot(nonce)}.jpg"
+
+
+def audio_key(session_id: str, window_index: int, nonce: str | None = None) -> str:
+    """`sessions/{sessionId}/window_{n}/audio[.{nonce}].wav`."""
+    if nonce is None:
+        return window_audio_key(session_id, window_index)
+    return f"{window_prefix(session_id, window_index)}audio.{nonce}.wav"
+
+
+def upload_nonce() -> str:
+    """A fresh key suffix for one upload URL (26 hex digits: the microsecond it was made, then 48 random bits; the
+    newest sorts last), so every URL names an object of its own and no two URLs write the same key (issue 64)."""
+    import secrets
+
+    return f"{time.time_ns() // 1000:014x}{secrets.token_hex(6)}"
+
+
+def _dot(nonce: str | None) -> str:
+    return f".{nonce}" if nonce else ""
 
 
 def _iso(ts: float) -> str:
@@ -195,7 +215,9 @@ class CaptureService:
         self._check_window(user_id, session_id, request.windowIndex)
         self._reserve_bytes(user_id, request.count * self.settings.capture_max_frame_bytes)
         uploads = [
-            self._presign(UploadKind.FRAME, frame_key(session_id, request.windowIndex, i), request.contentType, i)
+            self._presign(
+                UploadKind.FRAME, frame_key(session_id, request.windowIndex, i, upload_nonce()), request.contentType, i
+            )
             for i in range(request.start, request.start + request.count)
         ]
         return PresignResult(
@@ -212,7 +234,8 @@ class CaptureService:
             raise BadRequest(f"contentType must be one of {', '.join(AUDIO_CONTENT_TYPES)}")
         self._check_window(user_id, session_id, request.windowIndex)
         self._reserve_bytes(user_id, self.settings.capture_max_audio_bytes)
-        upload = self._presign(UploadKind.AUDIO, window_audio_key(session_id, request.windowIndex), request.contentType)
+        key = audio_key(session_id, request.windowIndex, upload_nonce())
+        upload = self._presign(UploadKind.AUDIO, key, request.contentType)
         return PresignResult(
             sessionId=session_id,
             windowIndex=request.windowIndex,

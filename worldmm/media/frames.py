@@ -79,11 +79,19 @@ class AudioSource:
         return self.key.rsplit("/", 1)[-1]
 
 
+_AUDIO_NAME = re.compile(r"audio\.[0-9a-z]{26}\.wav$")
+
+
 def find_window_audio(store: ObjectStore, session_id: str, window_index: int) -> AudioSource | None:
-    """The window's `.wav` chunk if present, else the session's legacy `.m4a`, else None."""
+    """The window's `.wav` chunk if present (`audio.wav`, else the newest `audio.{nonce}.wav` its upload URLs
+    named: the nonce is time-ordered), else the session's legacy `.m4a`, else None."""
     key = window_audio_key(session_id, window_index)
     if store.exists(key):
         return AudioSource(key, store.get(key), full_session=False)
+    prefix = window_prefix(session_id, window_index)
+    chunks = sorted(k for k in store.list(prefix) if "/" not in k[len(prefix) :] and _AUDIO_NAME.search(k))
+    if chunks:
+        return AudioSource(chunks[-1], store.get(chunks[-1]), full_session=False)
     legacy = legacy_audio_key(session_id)
     if store.exists(legacy):
         return AudioSource(legacy, store.get(legacy), full_session=True)
