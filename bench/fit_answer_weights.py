@@ -139,26 +139,27 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     first = [x @ w for x in matrices]
     weights: dict[str, Any] = {"features": dict(zip(FEATURES, map(float, w), strict=True)), "bias": 0.0}
     judged = [
-        (sc[: len(r["log_odds"])], np.asarray([np.nan if lo is None else lo for lo in r["log_odds"]]), y)
+        (sc[: len(r["log_odds"])], np.asarray([np.nan if lo is None else lo for lo in r["log_odds"]]), y, r["refusal"])
         for r, sc, y in zip(rows, first, labels, strict=True)
         if r["log_odds"] and r["log_odds"][0] is not None
     ]
-    judge = _listwise([(np.stack([s, lo], axis=1), y[: len(s)]) for s, lo, y in judged if not np.isnan(lo).any()])
+    judge = _listwise([(np.stack([s, lo], axis=1), y[: len(s)]) for s, lo, y, _ in judged if not np.isnan(lo).any()])
     weights["judge"], weights["judge_centre"] = float(judge[1] / judge[0]), 0.0
     unjudged_tops = [(float(sc.max()), r["refusal"], bool(y[int(sc.argmax())]))
                      for r, sc, y in zip(rows, first, labels, strict=True) if len(sc)]  # fmt: skip
     judged_tops = []
-    for s, lo, y in judged:
+    for s, lo, y, refusal in judged:  # the judge's surest log-odds decides whether anything answers
         final = s + weights["judge"] * np.nan_to_num(lo, nan=0.0)
-        judged_tops.append((float(final.max()), False, bool(y[int(final.argmax())])))
+        judged_tops.append((float(np.nanmax(lo)), refusal, bool(y[int(final.argmax())])))
     weights["refuse_below_unjudged"], refused_unjudged = _threshold(unjudged_tops)
-    weights["refuse_below"], _ = _threshold(judged_tops)
+    weights["refuse_below_judged"], refused_judged = _threshold(judged_tops)
     weights["_fitted_on"] = {
         "questions": len(rows), "sentences": int(sum(len(y) for y in labels)),
         "positives": int(sum(y.sum() for y in labels)), "judged_questions": len(judged_tops),
         "unanswerable_refused_unjudged": round(refused_unjudged, 3),
         "first_answers": round(float(np.mean([a for _, r, a in unjudged_tops if not r])), 3),
-        "first_answers_judged": round(float(np.mean([a for *_, a in judged_tops])), 3),
+        "unanswerable_refused_judged": round(refused_judged, 3),
+        "first_answers_judged": round(float(np.mean([a for _, r, a in judged_tops if not r])), 3),
     }  # fmt: skip
     return weights
 

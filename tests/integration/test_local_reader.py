@@ -29,7 +29,7 @@ def _plain_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     so that each test reads the reader's step, whatever the fitted weights."""
     weights = Weights(
         features=(3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0),
-        bias=-2.0, judge=1.0, judge_centre=0.0, refuse_below=-1.0, refuse_below_unjudged=-1.0,
+        bias=-2.0, judge=1.0, judge_centre=0.0, refuse_below_judged=-1.0, refuse_below_unjudged=-1.0,
     )  # fmt: skip
     monkeypatch.setattr(compose, "fitted_weights", lambda: weights)
 

@@ -43,7 +43,7 @@ def _plain_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     """Weights that count shared words, the kind asked for and the judge, so each test reads one step."""
     weights = Weights(
         features=(3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0),
-        bias=-2.0, judge=1.0, judge_centre=0.0, refuse_below=-1.0, refuse_below_unjudged=-1.0,
+        bias=-2.0, judge=1.0, judge_centre=0.0, refuse_below_judged=-1.0, refuse_below_unjudged=-1.0,
     )  # fmt: skip
     monkeypatch.setattr(compose, "fitted_weights", lambda: weights)
 

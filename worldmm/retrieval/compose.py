@@ -51,7 +51,7 @@ class Weights:
     bias: float
     judge: float
     judge_centre: float
-    refuse_below: float
+    refuse_below_judged: float
     refuse_below_unjudged: float
 
 
@@ -195,8 +195,8 @@ def compose_answer(
         return Composed(NO_MEMORY, [])
     weights = fitted_weights()
     judged = scored.log_odds[0] is not None
-    threshold = weights.refuse_below if judged else weights.refuse_below_unjudged
-    if scored.scores[0] < threshold:
+    surest = max((lo for lo in scored.log_odds if lo is not None), default=math.inf)
+    if surest < weights.refuse_below_judged or (not judged and scored.scores[0] < weights.refuse_below_unjudged):
         return Composed(NO_MEMORY, [], judged=judged, judged_unanswered=judged)
     best = scored.candidates[0]
     written = read(question, best) if read is not None else None
