@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hashlib
-import hmac
 import io
 import logging
 import threading
@@ -25,7 +23,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Request, status
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpu_worker.auth import require_token
+from gpu_worker.auth import NonceLedger, SignResponses, health_proof, require_signature
 from gpu_worker.batching import MicroBatcher
 from gpu_worker.settings import WorkerSettings
 
@@ -100,7 +98,7 @@ MAX_CHALLENGE_CHARS = 128
 
 class HealthResponse(BaseModel):
     """Readiness, idleness (what the GPU controller stops an idle worker by) and, when challenged, a proof
-    that this worker holds the shared token: HMAC-SHA256(token, challenge), hex."""
+    that this worker holds the shared key: HMAC-SHA256 over the caller's fresh challenge (`health_proof`), hex."""
 
     status: Literal["loading", "ready", "failed"]
     models: dict[str, str | None]
@@ -114,8 +112,9 @@ class HealthResponse(BaseModel):
 
 
 def token_proof(token: str, challenge: str) -> str:
-    """HMAC-SHA256 of `challenge` keyed by the worker token (hex): the controller's check of whom it asks."""
-    return hmac.new(token.encode(), challenge.encode(), hashlib.sha256).hexdigest()
+    """The proof of the worker key for the caller's fresh challenge (hex): the controller's check of whom it
+    asks; a relayed proof answers another challenge, and no proof is ever a request signature."""
+    return health_proof(token, challenge)
 
 
 # --- state -----------------------------------------------------------------------------------------
@@ -368,6 +367,8 @@ def create_app(
     app = FastAPI(title="WorldMM GPU worker", lifespan=lifespan)
     app.state.settings = settings
     app.state.worker = state
+    app.state.nonces = NonceLedger()
+    app.add_middleware(SignResponses, settings=settings)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(ActivityTracker, state=state)
 
@@ -394,7 +395,7 @@ def create_app(
             proof=token_proof(token, challenge) if token and challenge else None,
         )
 
-    model_call = [Depends(require_token), Depends(served)]
+    model_call = [Depends(require_signature), Depends(served)]
 
     @app.post("/encode-video", response_model=EmbeddingResponse, dependencies=model_call)
     async def encode_video(body: EncodeVideoRequest) -> EmbeddingResponse:

@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.deployed.settings_contract import SPEC_CONSTANTS, UNSET_ON_AWS  # noqa: E402
-from worldmm.config import MODEL_KEY_FIELDS, SECRET_FIELDS, Settings  # noqa: E402
+from worldmm.config import SECRET_FIELDS, SECRET_SOURCES, Settings  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -138,9 +138,10 @@ def settings() -> list[Setting]:
         env = name.upper()
         functions = environment.get(env, [])
         on_aws = "every function" if "*" in functions else ", ".join(sorted(functions)) or "—"
-        if not functions and name in MODEL_KEY_FIELDS:
-            holders = ", ".join(sorted(environment.get("MODEL_KEYS_SECRET", [])))
-            on_aws = f"read from MODEL_KEYS_SECRET: {holders}"
+        if not functions and name in SECRET_SOURCES:
+            source = SECRET_SOURCES[name]
+            holders = ", ".join(sorted(environment.get(source, [])))
+            on_aws = f"read from {source}: {holders}"
         elif env in UNSET_ON_AWS:
             on_aws = f"{on_aws}; else unset: {UNSET_ON_AWS[env]}" if functions else f"unset: {UNSET_ON_AWS[env]}"
         elif not functions and env in SPEC_CONSTANTS:

@@ -70,10 +70,18 @@ MIN_GATEWAY_KEY_DISTINCT = 10
 """Characters a random key of that length shows (hex shows 16): a repeated or word-like key is no key."""
 
 
-MODEL_KEY_FIELDS = ("openai_api_key", "groq_api_key", "gpu_worker_token", "cursor_secret")
-"""The settings MODEL_KEYS_SECRET's JSON keys fill (same names)."""
+MODEL_KEY_FIELDS = ("openai_api_key", "groq_api_key")
+"""The settings MODEL_KEYS_SECRET's JSON keys fill (same names): only the functions that call a model read it."""
 
-SECRET_FIELDS = (*MODEL_KEY_FIELDS, "jwt_dev_secret", "database_url", "database_admin_url")
+SECRET_SOURCES = {
+    "openai_api_key": "MODEL_KEYS_SECRET",
+    "groq_api_key": "MODEL_KEYS_SECRET",
+    "cursor_secret": "CURSOR_SECRET_ARN",
+    "gpu_worker_token": "GPU_WORKER_TOKEN_SECRET_ARN",
+}
+"""One secret per purpose: each key and the setting naming the secret it is read from (lazily, when first used)."""
+
+SECRET_FIELDS = (*SECRET_SOURCES, "jwt_dev_secret", "database_url", "database_admin_url")
 """Settings that hold a credential (a URL may carry a password): never in a function's environment."""
 
 
@@ -105,7 +113,7 @@ class Settings(BaseSettings):
     database_secret_arn: str | None = None
     """Secrets Manager secret (RDS format: host, port, dbname, username, password) the functions connect with."""
     database_secret_max_age_s: int = 300
-    """How long a container reuses a fetched secret (DATABASE_SECRET_ARN, MODEL_KEYS_SECRET) before reading it again
+    """How long a container reuses a fetched secret (DATABASE_SECRET_ARN and the key secrets) before reading it again
     (seconds)."""
     database_proxy_host: str | None = Field(
         default=None,
@@ -126,9 +134,20 @@ class Settings(BaseSettings):
     )
     model_keys_secret: str | None = Field(
         default=None,
-        description="Secrets Manager secret (name or ARN) holding the model keys and tokens as JSON "
-        f"({', '.join(MODEL_KEY_FIELDS)}), read when the settings are (Powertools Parameters, at run time: "
-        "never in a function's environment); a key also set in the environment wins.",
+        description="Secrets Manager secret (name or ARN) holding the model keys as JSON "
+        f"({', '.join(MODEL_KEY_FIELDS)}), read when a model is first called (Powertools Parameters, at run "
+        "time: never in a function's environment); a key also set in the environment wins.",
+    )
+    cursor_secret_arn: str | None = Field(
+        default=None,
+        description="Secrets Manager secret whose value is the key cursors are signed with, read when a cursor is "
+        "first signed or checked (only the paging functions may read it); CURSOR_SECRET wins.",
+    )
+    gpu_worker_token_secret_arn: str | None = Field(
+        default=None,
+        description="Secrets Manager secret whose value is the key GPU worker requests and answers are signed "
+        "with, read when the worker is first called (only the worker and its callers may read it); "
+        "GPU_WORKER_TOKEN wins.",
     )
     database_app_role: str = "worldmm_app"
     """The role `worldmm migrate` creates for the functions; row-level security applies to it."""
@@ -173,7 +192,7 @@ class Settings(BaseSettings):
     gpu_worker_url: str | None = None
     """The GPU worker's base URL, bypassing SSM/EC2 discovery (local profile, tests)."""
     gpu_worker_token: str | None = None
-    """Shared secret the GPU worker expects as a bearer token."""
+    """Key shared with the GPU worker: requests and answers are signed with it (HMAC), it is never sent."""
     gpu_connect_timeout_s: float = 5.0
     """Connect timeout of calls to the GPU worker (seconds)."""
     gpu_read_timeout_s: float = 10.0
@@ -589,37 +608,57 @@ class Settings(BaseSettings):
             )
         return self
 
-    @model_validator(mode="after")
-    def _model_keys_at_run_time(self) -> Settings:
-        # The deployed functions' keys come from Secrets Manager when the settings are read, not from their
-        # environment (plaintext to lambda:GetFunctionConfiguration, and a redeploy per rotation).
-        if self.model_keys_secret is None:
-            return self
+    def _fetched(self, source: str | None, what: str, *, json_key: str | None = None) -> str | None:
+        # Powertools caches a fetched secret per container for DATABASE_SECRET_MAX_AGE_S, so a rotation is seen.
+        if source is None:
+            return None
         from aws_lambda_powertools.utilities import parameters
 
         from worldmm.errors import ConfigurationError
 
-        value = parameters.get_secret(self.model_keys_secret, transform="json", max_age=self.database_secret_max_age_s)
-        if not isinstance(value, dict):
-            raise ConfigurationError("MODEL_KEYS_SECRET is not a JSON object")
-        for name in MODEL_KEY_FIELDS:
-            if getattr(self, name) is None and isinstance(value.get(name), str) and value[name]:
-                setattr(self, name, value[name])
-        if self.worldmm_profile == Profile.AWS and _weak_cursor_secret(self.cursor_secret):
-            raise ConfigurationError(
-                f"the cursor_secret in MODEL_KEYS_SECRET must be at least {MIN_SECRET_CHARS} characters, not the "
-                "built-in development key"
-            )
-        return self
+        if json_key is None:
+            value = parameters.get_secret(source, max_age=self.database_secret_max_age_s)
+            return value if isinstance(value, str) and value else None
+        keys = parameters.get_secret(source, transform="json", max_age=self.database_secret_max_age_s)
+        if not isinstance(keys, dict):
+            raise ConfigurationError(f"{what} is not a JSON object")
+        found = keys.get(json_key)
+        return found if isinstance(found, str) and found else None
+
+    def model_key(self, name: str) -> str | None:
+        """A model provider's key (`openai_api_key`, `groq_api_key`): the environment's, or MODEL_KEYS_SECRET's,
+        fetched only when a model is called."""
+        if name not in MODEL_KEY_FIELDS:
+            raise ValueError(f"{name} is not a model key")
+        given = getattr(self, name)
+        if given is not None:
+            return str(given)
+        return self._fetched(self.model_keys_secret, "MODEL_KEYS_SECRET", json_key=name)
+
+    def gpu_worker_key(self) -> str | None:
+        """The key GPU worker requests and answers are signed with: GPU_WORKER_TOKEN, or GPU_WORKER_TOKEN_SECRET_ARN's
+        value, fetched only when the worker is called."""
+        if self.gpu_worker_token is not None:
+            return self.gpu_worker_token
+        return self._fetched(self.gpu_worker_token_secret_arn, "GPU_WORKER_TOKEN_SECRET_ARN")
 
     def cursor_signing_secret(self) -> str:
-        """The key chat cursors are signed with: CURSOR_SECRET, or (local profile only) one derived from the
-        install's gateway key (never a key written in the source)."""
+        """The key chat cursors are signed with: CURSOR_SECRET, CURSOR_SECRET_ARN's value (fetched only when a cursor
+        is signed or checked), or (local profile only) one derived from the install's gateway key (never a key
+        written in the source)."""
+        from worldmm.errors import ConfigurationError
+
         if self.cursor_secret is not None:
             return self.cursor_secret
+        fetched = self._fetched(self.cursor_secret_arn, "CURSOR_SECRET_ARN")
+        if fetched is not None:
+            if self.worldmm_profile == Profile.AWS and _weak_cursor_secret(fetched):
+                raise ConfigurationError(
+                    f"the cursor key in CURSOR_SECRET_ARN must be at least {MIN_SECRET_CHARS} characters, not the "
+                    "built-in development key"
+                )
+            return fetched
         if self.worldmm_profile == Profile.AWS:
-            from worldmm.errors import ConfigurationError
-
             raise ConfigurationError("CURSOR_SECRET is not set: the aws profile has no built-in cursor key")
         from worldmm.local_keys import local_keys
 

@@ -28,8 +28,10 @@ UNSET_ON_AWS: dict[str, str] = {
     "EPISODIC_RERANK": "None means on whenever LLM_PROVIDER is not the small local model",
     "AGENT_MODE": "None means the spec 001 agent loop whenever LLM_PROVIDER is not the small local model",
     "CAPTION_MODE": "None means `seen` (the vision model captions the frames) whenever LLM_PROVIDER is not local",
-    "MODEL_KEYS_SECRET": "given only to the functions that use a model key or token (they alone may read the "
-    "secret); a function that reads a key without it is still caught, as the key is then not given",
+    "MODEL_KEYS_SECRET": "given only to the functions that call a model (they alone may read the secret); a "
+    "function that reads a key without it is still caught, as the key is then not given",
+    "CURSOR_SECRET_ARN": "given only to the functions that sign or check cursors (they alone may read it)",
+    "GPU_WORKER_TOKEN_SECRET_ARN": "given only to the functions that call the GPU worker (they alone may read it)",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
@@ -119,12 +121,10 @@ DEFAULT_IS_RIGHT_ON_AWS: frozenset[str] = frozenset(UNSET_ON_AWS) | frozenset(SP
 
 
 def _given(environment: set[str]) -> set[str]:
-    """What an environment gives: its names, and the model keys when it names the secret they are read from."""
-    from worldmm.config import MODEL_KEY_FIELDS
+    """What an environment gives: its names, and each key whose secret it names (one secret per purpose)."""
+    from worldmm.config import SECRET_SOURCES
 
-    if "MODEL_KEYS_SECRET" in environment:
-        return environment | {name.upper() for name in MODEL_KEY_FIELDS}
-    return environment
+    return environment | {name.upper() for name, source in SECRET_SOURCES.items() if source in environment}
 
 
 def settings_missing_from_template(reads: dict[str, set[str]], given: dict[str, set[str]]) -> dict[str, list[str]]:

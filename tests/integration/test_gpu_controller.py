@@ -46,6 +46,7 @@ from worldmm.gpu.controller import WorkerInstance
 from worldmm.gpu.demand import ControllerDemand
 from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.services import set_services
+from worldmm.worker_signing import WorkerSigner
 
 pytestmark = pytest.mark.integration
 
@@ -174,9 +175,7 @@ def steps(caplog, name: str) -> list[logging.LogRecord]:
     return [r for r in caplog.records if getattr(r, "step", None) == name]
 
 
-def test_gpu_controller_a_session_recorded_while_the_gpu_is_off_completes_every_window_once(
-    deployment, db, caplog
-):
+def test_gpu_controller_a_session_recorded_while_the_gpu_is_off_completes_every_window_once(deployment, db, caplog):
     # GIVEN a deployment at rest: the tagged worker stopped, SSM "none"
     world, clock = deployment.world, deployment.clock
     instance_id = world.launch_stopped_worker()
@@ -204,7 +203,7 @@ def test_gpu_controller_a_session_recorded_while_the_gpu_is_off_completes_every_
     # AND the first window waited the worker's start plus the controller's polling: within start + 2 min
     assert clock.now() - first_failure <= BOOT_S + 120
     # (the windows' encodes reach the worker: here the stub encoded them, so one request stands for them)
-    touch = httpx.post(f"{deployment.worker.url}/encode-text", json={"text": "x"}, headers={"X-Worker-Token": TOKEN})
+    touch = httpx.post(f"{deployment.worker.url}/encode-text", json={"text": "x"}, auth=WorkerSigner(lambda: TOKEN))
     assert touch.status_code == 200
     # WHEN nothing is served for GPU_IDLE_STOP_S THEN the scheduled run stops it and writes "none"
     clock.advance(world.settings.gpu_idle_stop_s - 60)
@@ -355,16 +354,14 @@ def test_gpu_controller_trusts_only_a_worker_that_proves_the_token(deployment, w
     assert wrong.health(instance).status == "ready" and not wrong.health(instance).serving
 
 
-def test_gpu_controller_reads_the_worker_token_from_the_model_keys_secret_at_run_time(aws, worker_url):
-    # GIVEN the token only in the model-keys secret (the template gives the controller its name, not its value)
-    name = f"worldmm/model-keys-{uuid.uuid4().hex[:8]}"
-    boto3.client("secretsmanager", region_name="us-east-1").create_secret(
-        Name=name, SecretString=json.dumps({"gpu_worker_token": TOKEN})
-    )
-    settings = make_settings(worldmm_profile=Profile.AWS, model_keys_secret=name, gpu_worker_token=None)
-    # WHEN the controller's probe asks the real worker THEN it trusts it with the token read at run time
+def test_gpu_controller_reads_the_worker_key_from_its_own_secret_at_run_time(aws, worker_url):
+    # GIVEN the key only in the worker-key secret (the template gives the controller its ARN, not its value)
+    name = f"worldmm/worker-key-{uuid.uuid4().hex[:8]}"
+    boto3.client("secretsmanager", region_name="us-east-1").create_secret(Name=name, SecretString=TOKEN)
+    settings = make_settings(worldmm_profile=Profile.AWS, gpu_worker_token_secret_arn=name, gpu_worker_token=None)
+    # WHEN the controller's probe asks the real worker THEN it trusts it with the key read at run time
     probe = HttpWorkerProbe(settings, url_for=lambda _: worker_url)
-    assert settings.gpu_worker_token == TOKEN
+    assert settings.gpu_worker_key() == TOKEN
     assert probe.health(WorkerInstance("i-1", "running", "10.0.0.1")).serving
 
 
@@ -373,7 +370,7 @@ def test_gpu_controller_worker_idleness_resets_on_a_model_request(worker_url, cl
     clock.advance(1000)
     assert httpx.get(f"{worker_url}/health").json()["idle_s"] >= 1000
     # WHEN it serves a request THEN /health reports it idle for 0 s since that request
-    answer = httpx.post(f"{worker_url}/encode-text", json={"text": "a dog"}, headers={"X-Worker-Token": TOKEN})
+    answer = httpx.post(f"{worker_url}/encode-text", json={"text": "a dog"}, auth=WorkerSigner(lambda: TOKEN))
     assert answer.status_code == 200
     body = httpx.get(f"{worker_url}/health").json()
     assert body["idle_s"] == 0 and body["last_request_at"] == clock.now() and body["requests_served"] >= 1
@@ -480,9 +477,7 @@ def test_gpu_controller_without_a_worker_or_launch_template_says_so_and_keeps_th
     assert world.dlq_depth() == 1 and deployment.statuses(db, range(1)) == [ProcessingStatus.PENDING]
 
 
-def test_gpu_controller_a_session_starting_just_after_a_stop_restarts_the_gpu_and_loses_nothing(
-    deployment, db, caplog
-):
+def test_gpu_controller_a_session_starting_just_after_a_stop_restarts_the_gpu_and_loses_nothing(deployment, db, caplog):
     # GIVEN an idle worker the scheduled run has just stopped
     world, clock = deployment.world, deployment.clock
     instance_id = world.launch_stopped_worker()

@@ -68,7 +68,12 @@ def test_aws_profile_without_a_cursor_secret_never_signs_with_the_built_in_key(a
         settings.cursor_signing_secret()
     set_services(Services(settings))
     try:
-        response = lambda_handler(http_event("POST", "/chats/list", sub=USER, body={}), lambda_context())
+        # (a cursor to check: the key is fetched only when a cursor is signed or checked)
+        from worldmm.chat.cursor import encode_cursor
+
+        cursor = encode_cursor("a-key-from-elsewhere-0123456789abcdef", ["chats", USER], {"at": "1"})
+        event = http_event("POST", "/chats/list", sub=USER, body={"cursor": cursor})
+        response = lambda_handler(event, lambda_context())
     finally:
         set_services(None)
     # THEN it does not serve (no cursor signed with a public key)
@@ -105,9 +110,7 @@ def test_gpu_exception_path_logs_an_error_step(settings, db, scripted_llm, tmp_p
     assert record.segment_id == str(seg.id)
 
 
-def test_dlq_consumer_non_gpu_failure_logs_an_error_step(
-    settings, db, scripted_llm, tmp_path, caplog, aws
-) -> None:
+def test_dlq_consumer_non_gpu_failure_logs_an_error_step(settings, db, scripted_llm, tmp_path, caplog, aws) -> None:
     from handlers.events.ingest_window import sqs_handler
 
     # GIVEN a DLQ'd window whose retry fails for a reason other than the GPU

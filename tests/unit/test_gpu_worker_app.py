@@ -6,15 +6,29 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx2
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.support.gpu_worker import TOKEN, b64, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
+from worldmm.worker_signing import (
+    NONCE_HEADER,
+    RESPONSE_SIGNATURE_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    UnsignedWorkerResponse,
+    WorkerSigner,
+    health_proof,
+    request_signature,
+    response_signature,
+    signer_for,
+)
 
 pytestmark = pytest.mark.unit
 
-AUTH = {"X-Worker-Token": TOKEN}
+SIGNED = signer_for(httpx2.Auth, lambda: TOKEN)
+"""What the Lambdas send: each request signed with the worker key, each answer's signature checked."""
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +68,7 @@ def test_health_reports_loading_until_models_are_loaded_then_ready(model_dir):
     with TestClient(app) as client:
         # WHEN it is asked before loading ends THEN health says loading and encoding answers 503
         assert client.get("/health").json()["status"] == "loading"
-        busy = client.post("/encode-text", json={"text": "a dog"}, headers=AUTH)
+        busy = client.post("/encode-text", json={"text": "a dog"}, auth=SIGNED)
         assert busy.status_code == 503 and busy.headers["Retry-After"]
         # WHEN loading completes THEN health says ready with the model ids
         gate.set()
@@ -78,7 +92,7 @@ def test_health_reports_idleness_since_the_last_model_request(model_dir):
         body = client.get("/health").json()
         assert body["idle_s"] == 300 and body["last_request_at"] is None and body["requests_served"] == 0
         # WHEN it serves a request THEN idleness counts from that request; health checks do not count
-        assert client.post("/encode-text", json={"text": "a dog"}, headers=AUTH).status_code == 200
+        assert client.post("/encode-text", json={"text": "a dog"}, auth=SIGNED).status_code == 200
         now[0] += 42
         client.get("/health")
         body = client.get("/health").json()
@@ -115,13 +129,12 @@ def test_a_request_has_ended_by_the_time_its_last_byte_reaches_the_client(model_
     assert busy_when_sent == [1, 0] and state.requests_served == 1
 
 
-def test_health_proves_the_token_only_when_challenged(client):
-    import hashlib
-    import hmac
-
+def test_health_proves_the_key_only_for_the_callers_own_challenge(client):
     assert client.get("/health").json()["proof"] is None
     proof = client.get("/health", headers={"X-Worker-Challenge": "nonce-1"}).json()["proof"]
-    assert proof == hmac.new(TOKEN.encode(), b"nonce-1", hashlib.sha256).hexdigest()
+    # THEN the proof answers this challenge alone (a relayed one fails a fresh challenge) in a domain of its own
+    assert proof == health_proof(TOKEN, "nonce-1") != health_proof(TOKEN, "nonce-2")
+    assert proof != request_signature(TOKEN, "GET", "/health", "0", "nonce-1", b"")
     assert client.get("/health", headers={"X-Worker-Challenge": "x" * 129}).status_code == 422
 
 
@@ -131,11 +144,11 @@ def test_health_reports_failed_when_the_model_directory_is_missing(tmp_path):
     with TestClient(create_app(worker_settings(tmp_path / "absent"))) as client:
         body = wait_ready(client)
         assert body["status"] == "failed" and body["error"]
-        assert client.post("/encode-text", json={"text": "x"}, headers=AUTH).status_code == 503
+        assert client.post("/encode-text", json={"text": "x"}, auth=SIGNED).status_code == 503
 
 
 def test_encode_video_returns_an_l2_normalised_vector_of_the_configured_dimension(client):
-    response = client.post("/encode-video", json={"frames": clip(16)}, headers=AUTH)
+    response = client.post("/encode-video", json={"frames": clip(16)}, auth=SIGNED)
 
     assert response.status_code == 200
     body = response.json()
@@ -144,17 +157,17 @@ def test_encode_video_returns_an_l2_normalised_vector_of_the_configured_dimensio
 
 
 def test_encode_video_depends_on_the_frames(client):
-    first = client.post("/encode-video", json={"frames": clip(4, seed=0)}, headers=AUTH).json()
-    again = client.post("/encode-video", json={"frames": clip(4, seed=0)}, headers=AUTH).json()
-    other = client.post("/encode-video", json={"frames": clip(4, seed=100)}, headers=AUTH).json()
+    first = client.post("/encode-video", json={"frames": clip(4, seed=0)}, auth=SIGNED).json()
+    again = client.post("/encode-video", json={"frames": clip(4, seed=0)}, auth=SIGNED).json()
+    other = client.post("/encode-video", json={"frames": clip(4, seed=100)}, auth=SIGNED).json()
 
     assert np.allclose(first["embedding"], again["embedding"], atol=1e-6)
     assert not np.allclose(first["embedding"], other["embedding"], atol=1e-4)
 
 
 def test_encode_text_returns_a_unit_vector_in_the_same_space_as_clips(client):
-    video = client.post("/encode-video", json={"frames": clip(2)}, headers=AUTH).json()
-    text = client.post("/encode-text", json={"text": "a dog runs in the snow"}, headers=AUTH).json()
+    video = client.post("/encode-video", json={"frames": clip(2)}, auth=SIGNED).json()
+    text = client.post("/encode-text", json={"text": "a dog runs in the snow"}, auth=SIGNED).json()
 
     assert text["dim"] == video["dim"] == 8
     assert np.linalg.norm(text["embedding"]) == pytest.approx(1.0, abs=1e-5)
@@ -164,17 +177,13 @@ def test_encode_text_returns_a_unit_vector_in_the_same_space_as_clips(client):
 def test_concurrent_encode_requests_are_batched_with_the_same_results(client):
     # GIVEN each clip's embedding computed alone
     clips = [clip(2 + i % 3, seed=10 * i) for i in range(6)]
-    alone = [
-        client.post("/encode-video", json={"frames": c}, headers=AUTH).json()["embedding"] for c in clips
-    ]
+    alone = [client.post("/encode-video", json={"frames": c}, auth=SIGNED).json()["embedding"] for c in clips]
     batcher = client.app.state.worker.video_batcher
     before = batcher.batches_run
 
     # WHEN the same clips arrive concurrently
     with ThreadPoolExecutor(max_workers=6) as pool:
-        together = list(
-            pool.map(lambda c: client.post("/encode-video", json={"frames": c}, headers=AUTH).json(), clips)
-        )
+        together = list(pool.map(lambda c: client.post("/encode-video", json={"frames": c}, auth=SIGNED).json(), clips))
 
     # THEN they ran in fewer model calls and each got its own embedding
     assert batcher.batches_run - before < len(clips)
@@ -182,48 +191,118 @@ def test_concurrent_encode_requests_are_batched_with_the_same_results(client):
         assert np.allclose(solo, batched["embedding"], atol=1e-4)
 
 
+def signed_headers(body: bytes, *, path: str = "/encode-text", at: float | None = None, nonce: str = "") -> dict:
+    """Headers of a request signed by hand (a fresh nonce unless one is given)."""
+    import secrets as random
+
+    timestamp = str(int(time.time() if at is None else at))
+    nonce = nonce or random.token_hex(16)
+    signature = request_signature(TOKEN, "POST", path, timestamp, nonce, body)
+    return {
+        TIMESTAMP_HEADER: timestamp,
+        NONCE_HEADER: nonce,
+        SIGNATURE_HEADER: signature,
+        "Content-Type": "application/json",
+    }
+
+
+BODY = b'{"text": "a dog"}'
+
+
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"X-Worker-Token": "wrong"}, {"Authorization": "Bearer wrong"}],
-    ids=["missing", "wrong-header", "wrong-bearer"],
+    [{}, {"X-Worker-Token": TOKEN}, {"Authorization": f"Bearer {TOKEN}"}],
+    ids=["unsigned", "the-old-token-header", "the-old-bearer"],
 )
-def test_encode_requests_without_the_right_token_are_401(client, headers):
+def test_unsigned_requests_are_401_even_with_the_key_as_a_bearer_fails_on_todays_code(client, headers):
+    # Before issue 64 the key itself travelled as a bearer token (in clear) and was enough.
     assert client.post("/encode-text", json={"text": "a dog"}, headers=headers).status_code == 401
     assert client.post("/encode-video", json={"frames": clip(1)}, headers=headers).status_code == 401
 
 
-def test_bearer_token_is_accepted_like_the_worker_header(client):
-    response = client.post(
-        "/encode-text", json={"text": "a dog"}, headers={"Authorization": f"Bearer {TOKEN}"}
-    )
+def test_a_signed_request_passes_and_its_answer_is_signed_over_it(client):
+    headers = signed_headers(BODY)
+    response = client.post("/encode-text", content=BODY, headers=headers)
     assert response.status_code == 200
+    expected = response_signature(TOKEN, headers[SIGNATURE_HEADER], 200, response.content)
+    assert response.headers[RESPONSE_SIGNATURE_HEADER] == expected
 
 
-def test_a_worker_without_a_configured_token_rejects_every_call(model_dir):
-    from gpu_worker.auth import check_token
+def test_a_stale_or_future_request_is_401_fails_on_todays_code(client):
+    for at in (time.time() - 61, time.time() + 61):
+        assert client.post("/encode-text", content=BODY, headers=signed_headers(BODY, at=at)).status_code == 401
 
-    assert check_token(worker_settings(model_dir, token=None), "anything") is False
-    assert check_token(worker_settings(model_dir, token=None, allow_unauthenticated=True), None) is True
+
+def test_a_replayed_request_is_401_fails_on_todays_code(client):
+    headers = signed_headers(BODY)
+    assert client.post("/encode-text", content=BODY, headers=headers).status_code == 200
+    # WHEN the same signed request is sent again within the window THEN it is refused
+    assert client.post("/encode-text", content=BODY, headers=headers).status_code == 401
+
+
+def test_a_body_or_path_tampered_request_is_401_fails_on_todays_code(client):
+    headers = signed_headers(BODY)
+    assert client.post("/encode-text", content=b'{"text": "a cat"}', headers=headers).status_code == 401
+    moved = signed_headers(BODY, path="/encode-video")
+    assert client.post("/encode-text", content=BODY, headers=moved).status_code == 401
+    wrong_key = {**signed_headers(BODY), SIGNATURE_HEADER: "0" * 64}
+    assert client.post("/encode-text", content=BODY, headers=wrong_key).status_code == 401
+
+
+def test_the_signer_rejects_an_unsigned_or_tampered_answer_fails_on_todays_code():
+    # GIVEN a "worker" that answers 200 without (or with a wrong) signature, e.g. whoever holds its address
+    import httpx
+
+    for signature in (None, "0" * 64):
+
+        def handler(request: httpx.Request, signature: str | None = signature) -> httpx.Response:
+            assert request.headers[SIGNATURE_HEADER]  # the request went out signed, the key did not
+            assert TOKEN not in str(request.headers)
+            headers = {} if signature is None else {RESPONSE_SIGNATURE_HEADER: signature}
+            return httpx.Response(200, json={"embedding": [0.0]}, headers=headers)
+
+        signer = WorkerSigner(lambda: TOKEN)  # what GpuWorkerClient sends with
+        # THEN the answer is never used
+        with (
+            httpx.Client(transport=httpx.MockTransport(handler), auth=signer) as http,
+            pytest.raises(UnsignedWorkerResponse),
+        ):
+            http.post("http://worker/encode-text", json={"text": "a dog"})
+
+
+def test_a_worker_without_a_key_rejects_every_call_unless_told_it_is_alone(model_dir):
+    from gpu_worker.app import create_app
+
+    with TestClient(create_app(worker_settings(model_dir, token=None))) as bare:
+        assert bare.post("/encode-text", content=BODY, headers=signed_headers(BODY)).status_code == 401
+    loopback = worker_settings(model_dir, token=None, allow_unauthenticated=True)
+    with TestClient(create_app(loopback)) as alone:
+        wait_ready(alone)
+        assert alone.post("/encode-text", json={"text": "a dog"}).status_code == 200
 
 
 def test_encode_video_with_more_frames_than_the_limit_is_422(client):
-    response = client.post("/encode-video", json={"frames": clip(17)}, headers=AUTH)
+    response = client.post("/encode-video", json={"frames": clip(17)}, auth=SIGNED)
     assert response.status_code == 422
     assert "at most 16" in response.json()["detail"]
 
 
 def test_encode_video_with_no_frames_is_422(client):
-    assert client.post("/encode-video", json={"frames": []}, headers=AUTH).status_code == 422
+    assert client.post("/encode-video", json={"frames": []}, auth=SIGNED).status_code == 422
 
 
 def test_request_body_over_the_size_limit_is_413(client):
     huge = "A" * (600 * 1024)
-    response = client.post("/encode-video", json={"frames": [huge]}, headers=AUTH)
+    response = client.post("/encode-video", json={"frames": [huge]})
     assert response.status_code == 413
+    # AND a signed caller gets the refusal (unsigned: refused before the body, so the signature, is read)
+    with pytest.raises(UnsignedWorkerResponse) as refused:
+        client.post("/encode-video", json={"frames": [huge]}, auth=SIGNED)
+    assert refused.value.status == 413
 
 
 def test_encode_text_over_the_length_limit_is_422(client):
-    response = client.post("/encode-text", json={"text": "x" * 5000}, headers=AUTH)
+    response = client.post("/encode-text", json={"text": "x" * 5000}, auth=SIGNED)
     assert response.status_code == 422
 
 
@@ -233,7 +312,7 @@ def test_encode_text_over_the_length_limit_is_422(client):
     ids=["bad-base64", "undecodable"],
 )
 def test_encode_video_with_a_bad_frame_is_400_naming_it(client, frame):
-    response = client.post("/encode-video", json={"frames": [clip(1)[0], frame]}, headers=AUTH)
+    response = client.post("/encode-video", json={"frames": [clip(1)[0], frame]}, auth=SIGNED)
     assert response.status_code == 400
     assert "frame 1" in response.json()["detail"]
 
@@ -254,7 +333,7 @@ def test_chat_completions_answers_in_openai_shape_with_an_image_part(client):
         "max_completion_tokens": 4,
         "reasoning_effort": "low",
     }
-    response = client.post("/v1/chat/completions", json=body, headers=AUTH)
+    response = client.post("/v1/chat/completions", json=body, auth=SIGNED)
 
     assert response.status_code == 200
     answer = response.json()
@@ -262,21 +341,22 @@ def test_chat_completions_answers_in_openai_shape_with_an_image_part(client):
     assert answer["choices"][0]["message"]["role"] == "assistant"
     assert isinstance(answer["choices"][0]["message"]["content"], str)
     assert answer["usage"]["completion_tokens"] <= 4
-    assert (
-        answer["usage"]["total_tokens"]
-        == answer["usage"]["prompt_tokens"] + answer["usage"]["completion_tokens"]
-    )
+    assert answer["usage"]["total_tokens"] == answer["usage"]["prompt_tokens"] + answer["usage"]["completion_tokens"]
 
 
 def test_chat_completions_through_the_openai_sdk(client):
     # GIVEN the OpenAI SDK pointed at the worker (what the LLM port's "gpu" provider does)
     from openai import OpenAI
 
-    sdk = OpenAI(base_url=f"{client.base_url}/v1", api_key=TOKEN, http_client=client)
-    # WHEN it asks a text-only question THEN it parses the worker's answer
-    completion = sdk.chat.completions.create(
-        model="gpu", messages=[{"role": "user", "content": "hello"}], max_tokens=3
-    )
+    client.auth = SIGNED  # as worldmm.llm.client's signed HTTP client does
+    try:
+        sdk = OpenAI(base_url=f"{client.base_url}/v1", api_key="signed-requests", http_client=client)
+        # WHEN it asks a text-only question THEN it parses the worker's (signed) answer
+        completion = sdk.chat.completions.create(
+            model="gpu", messages=[{"role": "user", "content": "hello"}], max_tokens=3
+        )
+    finally:
+        client.auth = None
     assert completion.choices[0].message.role == "assistant"
     assert completion.usage is not None and completion.usage.completion_tokens <= 3
 
@@ -290,7 +370,7 @@ def test_chat_completions_rejects_remote_image_urls(client):
             }
         ]
     }
-    assert client.post("/v1/chat/completions", json=body, headers=AUTH).status_code == 400
+    assert client.post("/v1/chat/completions", json=body, auth=SIGNED).status_code == 400
 
 
 def test_video_patches_follow_the_qwen2vl_layout():
@@ -326,9 +406,7 @@ def test_embedder_prompts_are_the_vlm2vec_instructions_and_dimension_rules(model
 
     native = VLM2VecEmbedder.load(worker_settings(model_dir, embedding_dim=None))
     assert native.dim == 32
-    assert (
-        native.video_prompt(2) == "<|video_pad|><|video_pad|> Understand the content of the provided video."
-    )
+    assert native.video_prompt(2) == "<|video_pad|><|video_pad|> Understand the content of the provided video."
     assert native.text_prompt("a dog") == "Find a video that contains the following visual content: a dog"
     with pytest.raises(ValueError, match="smaller than embedding_dim"):
         VLM2VecEmbedder(

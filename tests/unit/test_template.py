@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.template import load_template
-from worldmm.config import MODEL_KEY_FIELDS, Settings
+from worldmm.config import SECRET_SOURCES, Settings
 
 pytestmark = pytest.mark.unit
 
@@ -254,12 +254,16 @@ def test_template_gpu_worker_launch_template_is_tagged_private_and_g5_by_default
     assert all("CidrIp" not in r for r in ingress)
 
 
-def test_template_gpu_worker_role_reads_only_the_model_keys_secret() -> None:
+def test_template_gpu_worker_role_reads_only_the_worker_key_fails_on_todays_code() -> None:
+    # Before issue 64 the GPU box could read the whole model-keys secret (OpenAI, Groq and the cursor key).
     role = template()["Resources"]["GpuWorkerRole"]["Properties"]
     (policy,) = role["Policies"]
     (statement,) = policy["PolicyDocument"]["Statement"]
     assert statement["Action"] == "secretsmanager:GetSecretValue"
-    assert "${ModelKeysSecretName}" in statement["Resource"]["Fn::Sub"]
+    assert statement["Resource"] == {"Ref": "GpuWorkerTokenSecret"}
+    user_data = template()["Resources"]["GpuWorkerLaunchTemplate"]["Properties"]["LaunchTemplateData"]["UserData"]
+    script = user_data["Fn::Base64"]["Fn::Sub"]
+    assert "--secret-id '${GpuWorkerTokenSecret}'" in script and "ModelKeysSecretName" not in script
 
 
 def test_template_alarm_when_work_waited_20_minutes_for_the_gpu() -> None:
@@ -292,33 +296,73 @@ def test_template_database_credentials_come_from_secrets_manager_only() -> None:
             assert variables["DATABASE_SECRET_ARN"] == {"Ref": "DatabaseSecretArn"}, name
 
 
-MODEL_KEY_USERS = {
-    "ChatFunction",
-    "ChatVerboseFunction",
-    "IngestWindowFunction",
-    "McpFunction",
-    "GpuControllerFunction",
+MODEL_KEYS = {
+    "Fn::Sub": "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"
+    "${ModelKeysSecretName}-??????"
 }
-"""Functions that use a model key or the GPU worker token (the controller checks /health's proof with it)."""
+CURSOR_KEY = {"Ref": "CursorSigningSecret"}
+WORKER_KEY = {"Ref": "GpuWorkerTokenSecret"}
+MODEL_CALLERS = {"IngestWindowFunction", "IngestDLQConsumer", "ChatFunction", "ChatVerboseFunction", "McpFunction"}
+SECRETS_NEEDED: dict[str, list[dict[str, str]]] = {
+    **{name: [MODEL_KEYS, WORKER_KEY] for name in MODEL_CALLERS},
+    "McpFunction": [MODEL_KEYS, WORKER_KEY, CURSOR_KEY],  # its timeline tool pages with cursors
+    "GpuControllerFunction": [WORKER_KEY],  # checks /health's proof; calls no model
+    "ChatsListFunction": [CURSOR_KEY],
+    "ChatMessagesFunction": [CURSOR_KEY],
+    "MemoriesListFunction": [CURSOR_KEY],
+}
+"""One secret per purpose (issue 64 item 4): the key secrets each function may read; every other function none."""
+SECRET_SETTING = {"MODEL_KEYS_SECRET": MODEL_KEYS, "CURSOR_SECRET_ARN": CURSOR_KEY}
+
+
+def _key_grants(name: str) -> list[Any]:
+    return [s["Resource"] for s in statements(fn(name)) if "secretsmanager:GetSecretValue" in json.dumps(s["Action"])]
+
+
+def test_template_each_function_reads_only_the_secrets_it_needs_fails_on_todays_code() -> None:
+    # GIVEN every function's Secrets Manager grants (the database secret is granted apart, and checked below)
+    for name in functions():
+        # THEN a function reads exactly the key secrets its purpose needs: the cursor-only functions no model
+        # key, the GPU controller no model key, the functions that neither page nor call a model no key at all
+        assert _key_grants(name) == SECRETS_NEEDED.get(name, []), name
+
+
+def test_template_each_function_is_told_only_of_the_secrets_it_may_read_fails_on_todays_code() -> None:
+    for name in functions():
+        variables = env(name)
+        told = [
+            grant
+            for setting, grant in (*SECRET_SETTING.items(), ("GPU_WORKER_TOKEN_SECRET_ARN", WORKER_KEY))
+            if setting in variables
+        ]
+        assert sorted(map(json.dumps, told)) == sorted(map(json.dumps, SECRETS_NEEDED.get(name, []))), name
+        for setting, grant in SECRET_SETTING.items():
+            if setting in variables:
+                assert variables[setting] == ({"Ref": "ModelKeysSecretName"} if grant is MODEL_KEYS else grant), name
+        if "GPU_WORKER_TOKEN_SECRET_ARN" in variables:
+            assert variables["GPU_WORKER_TOKEN_SECRET_ARN"] == WORKER_KEY, name
+
+
+def test_template_the_cursor_and_worker_keys_are_generated_secrets_of_their_own() -> None:
+    for name in ("CursorSigningSecret", "GpuWorkerTokenSecret"):
+        secret = template()["Resources"][name]
+        assert secret["Type"] == "AWS::SecretsManager::Secret"
+        assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] >= 64
+        assert "SecretString" not in secret["Properties"]
 
 
 def test_template_no_function_environment_holds_a_secret_value() -> None:
     """Issue 27's rule, over every function and Globals: no dynamic reference, no key named in the environment."""
-    keys = {name.upper() for name in MODEL_KEY_FIELDS}
+    keys = {name.upper() for name in SECRET_SOURCES}
     for name in functions():
         variables = env(name)
         assert not re.search(r"resolve:(secretsmanager|ssm-secure)", json.dumps(variables)), name
         assert keys.isdisjoint(variables), name
 
 
-def test_template_every_function_told_of_the_model_keys_may_read_them() -> None:
+def test_template_only_the_functions_that_call_a_model_are_told_of_the_model_keys() -> None:
     readers = {name for name in functions() if "MODEL_KEYS_SECRET" in env(name)}
-    assert readers >= MODEL_KEY_USERS
-    for name in readers:
-        grants = [s for s in statements(fn(name)) if s.get("Action") == "secretsmanager:GetSecretValue"]
-        assert grants and all(
-            re.search(r"\$\{ModelKeysSecretName\}-\?{6}", json.dumps(s["Resource"])) for s in grants
-        ), name
+    assert readers == MODEL_CALLERS
 
 
 def test_template_every_function_given_the_database_secret_may_read_it() -> None:

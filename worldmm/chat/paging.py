@@ -18,7 +18,7 @@ class ChatRules:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._cursor_secret = settings.cursor_signing_secret()  # aws: refuses to start without CURSOR_SECRET
+        self._cursor_key: str | None = None  # fetched when a cursor is first signed or checked, never before
 
     def page_size(self, limit: int | None) -> int:
         if limit is None:
@@ -38,11 +38,16 @@ class ChatRules:
         # One process-wide strictly monotonic generator: ids of the same millisecond still sort.
         return str(ulid.default_generator.generate())
 
+    def _cursor_secret(self) -> str:
+        if self._cursor_key is None:
+            self._cursor_key = self.settings.cursor_signing_secret()  # aws: refuses without a cursor key
+        return self._cursor_key
+
     def encode(self, scope: list[str], position: dict[str, str]) -> str:
-        return encode_cursor(self._cursor_secret, scope, position)
+        return encode_cursor(self._cursor_secret(), scope, position)
 
     def decode(self, scope: list[str], cursor: str | None) -> dict[str, str] | None:
-        return None if cursor is None else decode_cursor(self._cursor_secret, scope, cursor)
+        return None if cursor is None else decode_cursor(self._cursor_secret(), scope, cursor)
 
 
 def messages_scope(user_id: str, chat_id: str) -> list[str]:

@@ -31,6 +31,7 @@ class OpenWindows(Protocol):
 
     def overdue_windows(self, opened_before: float) -> Iterator[tuple[str, int]]: ...
 
+
 CHALLENGE_HEADER = "X-Worker-Challenge"
 DEFERRED_TTL_S = 15 * 86_400  # past the DLQ's 14-day retention
 # SQS's answers for a receipt handle that no longer names an in-flight receive: the message was received
@@ -312,11 +313,11 @@ class HttpWorkerProbe:
         return gpu_url_for(self.settings, {"PrivateIpAddress": instance.private_ip})
 
     def health(self, instance: WorkerInstance) -> WorkerHealth:
-        import hashlib
         import hmac
 
+        from worldmm.worker_signing import health_proof
+
         base = self.url_for(instance)
-        token = self.settings.gpu_worker_token
         if not base:
             return WorkerHealth(False)
         challenge = secrets.token_hex(16)
@@ -329,7 +330,8 @@ class HttpWorkerProbe:
             return WorkerHealth(False)
         if not isinstance(body, dict):
             return WorkerHealth(False)
-        expected = hmac.new(token.encode(), challenge.encode(), hashlib.sha256).hexdigest() if token else None
+        token = self.settings.gpu_worker_key()
+        expected = health_proof(token, challenge) if token else None
         proof = body.get("proof")
         trusted = expected is not None and isinstance(proof, str) and hmac.compare_digest(proof, expected)
         idle = body.get("idle_s")

@@ -15,10 +15,10 @@ from aws_lambda_powertools import Logger
 
 from worldmm.config import Settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError
+from worldmm.worker_signing import UnsignedWorkerResponse, WorkerSigner
 
 logger = Logger(child=True)
 
-TOKEN_HEADER = "X-Worker-Token"
 TRANSIENT_STATUS = frozenset({502, 503, 504})
 # Discovery answers this address when no GPU instance runs (spec 000 step 8).
 UNROUTABLE_HOSTS = frozenset({"0.0.0.0", ""})
@@ -29,8 +29,10 @@ def _timeout(settings: Settings, read_s: float | None = None) -> httpx.Timeout:
     return httpx.Timeout(connect=settings.gpu_connect_timeout_s, read=read, write=read, pool=read)
 
 
-def _headers(settings: Settings) -> dict[str, str]:
-    return {TOKEN_HEADER: settings.gpu_worker_token} if settings.gpu_worker_token else {}
+def worker_signer(settings: Settings) -> WorkerSigner:
+    """Signs requests with the worker key and checks the worker's signature on each answer (the key is fetched
+    when the worker is first called, never sent)."""
+    return WorkerSigner(settings.gpu_worker_key)
 
 
 def _check_url(base_url: str | None) -> str:
@@ -62,7 +64,7 @@ class GpuWorkerClient:
     def _http(self) -> httpx.Client:
         if self._client is None:
             self._client = httpx.Client(
-                timeout=_timeout(self.settings), headers=_headers(self.settings), transport=self._transport
+                timeout=_timeout(self.settings), auth=worker_signer(self.settings), transport=self._transport
             )
         return self._client
 
@@ -90,6 +92,11 @@ class GpuWorkerClient:
                 continue
             except httpx.TimeoutException as exc:
                 raise GpuUnavailableError(f"GPU worker timed out on {path}: {type(exc).__name__}") from exc
+            except UnsignedWorkerResponse as exc:
+                # Nothing an unsigned answer says is used: a refusal stays a refusal, anything else is not ours.
+                if exc.status >= 500:
+                    raise GpuUnavailableError(f"GPU worker failed on {path}: {exc}") from exc
+                raise GpuRequestError(f"GPU worker call rejected on {path}: {exc}") from exc
             except httpx.HTTPError as exc:
                 raise GpuUnavailableError(f"GPU worker call failed on {path}: {exc}") from exc
             if response.status_code in TRANSIENT_STATUS:
@@ -102,16 +109,12 @@ class GpuWorkerClient:
             if response.status_code >= 500:
                 raise GpuUnavailableError(f"GPU worker failed on {path}: HTTP {response.status_code}")
             if response.status_code >= 400:
-                raise GpuRequestError(
-                    f"GPU worker rejected {path}: HTTP {response.status_code}: {_detail(response)}"
-                )
+                raise GpuRequestError(f"GPU worker rejected {path}: HTTP {response.status_code}: {_detail(response)}")
             try:
                 return response.json()
             except ValueError as exc:
                 raise GpuUnavailableError(f"GPU worker sent a non-JSON answer on {path}") from exc
-        raise GpuUnavailableError(
-            f"GPU worker unavailable after {attempts} attempts on {path}: {last_reason}"
-        )
+        raise GpuUnavailableError(f"GPU worker unavailable after {attempts} attempts on {path}: {last_reason}")
 
 
 def _detail(response: httpx.Response) -> str:
@@ -131,7 +134,7 @@ def worker_health(base_url: str | None, settings: Settings) -> dict[str, Any]:
     """
     base = _check_url(base_url)
     try:
-        response = httpx.get(f"{base}/health", timeout=_timeout(settings), headers=_headers(settings))
+        response = httpx.get(f"{base}/health", timeout=_timeout(settings))
     except httpx.HTTPError as exc:
         raise GpuUnavailableError(f"GPU worker health check failed: {type(exc).__name__}") from exc
     if response.status_code != 200:

@@ -268,6 +268,7 @@ class OpenAILLM:
         concurrency: int = 8,
         gpu: bool = False,
         max_output_tokens: int | None = None,
+        worker_key: Callable[[], str | None] | None = None,
     ) -> None:
         self.max_output_tokens = max_output_tokens  # the most room a truncated answer is retried with
         self._base_url = base_url
@@ -277,6 +278,7 @@ class OpenAILLM:
         self.token_param = token_param
         self._concurrency = concurrency
         self._gpu = gpu
+        self._worker_key = worker_key  # the GPU worker's: each call signed with it
         self._clients: dict[str | None, OpenAI] = {}
         self._formats: dict[str | None, StructuredFormat] = {}  # per base URL: the format it takes
         self._formats_known: set[str | None] = set()  # base URLs where a structured call has worked
@@ -306,6 +308,7 @@ class OpenAILLM:
                     base_url=base_url,
                     timeout=self._timeout_s,
                     max_retries=self._max_retries,
+                    http_client=None if self._worker_key is None else _signed_http_client(self._worker_key),
                 )
                 self._clients[base_url] = client
             return client
@@ -443,6 +446,16 @@ class DispatchingLLM:
         return [r if r is not None else LLMCallError("no result") for r in results]
 
 
+def _signed_http_client(worker_key: Callable[[], str | None]) -> Any:
+    """The OpenAI SDK's HTTP client (httpx2) signing each call to the GPU worker and checking each answer."""
+    import httpx2
+    from openai import DefaultHttpxClient
+
+    from worldmm.worker_signing import signer_for
+
+    return DefaultHttpxClient(auth=signer_for(httpx2.Auth, worker_key))
+
+
 def _gpu_base_url(gpu_url: Callable[[], str | None]) -> Callable[[], str]:
     def resolve() -> str:
         url = gpu_url()
@@ -472,8 +485,9 @@ def build_llm(settings: Settings, gpu_url: Callable[[], str | None]) -> LLM:
     elif provider == LLMProvider.GPU:
         direct = OpenAILLM(
             base_url=_gpu_base_url(gpu_url),
-            # The worker's shared secret travels as the bearer token of its OpenAI-compatible API.
-            api_key=settings.gpu_worker_token or "no-token",
+            # The worker key never travels: each request and answer is signed with it (worldmm.worker_signing).
+            api_key="signed-requests",
+            worker_key=settings.gpu_worker_key,
             timeout_s=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
             concurrency=settings.llm_concurrency,
@@ -484,7 +498,7 @@ def build_llm(settings: Settings, gpu_url: Callable[[], str | None]) -> LLM:
             raise LLMConfigurationError("LLM_PROVIDER=openai-compatible needs OPENAI_BASE_URL")
         direct = OpenAILLM(
             base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key or "no-key",
+            api_key=settings.model_key("openai_api_key") or "no-key",
             timeout_s=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
             # llama.cpp's server, Ollama and vLLM all take max_tokens; not all take max_completion_tokens.
@@ -494,7 +508,7 @@ def build_llm(settings: Settings, gpu_url: Callable[[], str | None]) -> LLM:
     else:
         direct = OpenAILLM(
             base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key,
+            api_key=settings.model_key("openai_api_key"),
             timeout_s=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
             concurrency=settings.llm_concurrency,

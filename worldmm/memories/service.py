@@ -84,9 +84,14 @@ class MemoryService:
         self.store = store
         self.sessions = sessions
         self.gpu_waiting = gpu_waiting
-        self._cursor_secret = settings.cursor_signing_secret()
+        self._cursor_key: str | None = None  # fetched when a cursor is first signed or checked, never before
 
     # --- the timeline ---------------------------------------------------------------------------------------
+
+    def _cursor_secret(self) -> str:
+        if self._cursor_key is None:
+            self._cursor_key = self.settings.cursor_signing_secret()
+        return self._cursor_key
 
     def _page_size(self, limit: int | None) -> int:
         if limit is None:
@@ -108,7 +113,7 @@ class MemoryService:
         needs only the cursor; a filter given beside it must be the same (else 400 "invalid cursor")."""
         if query.cursor is None:
             return query, None
-        position = decode_cursor(self._cursor_secret, ["memories", user_id], query.cursor)
+        position = decode_cursor(self._cursor_secret(), ["memories", user_id], query.cursor)
         given = self._filters(query)
         if any(value and value != position.get(name) for name, value in given.items()):
             raise BadRequest("invalid cursor")
@@ -162,7 +167,7 @@ class MemoryService:
         if more:
             last = rows[-1]
             position = {"t": iso_timestamp(last.start_time), "d": str(last.duration_seconds), "i": str(last.id)}
-            next_cursor = encode_cursor(self._cursor_secret, ["memories", user_id], position | self._filters(query))
+            next_cursor = encode_cursor(self._cursor_secret(), ["memories", user_id], position | self._filters(query))
         return MemoriesPage(memories=[Memory.model_validate(_memory_fields(r)) for r in rows], next_cursor=next_cursor)
 
     # --- one memory -----------------------------------------------------------------------------------------

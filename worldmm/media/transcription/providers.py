@@ -233,7 +233,7 @@ def build_transcriber(settings: Settings) -> Transcriber:
     if kind == "groq":
         return GroqTranscriber(
             model=settings.groq_model,
-            api_key=settings.groq_api_key,
+            api_key=settings.model_key("groq_api_key"),
             base_url=settings.groq_base_url,
             timeout_s=settings.groq_timeout_s,
             max_retries=settings.groq_max_retries,

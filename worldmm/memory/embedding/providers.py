@@ -165,7 +165,7 @@ def build_text_embedder(settings: Settings) -> TextEmbedder:
         return OpenAIEmbedder(
             model=settings.embedding_model,
             dim=settings.embedding_dim,
-            api_key=settings.openai_api_key,
+            api_key=settings.model_key("openai_api_key"),
             base_url=settings.openai_base_url,
             timeout_s=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
