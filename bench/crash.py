@@ -677,8 +677,14 @@ class Migration0017(WritePath):
                             " predicate, object_literal, embedding) VALUES (:id, :seg, :u, :kind, :ent, 'likes',"
                             " 'tea', CAST(:v AS vector))"
                         ),
-                        {"id": triple, "seg": seg, "u": case.user, "kind": kind, "ent": ent,
-                         "v": vec(f"{kind} {triple}", dim)},
+                        {
+                            "id": triple,
+                            "seg": seg,
+                            "u": case.user,
+                            "kind": kind,
+                            "ent": ent,
+                            "v": vec(f"{kind} {triple}", dim),
+                        },
                     )
                 visual = f"30000000-0000-0000-0000-{i:012d}"
                 conn.execute(
@@ -694,8 +700,8 @@ class Migration0017(WritePath):
     def _migrate(self, world: World, case: Case) -> None:
         from worldmm.db import migrate
 
-        os.environ["WORLDMM_MIGRATION_BATCH_ROWS"] = self.BATCH_ROWS
-        migrate.upgrade(world.settings, admin_url=self._url(world, case))
+        batched = world.settings.model_copy(update={"migration_batch_rows": int(self.BATCH_ROWS)})
+        migrate.upgrade(batched, admin_url=self._url(world, case))
 
     def run(self, world: World, case: Case) -> None:
         self._migrate(world, case)
@@ -762,7 +768,14 @@ class Migration0017(WritePath):
 PATHS: dict[str, WritePath] = {
     p.name: p
     for p in (
-        CaptureEnd(), Summaries(), ChatTurn(), ForgetMe(), ForgetSpan(), Retrigger(), DlqConsumer(), Migration0017()
+        CaptureEnd(),
+        Summaries(),
+        ChatTurn(),
+        ForgetMe(),
+        ForgetSpan(),
+        Retrigger(),
+        DlqConsumer(),
+        Migration0017(),
     )
 }
 EXTRA_PATHS: dict[str, WritePath] = {p.name: p for p in (SampleSizedCaptureEnd(),)}

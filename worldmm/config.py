@@ -283,6 +283,8 @@ class Settings(BaseSettings):
     """Dimension of text embeddings (384 for MiniLM; must match the migrated columns)."""
     visual_embedding_dim: int = 1536
     """Dimension of the VLM2Vec visual embeddings (must match the migrated column)."""
+    migration_batch_rows: int = Field(2000, ge=1)
+    """Rows a migration that rewrites a table converts per short transaction (0017's vectors to halfvec)."""
     transcriber: str = "local"
     """Speech to text: `local` (faster-whisper) or `groq`."""
     groq_api_key: str | None = None

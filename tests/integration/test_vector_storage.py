@@ -133,7 +133,7 @@ def test_entity_and_visual_vector_queries_run_on_halfvec(services: Services) -> 
     assert visual.id == segment and visual.distance == pytest.approx(0.0, abs=1e-6)
 
 
-def test_migration_0017_converts_a_0016_database_in_place(pg: LocalDatabase, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_migration_0017_converts_a_0016_database_in_place(pg: LocalDatabase) -> None:
     # GIVEN a database at 0016 with float vectors: segments, entities, semantic and episodic triples, visuals
     server = create_engine(pg.admin_url, isolation_level="AUTOCOMMIT")
     with server.connect() as conn:
@@ -172,8 +172,7 @@ def test_migration_0017_converts_a_0016_database_in_place(pg: LocalDatabase, mon
             {"v": vec},
         )
     # WHEN 0017 runs in batches of 3 rows
-    monkeypatch.setenv("WORLDMM_MIGRATION_BATCH_ROWS", "3")
-    migrate.upgrade(settings, admin_url=url)
+    migrate.upgrade(settings.model_copy(update={"migration_batch_rows": 3}), admin_url=url)
     # THEN every vector column is halfvec, the values kept to half precision, episodic triples' vectors gone
     assert _types(url) == {key: f"halfvec({dim})" for key, dim in COLUMNS.items()}
     with engine.connect() as conn:

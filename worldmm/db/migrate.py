@@ -19,6 +19,7 @@ def _alembic_config(settings: Settings) -> Config:
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["embedding_dim"] = settings.embedding_dim
     config.attributes["visual_embedding_dim"] = settings.visual_embedding_dim
+    config.attributes["migration_batch_rows"] = settings.migration_batch_rows
     config.attributes["app_role"] = settings.database_app_role
     return config
 

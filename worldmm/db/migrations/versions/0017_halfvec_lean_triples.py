@@ -14,7 +14,7 @@ indexes that no query reads dropped, lz4 for captions and transcripts.
 - `caption` and `transcript` compress with lz4 where the server has it (new values; metadata only).
 
 In place and resumable, with no lock longer than one batch per table until the swap: per column a `halfvec`
-column is added and filled in batches of `WORLDMM_MIGRATION_BATCH_ROWS` rows by primary key, each batch its
+column is added and filled in batches of `MIGRATION_BATCH_ROWS` (Settings) rows by primary key, each batch its
 own transaction; then one short transaction per table copies what was written meanwhile, drops the old
 column and its index and renames the new one; the kept HNSW index is built `CONCURRENTLY` (an invalid one
 left by a killed build is dropped and built again); finally every row is rewritten once more in batches so
@@ -27,10 +27,9 @@ Revises: 0016
 
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
-from alembic import op
+from alembic import context, op
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
@@ -67,7 +66,7 @@ COMPRESSED = (("worldmm_segments", "caption"), ("worldmm_segments", "transcript"
 
 
 def _batch_rows() -> int:
-    return max(1, int(os.environ.get("WORLDMM_MIGRATION_BATCH_ROWS", "2000")))
+    return max(1, int(context.config.attributes.get("migration_batch_rows", 2000)))
 
 
 def _column_type(conn: Connection, table: str, column: str) -> tuple[str, int] | None:
