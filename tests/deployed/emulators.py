@@ -119,12 +119,7 @@ def deploy_stack(
 
     secrets = boto3.client("secretsmanager", region_name=REGION, endpoint_url=moto_url)
     db_arn = secrets.create_secret(Name="worldmm/db", SecretString=json.dumps(rds_secret(pg)))["ARN"]
-    keys = {
-        "openai_api_key": "sk-test",
-        "groq_api_key": "gsk-test",
-        "gpu_worker_token": "gpu-token",
-        "cursor_secret": "cursor-secret-from-secrets-manager",
-    }
+    keys = {"openai_api_key": "sk-test", "groq_api_key": "gsk-test"}  # the cursor and worker keys: the stack's own
     secrets.create_secret(Name=template_default("ModelKeysSecretName"), SecretString=json.dumps(keys))
     parameters = {
         name: str(spec["Default"]) for name, spec in load_template()["Parameters"].items() if "Default" in spec
@@ -146,7 +141,9 @@ def deploy_stack(
         "GROQ_BASE_URL": server.url,
         "GPU_WORKER_URL": gpu_worker.url,
     }
-    return DeployedStack(moto_url=moto_url, parameters=parameters, endpoints=endpoints).deploy()
+    deployed = DeployedStack(moto_url=moto_url, parameters=parameters, endpoints=endpoints).deploy()
+    gpu_worker.key = deployed.secret_value("GpuWorkerTokenSecret")  # as the worker's boot script reads it
+    return deployed
 
 
 @dataclass

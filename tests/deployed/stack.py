@@ -42,8 +42,6 @@ EMULATOR_ENDPOINTS = (
 )
 
 
-
-
 class _NoValue:
     """AWS::NoValue: the key it is the value of is dropped."""
 
@@ -111,21 +109,29 @@ class LambdaInvokeRecorder:
 
 
 class FakeGpuWorker:
-    """The GPU worker's HTTP API on 127.0.0.1 (health and VLM2Vec encodes), deterministic vectors."""
+    """The GPU worker's HTTP API on 127.0.0.1 (health and VLM2Vec encodes), deterministic vectors; once told the
+    stack's worker key (`key`), it refuses unsigned encodes and signs its answers, as gpu_worker does."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
+        self.key: str | None = None
+        self.refused = 0
         worker = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def _json(self, payload: Any) -> None:
+            def _json(self, payload: Any, status: int = 200, signed_over: str | None = None) -> None:
+                from worldmm.worker_signing import RESPONSE_SIGNATURE_HEADER, response_signature
+
                 data = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
+                if worker.key and signed_over:
+                    mac = response_signature(worker.key, signed_over, status, data)
+                    self.send_header(RESPONSE_SIGNATURE_HEADER, mac)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -133,11 +139,21 @@ class FakeGpuWorker:
                 self._json({"status": "ready", "models": {"vlm2vec": "ready"}})
 
             def do_POST(self) -> None:
+                from worldmm.worker_signing import NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, request_signature
+
                 length = int(self.headers.get("content-length") or 0)
-                self.rfile.read(length)
+                body = self.rfile.read(length)
+                signed = None
+                if worker.key:
+                    timestamp, nonce = self.headers.get(TIMESTAMP_HEADER, ""), self.headers.get(NONCE_HEADER, "")
+                    signed = request_signature(worker.key, "POST", self.path, timestamp, nonce, body)
+                    if self.headers.get(SIGNATURE_HEADER) != signed:
+                        worker.refused += 1
+                        self._json({"detail": "unsigned request"}, status=401)
+                        return
                 vector = [0.0] * worker.dim
                 vector[0] = 1.0
-                self._json({"embedding": vector, "model": "fake-vlm2vec"})
+                self._json({"embedding": vector, "model": "fake-vlm2vec"}, signed_over=signed)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
@@ -259,6 +275,11 @@ class DeployedStack:
         return re.sub(r"\{\{resolve:secretsmanager:([^:]+):SecretString:([^:}]+)\}\}", one, text)
 
     # --- resources --------------------------------------------------------------------------------
+    def secret_value(self, resource: str) -> str:
+        """The value of one of the template's own secrets (what CloudFormation generated)."""
+        found = self.client("secretsmanager").get_secret_value(SecretId=self.physical[resource])
+        return str(found["SecretString"])
+
     def client(self, service: str) -> Any:
         import boto3
 
@@ -288,6 +309,12 @@ class DeployedStack:
                     self.physical[name] = self._sub(props["FunctionName"]["Fn::Sub"])
             elif kind in {"AWS::Logs::LogGroup", "AWS::Serverless::HttpApi"}:
                 self.physical[name] = f"{STACK}-{name}"
+            elif kind == "AWS::SecretsManager::Secret":  # GenerateSecretString: a random value, its ARN the Ref
+                import secrets as random
+
+                value = random.token_urlsafe(48)
+                created = self.client("secretsmanager").create_secret(Name=f"{STACK}-{name}", SecretString=value)
+                self.physical[name] = created["ARN"]
         for name, resource in resources.items():
             kind, props = resource["Type"], resource.get("Properties", {})
             if kind == "AWS::DynamoDB::Table":
