@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from tests.support.adapters import FakeModelServer, fake_model_server
 from tests.support.harness import make_settings
-from worldmm.errors import GpuUnavailableError
+from worldmm.errors import GpuRequestError, GpuUnavailableError
 from worldmm.llm.batch import BatchLLM, BatchRequestError, build_backfill_llm
 from worldmm.llm.client import (
     DispatchingLLM,
@@ -266,19 +266,36 @@ def test_build_llm_openai_compatible_uses_base_url_and_max_tokens(server: FakeMo
     assert "max_completion_tokens" not in body
 
 
-def test_build_llm_gpu_resolves_the_worker_url_per_call_and_sends_its_token(server: FakeModelServer) -> None:
+def test_build_llm_gpu_resolves_the_worker_url_per_call_and_signs_each_call_fails_on_todays_code(
+    server: FakeModelServer,
+) -> None:
+    from worldmm.worker_signing import request_signature
+
     # GIVEN the GPU provider whose worker is found only after the LLM was built
     current: list[str | None] = [None]
-    settings = make_settings(llm_provider="gpu", gpu_worker_token="s3cret", llm_max_retries=0)
+    key = "s3cret-worker-key-0123456789abcdef"
+    settings = make_settings(llm_provider="gpu", gpu_worker_token=key, llm_max_retries=0)
     llm = build_llm(settings, gpu_url=lambda: current[0])
     # WHEN there is no worker THEN the call fails as GPU-unavailable
     with pytest.raises(GpuUnavailableError):
         llm.complete(_request("Hi"))
-    # WHEN the worker appears THEN the next call reaches its /v1 endpoint with the shared secret
+    # WHEN the worker appears THEN the next call reaches its /v1 endpoint signed, the key never sent
     current[0] = server.url + "/"
-    assert llm.complete(_request("Hi")).text.startswith("echo: Hi")
-    call = server.calls("/v1/chat/completions")[0]
-    assert call.headers["authorization"] == "Bearer s3cret"
+    server.worker_key = key
+    try:
+        assert llm.complete(_request("Hi")).text.startswith("echo: Hi")
+        call = server.calls("/v1/chat/completions")[0]
+        assert key not in str(call.headers)
+        expected = request_signature(
+            key, "POST", call.path, call.headers["x-worker-timestamp"], call.headers["x-worker-nonce"], call.body
+        )
+        assert call.headers["x-worker-signature"] == expected
+        # AND an answer the worker did not sign is not used
+        server.worker_key = None
+        with pytest.raises(GpuRequestError, match="not signed"):
+            llm.complete(_request("Hi"))
+    finally:
+        server.worker_key = None
 
 
 def test_build_llm_gpu_worker_not_answering_is_gpu_unavailable() -> None:

@@ -72,6 +72,7 @@ class FakeModelServer:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.worker_key: str | None = None  # set: answers a signed request signed, as the GPU worker does
         self.chat_reply: Callable[[dict[str, Any]], str] = default_chat_reply
         # Batch behaviour: polls before completion, final status, which custom ids fail, output order.
         self.batch_polls_before_done = 2
@@ -107,9 +108,7 @@ class FakeModelServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def fail_next(
-        self, path: str, status: int, times: int = 1, headers: dict[str, str] | None = None
-    ) -> None:
+    def fail_next(self, path: str, status: int, times: int = 1, headers: dict[str, str] | None = None) -> None:
         """The next `times` requests to `path` answer `status` (retry-after 10 ms by default)."""
         with self._lock:
             for _ in range(times):
@@ -151,12 +150,14 @@ class FakeModelServer:
             failure = next((f for f in self._failures if f[0] == handler.path), None)
             if failure:
                 self._failures.remove(failure)
+        signed_over = record.headers.get("x-worker-signature") if self.worker_key else None
         if failure:
             _, status, headers = failure
-            self._send(handler, status, {"error": {"message": f"forced {status}", "type": "test"}}, headers)
+            payload = {"error": {"message": f"forced {status}", "type": "test"}}
+            self._send(handler, status, payload, headers, signed_over=signed_over)
             return
         status, payload = self._route(method, handler.path, record)
-        self._send(handler, status, payload)
+        self._send(handler, status, payload, signed_over=signed_over)
 
     def _send(
         self,
@@ -164,8 +165,17 @@ class FakeModelServer:
         status: int,
         payload: Any,
         headers: dict[str, str] | None = None,
+        *,
+        signed_over: str | None = None,
     ) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        if signed_over and self.worker_key:
+            from worldmm.worker_signing import RESPONSE_SIGNATURE_HEADER, response_signature
+
+            headers = {
+                **(headers or {}),
+                RESPONSE_SIGNATURE_HEADER: response_signature(self.worker_key, signed_over, status, data),
+            }
         handler.send_response(status)
         handler.send_header(
             "content-type", "application/octet-stream" if isinstance(payload, bytes) else "application/json"
@@ -208,9 +218,7 @@ class FakeModelServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body["model"],
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-            ],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
 
@@ -291,9 +299,7 @@ class FakeModelServer:
                         "response": {
                             "status_code": 400,
                             "request_id": f"q{index}",
-                            "body": {
-                                "error": {"message": "context too long", "type": "invalid_request_error"}
-                            },
+                            "body": {"error": {"message": "context too long", "type": "invalid_request_error"}},
                         },
                     }
                 )

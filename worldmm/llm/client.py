@@ -396,7 +396,13 @@ class OpenAILLM:
     def _map_error(self, exc: Exception, request: LLMRequest) -> Exception:
         import openai
 
+        from worldmm.worker_signing import UnsignedWorkerResponse
+
         where = f"{request.purpose} ({request.model})"
+        if isinstance(exc, UnsignedWorkerResponse):  # nothing an unsigned answer says is used
+            if exc.status >= 500:
+                return GpuUnavailableError(f"GPU worker failed for {where}: {exc}")
+            return GpuRequestError(f"GPU worker call for {where} not accepted: {exc}")
         if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
             if self._gpu:
                 return GpuUnavailableError(f"GPU worker not answering for {where}: {exc}")
