@@ -231,6 +231,8 @@ def test_a_signed_request_passes_and_its_answer_is_signed_over_it(client):
 def test_a_stale_or_future_request_is_401_fails_on_todays_code(client):
     for at in (time.time() - 61, time.time() + 61):
         assert client.post("/encode-text", content=BODY, headers=signed_headers(BODY, at=at)).status_code == 401
+    # AND the same request signed now passes (the key, not the clock, was what was missing)
+    assert client.post("/encode-text", content=BODY, headers=signed_headers(BODY)).status_code == 200
 
 
 def test_a_replayed_request_is_401_fails_on_todays_code(client):
@@ -247,6 +249,8 @@ def test_a_body_or_path_tampered_request_is_401_fails_on_todays_code(client):
     assert client.post("/encode-text", content=BODY, headers=moved).status_code == 401
     wrong_key = {**signed_headers(BODY), SIGNATURE_HEADER: "0" * 64}
     assert client.post("/encode-text", content=BODY, headers=wrong_key).status_code == 401
+    # AND the untouched request passes: only the signature over what was sent admits it
+    assert client.post("/encode-text", content=BODY, headers=headers).status_code == 200
 
 
 def test_the_signer_rejects_an_unsigned_or_tampered_answer_fails_on_todays_code():
