@@ -12,7 +12,8 @@ from tests.support.harness import make_settings
 from tests.support.memory import SteeredEmbedder
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.embedding import providers
-from worldmm.retrieval.compose import NO_MEMORY, Composed, compose_answer, score
+from worldmm.retrieval import compose
+from worldmm.retrieval.compose import NO_MEMORY, Composed, Weights, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import describe_when
 from worldmm.services import Services
@@ -82,14 +83,7 @@ def test_the_answer_quotes_the_sentence_says_when_it_was_heard_and_cites_its_mem
     "question",
     [
         "What is my dog's name?",
-        pytest.param(
-            "Where is my passport?",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="shipped weights: a statement naming a place, sharing no word, scores -1.5 + 0.5 * retrieved,"
-                " above refuse_below_unjudged (-1.5)",
-            ),
-        ),
+        "Where is my passport?",
     ],
 )
 def test_nothing_that_shares_the_questions_words_is_not_remembered_and_cites_nothing(question: str) -> None:
@@ -97,8 +91,11 @@ def test_nothing_that_shares_the_questions_words_is_not_remembered_and_cites_not
     assert compose_answer(_services(), question, memories, NOW) == Composed(NO_MEMORY, [])
 
 
-def test_what_was_said_after_an_event_is_found_in_the_next_window() -> None:
-    # GIVEN leaving the cafe at the end of one window, and arriving at the office in the next, without a gap
+def test_what_was_said_after_an_event_is_found_in_the_next_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN weights that count the words said around a sentence and refuse only below -1 (the step, not the fit)
+    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), -2.0, 1.0, 0.0, -1.0, -1.0)
+    monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
+    # AND leaving the cafe at the end of one window, and arriving at the office in the next, without a gap
     windows = _windows(
         "I heard: I think I left my notebook on the table at the cafe.",
         "I heard: Time to go. I am leaving the cafe now.",
