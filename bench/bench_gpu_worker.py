@@ -37,7 +37,10 @@ def main() -> None:
     from fastapi.testclient import TestClient
 
     from gpu_worker.app import create_app
+    import httpx2
+
     from gpu_worker.settings import WorkerSettings
+    from worldmm.worker_signing import signer_for
     from tests.support.gpu_worker import b64, build_tiny_qwen2vl, jpeg_bytes
 
     if args.tiny:
@@ -54,7 +57,7 @@ def main() -> None:
         device=args.device,
         max_frames=max(args.frames, 32),
     )
-    headers = {"X-Worker-Token": "bench"}
+    signed = signer_for(httpx2.Auth, lambda: "bench")  # the worker takes signed requests only
     clips = [
         [b64(jpeg_bytes(c * 1000 + f, tuple(args.frame_size))) for f in range(args.frames)]
         for c in range(args.clips)
@@ -70,7 +73,7 @@ def main() -> None:
 
         def encode(frames: list[str]) -> float:
             t0 = time.perf_counter()
-            response = client.post("/encode-video", json={"frames": frames}, headers=headers)
+            response = client.post("/encode-video", json={"frames": frames}, auth=signed)
             response.raise_for_status()
             return time.perf_counter() - t0
 
