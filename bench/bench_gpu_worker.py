@@ -33,15 +33,14 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     args = parser.parse_args()
 
+    import httpx2
     import torch
     from fastapi.testclient import TestClient
 
     from gpu_worker.app import create_app
-    import httpx2
-
     from gpu_worker.settings import WorkerSettings
-    from worldmm.worker_signing import signer_for
     from tests.support.gpu_worker import b64, build_tiny_qwen2vl, jpeg_bytes
+    from worldmm.worker_signing import signer_for
 
     if args.tiny:
         model_dir = build_tiny_qwen2vl(Path(tempfile.mkdtemp(prefix="tiny-qwen2vl-")))
@@ -83,7 +82,7 @@ def main() -> None:
             latencies = sorted(pool.map(encode, clips))
         wall = time.perf_counter() - t0
         batches = app.state.worker.video_batcher.batches_run
-        dim = len(client.post("/encode-text", json={"text": "x"}, headers=headers).json()["embedding"])
+        dim = len(client.post("/encode-text", json={"text": "x"}, auth=signed).json()["embedding"])
 
     print(
         json.dumps(
