@@ -71,7 +71,8 @@ def test_demo_answers_the_sample_questions_right_with_citations_in_seconds(
         # AND time words are read in the recording's own days (it is older than a week)
         assert datetime.fromisoformat(answer.trace["read_at"]) == SESSION_END
     # AND the demo prints each answer with its citations, its time and the tally
-    assert printed.count("\nQ: ") == len(QUESTIONS) and printed.count("   cites episodic") >= len(QUESTIONS) - 1
+    cited = sum(a.answer != NO_MEMORY for a in answers)
+    assert printed.count("\nQ: ") == len(QUESTIONS) and printed.count("   cites episodic") >= cited
     assert f"answered right: {sum(bool(a.right) for a in answers)}/{len(QUESTIONS)}" in printed
     # AND re-running resumes: every window is skipped as complete, nothing is ingested again
     again = run_demo(settings, questions=())
