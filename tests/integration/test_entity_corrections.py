@@ -28,7 +28,9 @@ from worldmm.graph.cache.port import load_graph
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
+from worldmm.retrieval import compose
 from worldmm.retrieval.agent import answer_question
+from worldmm.retrieval.compose import Weights
 from worldmm.retrieval.episodic_retriever import graph_ranking, query_seed_entities
 from worldmm.retrieval.timeref import parse_time_reference
 from worldmm.services import Services, set_services
@@ -43,6 +45,14 @@ WINDOWS = (
     ("Marco waves from the car.", ["Marco", "car"], [["Marco", "waves from", "car"]]),
     ("Kate holds a red mug in the kitchen.", ["Kate", "mug"], [["Kate", "holds", "red mug"]]),
 )
+
+
+@pytest.fixture(autouse=True)
+def _answers_never_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weights that rank by shared words and refuse nothing: the corrected name's memory is under test here,
+    not the fitted refusal (the hashing embedder gives the fitted weights no closeness in meaning)."""
+    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), 0.0, 1.0, 0.0, -99.0, -99.0)
+    monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
 
 
 def correct(user: str, entity_id: str, body: Any) -> tuple[int, Any]:

@@ -16,6 +16,8 @@ from worldmm.eval.run import CHOICE_CITED, CITED, MULTIPLE_CHOICE_PURPOSE, quest
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.embedding.hashing import HashEmbedder
+from worldmm.retrieval import compose
+from worldmm.retrieval.compose import Weights
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -62,6 +64,13 @@ def _reader(request: LLMRequest) -> dict[str, object]:
                 if re.search(rf"\b{choice.split()[-1]}\b", memory, flags=re.IGNORECASE):
                     return {"choice": letter, "cited": [int(number)]}
     return {"choice": "A", "cited": []}
+
+
+@pytest.fixture(autouse=True)
+def _answers_never_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Weights that rank by shared words and refuse nothing: the eval's scoring is under test, not the refusal."""
+    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), 0.0, 1.0, 0.0, -99.0, -99.0)
+    monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
 
 
 @pytest.fixture

@@ -366,7 +366,7 @@ def test_retrieval_agent_plan_mode_composes_the_answer_without_a_model() -> None
     assert retrievers[MemoryKind.EPISODIC].calls == [("user-1", "Where are my keys?", NOW)]
     assert retrievers[MemoryKind.SEMANTIC].calls == [("user-1", "Where are my keys?", NOW)]
     assert retrievers[MemoryKind.VISUAL].calls == []
-    assert result.answer == 'Yesterday at 9:00: "Me: My keys are in my desk drawer." (from your episodic memory).'
+    assert result.answer == 'Yesterday at 9:00: "My keys are in my desk drawer." (from your episodic memory).'
     assert [(c.id, c.memory_type) for c in result.trace.citations] == [("episodic-0", MemoryKind.EPISODIC)]
     assert llm.calls == []
 

@@ -32,7 +32,7 @@ from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
 from worldmm.retrieval.citations import cite
-from worldmm.retrieval.compose import compose_answer
+from worldmm.retrieval.compose import compose_answer, score
 from worldmm.retrieval.hybrid import adjacent_windows
 from worldmm.retrieval.models import (
     AgentAction,
@@ -318,8 +318,9 @@ def answer_question(
         cited = [numbered[n - 1] for n in dict.fromkeys(structured.cited) if 1 <= n <= len(numbered)]
         if len(cited) < len(set(structured.cited)):
             trace.answer_note = "citations of memories that were not retrieved were dropped"
-        if not cited:
-            cited = composed_from().memories
+        if not cited:  # the memory whose sentence scores best backs the model's answer
+            best = score(services, question_text, numbered).candidates[:1]
+            cited = [c.memory for c in best]
         trace.citations = cite(services, user_id, cited)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
