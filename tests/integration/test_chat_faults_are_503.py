@@ -61,7 +61,9 @@ def test_database_down_is_a_503_and_nothing_is_saved(
     settings: Settings, aws: None, installed: list[Services], handler: Any
 ) -> None:
     # GIVEN the aws layout: chats in DynamoDB, memory in PostgreSQL — and PostgreSQL is down
-    aws_settings = settings.model_copy(update={"worldmm_profile": Profile.AWS, "agent_mode": AgentMode.LOOP})
+    aws_settings = settings.model_copy(
+        update={"worldmm_profile": Profile.AWS, "agent_mode": AgentMode.LOOP, "chat_allowance_model_calls": 0}
+    )  # the allowance is off: the fault under test is the memory store
     client = boto3.client("dynamodb", region_name="us-east-1")
     for definition in dynamo_table_definitions(aws_settings):
         client.create_table(**definition)

@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.allowance.port import Allowances
 from worldmm.config import Settings
-from worldmm.errors import QuotaExceeded
+from worldmm.errors import MemoryUnavailableError, QuotaExceeded
 
 logger = Logger(child=True)
 
@@ -34,7 +34,14 @@ def charge_question(services: AllowancePorts, user_id: str, now: float | None = 
     settings = services.settings
     if settings.chat_allowance_model_calls <= 0:
         return
-    grant = services.allowances.take(user_id, question_cost(settings), time.time() if now is None else now)
+    try:
+        grant = services.allowances.take(user_id, question_cost(settings), time.time() if now is None else now)
+    except Exception as exc:  # a store that cannot be reached is the memory's outage (503), not a server error
+        from worldmm.faults import memory_unreachable
+
+        if memory_unreachable(exc):
+            raise MemoryUnavailableError() from exc
+        raise
     if not grant.granted:
         logger.info(
             "question refused: allowance used up",
