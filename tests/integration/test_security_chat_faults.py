@@ -72,7 +72,10 @@ def dynamo(aws: None) -> Any:
 
 
 def _aws_settings(database_url: str, mode: AgentMode) -> Settings:
-    return make_settings(worldmm_profile=Profile.AWS, database_url=database_url, agent_mode=mode)
+    # The allowance is off: the fault under test is PostgreSQL's, and these tables are the chats' only.
+    return make_settings(
+        worldmm_profile=Profile.AWS, database_url=database_url, agent_mode=mode, chat_allowance_model_calls=0
+    )
 
 
 def _cold_services(database_url: str, mode: AgentMode, llm: ScriptedLLM, dynamo: Any) -> Services:
