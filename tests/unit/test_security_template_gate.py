@@ -66,7 +66,6 @@ def test_security_every_checkov_skip_in_the_template_gives_its_reason() -> None:
         assert reason.startswith(": ") and len(reason) > 40, (check, reason)
 
 
-@pytest.mark.skipif(not CHECKOV.exists(), reason="checkov is installed by scripts/setup.sh into .tools/checkov")
 def test_security_checkov_finds_nothing_unexplained_in_the_template() -> None:
     done = subprocess.run(
         [str(CHECKOV), "-f", "template.yaml", "--compact", "--quiet", "--skip-download", "-o", "cli"],
