@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_answers import _heard, _score, fresh_local_home
+from bench.report import write_result
 
 BENCH_ROOT = Path(__file__).resolve().parent
 
@@ -190,11 +191,10 @@ def main(argv: list[str] | None = None) -> None:
         expect = Path(args.expect_tree) if args.expect_tree else None
         report = evaluate(Path(args.dir).resolve(), args.heard, expect)
     report["env"] = args.env
-    text = json.dumps(report, indent=2)
-    print(text)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+        write_result(report, Path(args.out))
+    else:
+        print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
