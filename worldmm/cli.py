@@ -82,7 +82,7 @@ def _retrigger(args: argparse.Namespace) -> int:
         event = RetriggerEvent(
             sessionId=args.session_id, userId=args.user_id, force=args.force, windowIndices=args.windows or None
         )
-        print(json.dumps(retrigger(get_services(), event).model_dump()))
+        print(json.dumps(retrigger(get_services().for_user(event.userId), event).model_dump()))
     except (ValidationError, EventRejected) as exc:
         reason = exc.reason if isinstance(exc, EventRejected) else "invalid_event"
         print(json.dumps({"error": reason}), file=sys.stderr)
@@ -96,9 +96,31 @@ def _forget(args: argparse.Namespace) -> int:
     from worldmm.services import get_services
 
     try:
-        report = forget_user(get_services(), args.user_id, requested_by=args.requested_by)
+        report = forget_user(get_services().for_user(args.user_id), args.user_id, requested_by=args.requested_by)
     except BadRequest as exc:
         print(json.dumps({"error": str(exc)}), file=sys.stderr)
+        return 2
+    print(json.dumps(report.as_dict(), indent=2))
+    return 0
+
+
+def _cells(args: argparse.Namespace) -> int:
+    """`worldmm cells where|move`: a user's cell, or move them (resumable: run it again after a failure)."""
+    from worldmm.errors import WorldMMError
+    from worldmm.services import get_services
+
+    services = get_services()
+    try:
+        if args.action == "where":
+            router = services.cells
+            placed = router.placements.get(args.user_id) if router is not None else None
+            print(
+                json.dumps({"cell": placed.cell if placed else None, "movingTo": placed.moving_to if placed else None})
+            )
+            return 0
+        report = services.cell_mover().move(args.user_id, args.to)
+    except WorldMMError as exc:
+        print(f"worldmm cells {args.action}: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(report.as_dict(), indent=2))
     return 0
@@ -109,7 +131,10 @@ def _reap(args: argparse.Namespace) -> int:
     from worldmm.ingest.reaper import reap
     from worldmm.services import get_services
 
-    report = reap(get_services(), older_than_s=args.older_than)
+    reports = [reap(cell, older_than_s=args.older_than) for cell in get_services().every_cell()]
+    report = reports[0]
+    for other in reports[1:]:  # one sweep per database cell
+        report.windows.extend(other.windows)
     print(json.dumps(report.as_dict(), default=str, indent=2))
     for window in report.failed:
         print(
@@ -285,6 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user-id", required=True)
     p.add_argument("--requested-by", default="cli", help="who asked (kept in the audit record)")
     p.set_defaults(func=_forget)
+
+    p = sub.add_parser("cells", help="database cells: where a user lives, or move them to another cell (operators)")
+    p.add_argument("action", choices=["where", "move"])
+    p.add_argument("--user-id", required=True)
+    p.add_argument("--to", default=None, help="move: the target cell's id")
+    p.set_defaults(func=_cells)
 
     p = sub.add_parser(
         "reap",

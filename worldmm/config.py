@@ -6,7 +6,8 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -89,6 +90,25 @@ def _weak_cursor_secret(value: str | None) -> bool:
     return value is not None and (value in DEVELOPMENT_SECRETS or len(value) < MIN_SECRET_CHARS)
 
 
+class CellSettings(BaseModel):
+    """One database cell of `DATABASE_CELLS`: a PostgreSQL cluster (with pgvector) and how to reach it. Keys are
+    camelCase in the JSON (`secretArn`, `proxyHost`, `capacityGb`, `databaseUrl`, `databaseAdminUrl`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    secret_arn: str | None = None
+    """The application role's RDS-format secret (aws); read at run time, never in the environment."""
+    proxy_host: str | None = None
+    """The cell's RDS Proxy endpoint (aws)."""
+    database_url: str | None = Field(default=None, repr=False)
+    """The application role's URL (local profile and tests; never on AWS, where a URL could carry a password)."""
+    database_admin_url: str | None = Field(default=None, repr=False)
+    """The owner's URL: `worldmm migrate` and `worldmm cells move` only (an operator's environment)."""
+    capacity_gb: float = Field(default=1000.0, gt=0)
+    """What the cell may hold; a new user goes to the cell with the most room (capacity less what it holds)."""
+
+
 class Settings(BaseSettings):
     """Runtime configuration; environment names are the settings contract (docs/configuration.md, generated
     from these fields' descriptions by scripts/gen_config_reference.py)."""
@@ -149,6 +169,16 @@ class Settings(BaseSettings):
         "with, read when the worker is first called (only the worker and its callers may read it); "
         "GPU_WORKER_TOKEN wins.",
     )
+    database_cells: list[CellSettings] = Field(
+        default_factory=list,
+        repr=False,
+        description="The database cells, as JSON: `[{\"id\": \"a\", \"secretArn\": ..., \"proxyHost\": ..., "
+        "\"capacityGb\": 4000}, ...]` (docs/cells.md). Empty: one cell, the database of DATABASE_URL / "
+        "DATABASE_SECRET_ARN, and no placement map. With two or more, a placement map says which cell holds each "
+        "user, and every connection of an invocation goes to its user's cell.",
+    )
+    placements_table: str = "worldmm-placements"
+    """DynamoDB table of the placement map (aws, with two or more cells): which cell holds each user."""
     database_app_role: str = "worldmm_app"
     """The role `worldmm migrate` creates for the functions; row-level security applies to it."""
     redis_url: str | None = Field(default=None, repr=False)
@@ -171,6 +201,8 @@ class Settings(BaseSettings):
     """DynamoDB table of chat threads."""
     allowances_table: str = "worldmm-allowances"
     """DynamoDB table of each user's allowance of model calls (a token bucket per user)."""
+    events_bus_name: str = "worldmm-events"
+    """EventBridge bus the app events (`WindowProcessed`, `WindowFailed`, `SessionProcessed`) are put on (aws)."""
     messages_table: str = "worldmm-messages"
     """DynamoDB table of chat messages."""
     capture_windows_table: str = "worldmm-capture-windows"

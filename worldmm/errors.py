@@ -104,5 +104,16 @@ class MemoryUnavailableError(WorldMMError):
         super().__init__(message)
 
 
+class UserMovingError(MemoryUnavailableError):
+    """The user's memory is being moved to another database cell (or has just left this one): nothing was read
+    or written; the next request goes to the cell the placement map names (HTTP 503, Retry-After)."""
+
+    retry_after_s = 5
+    MESSAGE = "Your memories are being moved and cannot be reached for a moment; nothing was saved. Try again shortly."
+
+    def __init__(self, message: str = MESSAGE) -> None:
+        super().__init__(message)
+
+
 class ConfigurationError(WorldMMError):
     """The settings cannot work in this profile (a default secret in the aws profile, a missing one)."""

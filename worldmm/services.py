@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from worldmm.allowance.port import Allowances
     from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
+    from worldmm.cells.move import CellMover
+    from worldmm.cells.router import CellRouter
     from worldmm.chat.port import ChatRepository
     from worldmm.db.engine import Database
     from worldmm.gpu.controller import GpuController
@@ -58,9 +60,86 @@ class Services:
 
     @cached_property
     def db(self) -> Database:
+        """The database: DATABASE_URL's or the secret's; with cells, the user's (`for_user`) and no other."""
         from worldmm.db.engine import get_database
 
+        if self.cells is not None:
+            from worldmm.errors import ConfigurationError
+
+            raise ConfigurationError("with two or more database cells, resolve the user's cell: for_user(user)")
         return get_database(self.settings)
+
+    @cached_property
+    def cells(self) -> CellRouter | None:
+        """The database cells and the placement map (DynamoDB in aws, the first cell's table locally); None
+        for a deployment of one cell, which has no map."""
+        cells = self.settings.database_cells
+        if len(cells) < 2:
+            return None
+        from worldmm.cells.router import CellRouter, cell_url
+        from worldmm.config import CellSettings
+        from worldmm.db.engine import get_database
+
+        def database(cell: CellSettings) -> Database:
+            return get_database(self.settings, cell_url(self.settings, cell), fenced=True, prepare=not cell.proxy_host)
+
+        if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.cells.dynamo import DynamoPlacementMap
+
+            return CellRouter(cells, DynamoPlacementMap(self.settings.placements_table), database)
+        from worldmm.cells.postgres import PostgresPlacementMap
+
+        return CellRouter(cells, PostgresPlacementMap(database(cells[0])), database)
+
+    def for_user(self, user_id: str) -> Services:
+        """These ports with every connection going to `user_id`'s database cell: what a function invocation
+        for one user works with (resolved once, at its start). One cell: `self`."""
+        if self.cells is None:
+            return self
+        db = self.cells.database_for(user_id)
+        return self._on_database(db)
+
+    def every_cell(self) -> list[Services]:
+        """These ports once per database cell (sweeps over every user: the reaper)."""
+        if self.cells is None:
+            return [self]
+        return [self._on_database(self.cells.database(cell_id)) for cell_id in self.cells.cells]
+
+    def cell_mover(self) -> CellMover:
+        """The operator's mover (`worldmm cells move`): every cell as its owner (databaseAdminUrl), the
+        placement map with the right to change a placement, and the graph cache to drop a moved user's keys."""
+        from worldmm.cells.move import CellMover
+        from worldmm.db.engine import Database
+        from worldmm.errors import ConfigurationError
+
+        router = self.cells
+        if router is None:
+            raise ConfigurationError("moving a user needs two or more DATABASE_CELLS")
+        owners: dict[str, Database] = {}
+        for cell in router.cells.values():
+            if not cell.database_admin_url:
+                raise ConfigurationError(f"cell {cell.id!r} has no databaseAdminUrl (the owner's, for the mover)")
+            owners[cell.id] = Database(cell.database_admin_url, pool_size=2, max_overflow=2)
+        placements = router.placements
+        if self.settings.worldmm_profile != Profile.AWS:
+            from worldmm.cells.postgres import PostgresPlacementMap
+
+            first = next(iter(router.cells))
+            placements = PostgresPlacementMap(router.database(first), owners[first])
+
+        def erase_cached(user_id: str) -> None:
+            self.graph_cache.erase_user(user_id)
+
+        return CellMover(placements, owners, erase_cached=erase_cached)
+
+    def _on_database(self, db: Database) -> Services:
+        if self.__dict__.get("db") is db:
+            return self
+        routed = copy.copy(self)
+        for built_on_db in _BUILT_ON_DB:  # rebuilt on first use, over the cell's database
+            routed.__dict__.pop(built_on_db, None)
+        routed.__dict__["db"] = db
+        return routed
 
     @cached_property
     def store(self) -> ErasableObjectStore:
@@ -287,6 +366,7 @@ class Services:
 
 _PORTS = {
     "db",
+    "cells",
     "store",
     "sessions",
     "llm",
@@ -307,6 +387,9 @@ _PORTS = {
     "gpu_demand",
     "gpu_controller",
 }
+
+_BUILT_ON_DB = ("graph_cache", "chats", "allowances", "memories", "corrections")
+"""Ports that hold the database they were built on: a Services on another cell builds its own."""
 
 _logger = Logger(child=True)
 
@@ -336,15 +419,19 @@ def local_handlers(services: Services) -> dict[str, Handler]:
     settings = services.settings
 
     def ingest(payload: dict[str, Any]) -> Any:
-        return ingest_window(services, IngestWindowEvent.model_validate(payload)).model_dump()
+        event = IngestWindowEvent.model_validate(payload)
+        return ingest_window(services.for_user(event.userId), event).model_dump()
 
     def retrigger_session(payload: dict[str, Any]) -> Any:
-        return retrigger(services, RetriggerEvent.model_validate(payload)).model_dump()
+        event = RetriggerEvent.model_validate(payload)
+        return retrigger(services.for_user(event.userId), event).model_dump()
 
     def forget(payload: dict[str, Any]) -> Any:
         from worldmm.forget import forget_user
 
-        return forget_user(services, payload["userId"], requested_by=payload.get("requestedBy") or "local").as_dict()
+        user_id = payload["userId"]
+        by = payload.get("requestedBy") or "local"
+        return forget_user(services.for_user(user_id), user_id, requested_by=by).as_dict()
 
     return {
         settings.ingest_function_name: _async_semantics(settings.ingest_function_name, ingest),

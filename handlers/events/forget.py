@@ -27,4 +27,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     except BadRequest as exc:
         return {"statusCode": 400, "body": json.dumps({"error": str(exc)})}
     by = requested_by if isinstance(requested_by, str) and requested_by else f"lambda:{context.aws_request_id}"
-    return forget_user(get_services(), user_id, requested_by=by).as_dict()  # type: ignore[arg-type]
+    return forget_user(get_services().for_user(user_id), user_id, requested_by=by).as_dict()  # type: ignore[arg-type]

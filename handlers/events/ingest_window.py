@@ -38,7 +38,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         count("WindowsSkipped")
         return {"status": "skipped", "reason": "invalid_event"}
     try:
-        result = ingest_window(get_services(), parsed)
+        result = ingest_window(get_services().for_user(parsed.userId), parsed)
     except Exception:
         count("WindowsFailed")  # the event goes to IngestDLQ (OnFailure)
         raise

@@ -18,5 +18,5 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Scheduled entry point: `{reaped: N, failed: M}` (M: windows whose invoke was refused)."""
-    report = reap(get_services())
-    return {"reaped": len(report.invoked), "failed": len(report.failed)}
+    reports = [reap(cell) for cell in get_services().every_cell()]  # one sweep per database cell
+    return {"reaped": sum(len(r.invoked) for r in reports), "failed": sum(len(r.failed) for r in reports)}

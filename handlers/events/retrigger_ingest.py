@@ -30,7 +30,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         log_step(logger, "event_rejected", level="warning", reason="invalid_event", fields=fields)
         return {"statusCode": 400, "body": json.dumps({"error": "invalid retrigger event", "fields": fields})}
     try:
-        return retrigger(get_services(), parsed).model_dump()
+        return retrigger(get_services().for_user(parsed.userId), parsed).model_dump()
     except EventRejected as rejected:
         log_step(
             logger, "event_rejected", level="warning", reason=rejected.reason, session_id=parsed.sessionId

@@ -73,19 +73,36 @@ def resolve_admin_url(settings: Settings) -> str:
 class Database:
     """The application's handle on PostgreSQL: hands out units of work scoped to one user."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20, prepare: bool = True) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 10, max_overflow: int = 20, prepare: bool = True, fenced: bool = False
+    ) -> None:
         self.url = url
         self.engine = _engine_for(url, pool_size, max_overflow, prepare)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.fenced = fenced
 
     @contextmanager
     def unit_of_work(self, user_id: str | None) -> Iterator[Session]:
-        """One transaction in which only `user_id`'s rows are visible; commits on success."""
+        """One transaction in which only `user_id`'s rows are visible; commits on success.
+
+        On a database cell (`fenced`, deployments of two or more cells) it also enters the user's cell
+        (migration 0018): a user being moved out of this cell, or moved out, is a UserMovingError before any
+        row is read or written."""
         with self._sessions() as session, session.begin():
             if user_id is not None:
                 if not user_id:
                     raise ValueError("user_id must be non-empty")
-                session.execute(text("SELECT set_config(:k, :v, true)"), {"k": USER_SETTING, "v": user_id})
+                if self.fenced:
+                    departed = session.execute(
+                        text("SELECT set_config(:k, :v, true), worldmm_cell_entry(:v)"),
+                        {"k": USER_SETTING, "v": user_id},
+                    ).one()[1]
+                    if departed is not None:
+                        from worldmm.errors import UserMovingError
+
+                        raise UserMovingError()
+                else:
+                    session.execute(text("SELECT set_config(:k, :v, true)"), {"k": USER_SETTING, "v": user_id})
             yield session
 
     def dispose(self) -> None:
@@ -132,20 +149,25 @@ def check_application_role(database: Database) -> None:
         )
 
 
-def get_database(settings: Settings) -> Database:
+def get_database(
+    settings: Settings, url: str | None = None, *, fenced: bool = False, prepare: bool | None = None
+) -> Database:
     """The process-wide Database for these settings (reused across warm Lambda invocations), once its role
-    is known to be held by row-level security (`check_application_role`)."""
-    url = resolve_database_url(settings)
-    if url not in _databases:
+    is known to be held by row-level security (`check_application_role`). `url` and `fenced`: one database
+    cell's (worldmm.cells), behind its proxy unless `prepare`."""
+    url = url or resolve_database_url(settings)
+    key = f"fenced {url}" if fenced else url
+    if key not in _databases:
         database = Database(
             url,
             pool_size=settings.database_pool_size,
             max_overflow=settings.database_max_overflow,
-            prepare=not settings.database_proxy_host,
+            prepare=(not settings.database_proxy_host) if prepare is None else prepare,
+            fenced=fenced,
         )
         check_application_role(database)
-        _databases[url] = database
-    return _databases[url]
+        _databases[key] = database
+    return _databases[key]
 
 
 def close_all_connections() -> None:

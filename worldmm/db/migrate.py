@@ -38,11 +38,25 @@ def _run(settings: Settings, admin_url: str | None, action: str, revision: str) 
         engine.dispose()
 
 
+def _admin_urls(settings: Settings, admin_url: str | None) -> list[str | None]:
+    """`admin_url`, else every database cell's owner URL (DATABASE_CELLS), else the one database's."""
+    if admin_url or not settings.database_cells:
+        return [admin_url]
+    from worldmm.errors import ConfigurationError
+
+    missing = [cell.id for cell in settings.database_cells if not cell.database_admin_url]
+    if missing:
+        raise ConfigurationError(f"cells {', '.join(missing)} have no databaseAdminUrl: migrations run on every cell")
+    return [cell.database_admin_url for cell in settings.database_cells]
+
+
 def upgrade(settings: Settings, revision: str = "head", admin_url: str | None = None) -> None:
-    """Bring the schema up to `revision`."""
-    _run(settings, admin_url, "upgrade", revision)
+    """Bring the schema up to `revision` (on every database cell, one after another)."""
+    for url in _admin_urls(settings, admin_url):
+        _run(settings, url, "upgrade", revision)
 
 
 def downgrade(settings: Settings, revision: str = "base", admin_url: str | None = None) -> None:
-    """Take the schema down to `revision`."""
-    _run(settings, admin_url, "downgrade", revision)
+    """Take the schema down to `revision` (on every database cell)."""
+    for url in _admin_urls(settings, admin_url):
+        _run(settings, url, "downgrade", revision)

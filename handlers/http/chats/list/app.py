@@ -20,7 +20,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 def list_chats() -> dict[str, Any]:
     user_id = current_user(app)
     request = parse_body(app, ListChatsRequest)
-    return get_services().chats.list_chats(user_id, request.cursor, request.limit).model_dump()
+    return get_services().for_user(user_id).chats.list_chats(user_id, request.cursor, request.limit).model_dump()
 
 
 @logger.inject_lambda_context

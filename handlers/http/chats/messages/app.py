@@ -20,7 +20,8 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 def get_messages() -> dict[str, Any]:
     user_id = current_user(app)
     query = parse_query(app, MessagesQuery)
-    return get_services().chats.get_messages(user_id, query.chat_id, query.cursor, query.limit).model_dump()
+    chats = get_services().for_user(user_id).chats
+    return chats.get_messages(user_id, query.chat_id, query.cursor, query.limit).model_dump()
 
 
 @logger.inject_lambda_context

@@ -20,7 +20,7 @@ logger = Logger()
 def correct_entity(entity_id: str) -> dict[str, Any]:
     user_id = current_user(app)
     request = parse_body(app, EntityCorrectionRequest)
-    return get_services().corrections.correct(user_id, entity_id, request.name).model_dump()
+    return get_services().for_user(user_id).corrections.correct(user_id, entity_id, request.name).model_dump()
 
 
 @logger.inject_lambda_context

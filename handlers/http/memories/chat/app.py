@@ -24,7 +24,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 def _answer(*, verbose: bool) -> ChatResult:
     user_id = current_user(app)
     request = parse_body(app, ChatRequest)
-    services = get_services()
+    services = get_services().for_user(user_id)  # the caller's database cell, resolved once
     charge_question(services, user_id)  # 429 before any model is called when the caller's allowance is used up
     with timed("ChatLatency"):
         return handle_chat(services, user_id, request.question, request.chat_id, verbose=verbose)

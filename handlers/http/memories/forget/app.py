@@ -21,7 +21,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 def forget_span() -> dict[str, Any]:
     user_id = current_user(app)
     query = parse_query(app, ForgetSpanQuery)
-    return forget_memories(get_services(), user_id, query).model_dump()
+    return forget_memories(get_services().for_user(user_id), user_id, query).model_dump()
 
 
 @logger.inject_lambda_context

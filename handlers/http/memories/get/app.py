@@ -18,7 +18,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 @app.get("/memories/<memory_id>")
 def get_memory(memory_id: str) -> dict[str, Any]:
     user_id = current_user(app)
-    return get_services().memories.get_memory(user_id, memory_id).model_dump()
+    return get_services().for_user(user_id).memories.get_memory(user_id, memory_id).model_dump()
 
 
 @logger.inject_lambda_context

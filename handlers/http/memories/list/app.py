@@ -20,7 +20,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 def list_memories() -> dict[str, Any]:
     user_id = current_user(app)
     query = parse_query(app, MemoriesQuery)
-    return get_services().memories.list_memories(user_id, query).model_dump()
+    return get_services().for_user(user_id).memories.list_memories(user_id, query).model_dump()
 
 
 @logger.inject_lambda_context

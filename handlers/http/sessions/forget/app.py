@@ -19,7 +19,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 @app.delete("/sessions/<session_id>")
 def forget(session_id: str) -> dict[str, Any]:
     user_id = current_user(app)
-    return forget_session(get_services(), user_id, session_id).model_dump()
+    return forget_session(get_services().for_user(user_id), user_id, session_id).model_dump()
 
 
 @logger.inject_lambda_context

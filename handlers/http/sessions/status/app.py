@@ -18,7 +18,7 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 @app.get("/sessions/<session_id>")
 def session_status(session_id: str) -> dict[str, Any]:
     user_id = current_user(app)
-    return get_services().memories.session_status(user_id, session_id).model_dump()
+    return get_services().for_user(user_id).memories.session_status(user_id, session_id).model_dump()
 
 
 @logger.inject_lambda_context

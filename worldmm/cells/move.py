@@ -1,0 +1,308 @@
+"""Moving one user between database cells (`worldmm cells move`): copy, verify, switch the map, erase the old copy.
+
+The steps, each safe to run again, so a move killed anywhere is finished by running the command again
+(bench/crash_cells.py kills it at every step):
+
+1. begin: the map marks the user as moving to the target (`PlacementMap.begin_move`).
+2. fence: in the source cell the user is recorded as `moving` under their exclusive advisory lock, which
+   waits for every unit of work of theirs still open; from then on a unit of work for them on the source
+   is a UserMovingError (503, Retry-After) before it reads or writes anything (migration 0018).
+3. copy: one transaction on the target erases whatever an earlier, unfinished copy left and copies every
+   table with a `user_id` column, row for row (COPY out of the source, COPY into a temporary table,
+   INSERT into the table: row-level security holds), with triggers off as in a replica, so the copy is
+   the source's rows and nothing the triggers would add; the generation sequences are moved past the copied
+   generations.
+4. verify: per table, the number of rows and a checksum of their text (a sum of per-row MD5 prefixes, so
+   the order does not matter) are the same in both cells, or the move stops here.
+5. switch: the map points at the target; the target's record of an earlier departure of the user is
+   deleted and the source's becomes `moved`: a function that resolved the source before the switch gets a
+   503 and its retry goes to the target.
+6. erase: the user's rows in the source go in one transaction; the graph cache keys of the user go.
+7. finish: the map's move mark is cleared.
+
+The mover connects as each cell's owner (`databaseAdminUrl`, an operator's setting) and sets `app.user_id`
+in every transaction, so row-level security still limits every statement to the one user where it binds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from worldmm.cells.port import Placement, PlacementConflict, PlacementMap
+from worldmm.crashpoints import crash_point
+from worldmm.db.engine import USER_SETTING, Database
+from worldmm.errors import Conflict
+
+logger = Logger(child=True)
+
+PARENTS_FIRST = (
+    "worldmm_segments",
+    "worldmm_entities",
+    "worldmm_triples",
+    "worldmm_visual_embeddings",
+    "worldmm_memory_history",
+    "worldmm_entity_corrections",
+    "worldmm_llm_usage",
+    "worldmm_chats",
+    "worldmm_chat_messages",
+)
+"""Tables a row of which another's rows point at come first; any other `user_id` table follows, sorted."""
+
+GENERATION_SEQUENCES = {
+    "worldmm_graph_generations": "worldmm_graph_generation_seq",
+    "worldmm_segment_generations": "worldmm_segment_generation_seq",
+}
+"""Generation counters and the sequence each takes its values from (migrations 0005, 0009)."""
+
+
+class MoveVerificationError(Conflict):
+    """The copy in the target does not match the source: the map is not switched, nothing is erased."""
+
+
+@dataclass
+class MoveReport:
+    """What a move did: the tables' row counts, the bytes copied, and how long each step took."""
+
+    source: str
+    target: str
+    resumed_at: str
+    rows: dict[str, int] = field(default_factory=dict)
+    bytes_copied: int = 0
+    step_s: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "resumedAt": self.resumed_at,
+            "rows": dict(sorted(self.rows.items())),
+            "bytesCopied": self.bytes_copied,
+            "stepSeconds": {k: round(v, 3) for k, v in self.step_s.items()},
+        }
+
+
+@contextmanager
+def _as_user(db: Database, user_id: str) -> Iterator[Session]:
+    with db.unit_of_work(None) as session:
+        session.execute(text("SELECT set_config(:k, :v, true)"), {"k": USER_SETTING, "v": user_id})
+        session.execute(text("SET LOCAL TimeZone = 'UTC'"))
+        yield session
+
+
+def user_tables(session: Session) -> list[str]:
+    """Every table with a `user_id` column, parents first (the generation counters last)."""
+    found = set(
+        session.execute(
+            text(
+                "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t "
+                "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
+                "WHERE c.table_schema = current_schema() AND c.column_name = 'user_id' AND t.table_type = 'BASE TABLE'"
+            )
+        ).scalars()
+    )
+    first = [t for t in PARENTS_FIRST if t in found]
+    last = [t for t in GENERATION_SEQUENCES if t in found]
+    return first + sorted(found - set(first) - set(last)) + last
+
+
+def copied_columns(session: Session, table: str) -> list[str]:
+    """The columns a copy carries: not those the target fills itself (serial, identity, generated)."""
+    rows = session.execute(
+        text(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = :t AND is_generated = 'NEVER' AND is_identity = 'NO' "
+            "AND coalesce(column_default, '') NOT LIKE 'nextval(%' ORDER BY ordinal_position"
+        ),
+        {"t": table},
+    ).scalars()
+    return list(rows)
+
+
+def _quoted(columns: Sequence[str]) -> str:
+    return ", ".join(f'"{c}"' for c in columns)
+
+
+def table_checksums(session: Session, user_id: str) -> dict[str, tuple[int, int]]:
+    """Per user table (generation counters aside): rows and the sum of their text's MD5 prefixes."""
+    sums: dict[str, tuple[int, int]] = {}
+    for table in user_tables(session):
+        if table in GENERATION_SEQUENCES:
+            continue
+        cols = _quoted(copied_columns(session, table))
+        row = session.execute(
+            text(
+                f"SELECT count(*), coalesce(sum(('x' || substr(md5(CAST(r AS text)), 1, 15))::bit(60)::bigint), 0) "
+                f'FROM (SELECT {cols} FROM "{table}" WHERE user_id = :u) r'
+            ),
+            {"u": user_id},
+        ).one()
+        sums[table] = (int(row[0]), int(row[1]))
+    return sums
+
+
+def _delete_user(session: Session, user_id: str) -> dict[str, int]:
+    deleted: dict[str, int] = {}
+    tables = user_tables(session)
+    children_first = [t for t in reversed(tables) if t not in GENERATION_SEQUENCES]
+    for table in children_first + [t for t in tables if t in GENERATION_SEQUENCES]:
+        result = session.execute(text(f'DELETE FROM "{table}" WHERE user_id = :u'), {"u": user_id})
+        deleted[table] = int(getattr(result, "rowcount", 0) or 0)
+    return deleted
+
+
+class CellMover:
+    """Moves users between cells as the cells' owner, with the placement map's conditional steps."""
+
+    def __init__(
+        self,
+        placements: PlacementMap,
+        owners: dict[str, Database],
+        *,
+        erase_cached: Callable[[str], None] | None = None,
+    ) -> None:
+        self.placements = placements
+        self.owners = owners
+        self._erase_cached = erase_cached or (lambda _user: None)
+
+    def move(self, user_id: str, target: str) -> MoveReport:
+        """Move `user_id` to `target`, or finish the move a crash left (the same target)."""
+        if target not in self.owners:
+            raise PlacementConflict(f"unknown cell {target!r}")
+        placed = self.placements.get(user_id)
+        if placed is None:
+            raise PlacementConflict("the user is not placed on any cell")
+        if placed.cell != target:
+            return self._move_from(placed, target)
+        if placed.moving_to != target:
+            return MoveReport(placed.cell, target, resumed_at="done")
+        # switched, not yet erased or finished: which cell it left is in the fences
+        source = self._source_of(user_id, target)
+        report = MoveReport(source or target, target, resumed_at="switched")
+        self._after_switch(user_id, source, target, report)
+        return report
+
+    def _source_of(self, user_id: str, target: str) -> str | None:
+        for cell, owner in self.owners.items():
+            if cell == target:
+                continue
+            with owner.unit_of_work(None) as session:
+                state = session.execute(
+                    text("SELECT state FROM worldmm_cell_departures WHERE departed_user = :u AND to_cell = :t"),
+                    {"u": user_id, "t": target},
+                ).scalar()
+            if state is not None:
+                return cell
+        return None
+
+    def _move_from(self, placed: Placement, target: str) -> MoveReport:
+        user_id, source = placed.user_id, placed.cell
+        report = MoveReport(source, target, resumed_at="begun" if placed.moving_to == target else "start")
+        started = time.perf_counter()
+        self.placements.begin_move(user_id, source, target)
+        crash_point("cells.move.begun")
+        self._fence(user_id, source, target)
+        crash_point("cells.move.fenced")
+        report.step_s["fence"] = time.perf_counter() - started
+        started = time.perf_counter()
+        self._copy(user_id, source, target, report)
+        crash_point("cells.move.copied")
+        report.step_s["copy"] = time.perf_counter() - started
+        started = time.perf_counter()
+        self._verify(user_id, source, target)
+        crash_point("cells.move.verified")
+        report.step_s["verify"] = time.perf_counter() - started
+        self.placements.switch(user_id, source, target)
+        crash_point("cells.move.switched")
+        self._after_switch(user_id, source, target, report)
+        return report
+
+    def _fence(self, user_id: str, source: str, target: str) -> None:
+        with self.owners[source].unit_of_work(None) as session:
+            session.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended('worldmm-cell:' || :u, 0))"), {"u": user_id}
+            )
+            session.execute(
+                text(
+                    "INSERT INTO worldmm_cell_departures (departed_user, state, to_cell) VALUES (:u, 'moving', :t) "
+                    "ON CONFLICT (departed_user) DO UPDATE SET state = 'moving', to_cell = :t, updated_at = now()"
+                ),
+                {"u": user_id, "t": target},
+            )
+
+    def _copy(self, user_id: str, source: str, target: str, report: MoveReport) -> None:
+        with _as_user(self.owners[source], user_id) as src, _as_user(self.owners[target], user_id) as dst:
+            dst.execute(text("SET LOCAL session_replication_role = replica"))  # no trigger adds to the copy
+            _delete_user(dst, user_id)  # what an earlier copy committed before its verify failed or was killed
+            reader = src.connection().connection.driver_connection
+            writer = dst.connection().connection.driver_connection
+            assert reader is not None and writer is not None
+            for table in user_tables(src):
+                columns = _quoted(copied_columns(src, table))
+                stage = f'CREATE TEMP TABLE worldmm_move_stage ON COMMIT DROP AS SELECT {columns} FROM "{table}"'
+                dst.execute(text(f"{stage} WITH NO DATA"))
+                select = f'SELECT {columns} FROM "{table}" WHERE user_id = %s'
+                with (
+                    reader.cursor() as out_cur,
+                    writer.cursor() as in_cur,
+                    out_cur.copy(f"COPY ({select}) TO STDOUT", (user_id,)) as out,
+                    in_cur.copy("COPY worldmm_move_stage FROM STDIN") as into,
+                ):
+                    for block in out:
+                        report.bytes_copied += len(block)
+                        into.write(block)
+                result = dst.execute(
+                    text(f'INSERT INTO "{table}" ({columns}) SELECT {columns} FROM worldmm_move_stage')
+                )
+                report.rows[table] = int(getattr(result, "rowcount", 0) or 0)
+                dst.execute(text("DROP TABLE worldmm_move_stage"))
+                crash_point("cells.move.table_copied")
+                sequence = GENERATION_SEQUENCES.get(table)
+                if sequence is not None:  # a generation the target hands out later is never one copied now
+                    dst.execute(
+                        text(
+                            f"SELECT setval('{sequence}', greatest((SELECT last_value FROM {sequence}), "
+                            f'(SELECT coalesce(max(generation), 1) FROM "{table}" WHERE user_id = :u)))'
+                        ),
+                        {"u": user_id},
+                    )
+
+    def _verify(self, user_id: str, source: str, target: str) -> None:
+        with _as_user(self.owners[source], user_id) as src:
+            expected = table_checksums(src, user_id)
+        with _as_user(self.owners[target], user_id) as dst:
+            copied = table_checksums(dst, user_id)
+        differ = sorted(t for t in expected.keys() | copied.keys() if expected.get(t) != copied.get(t))
+        if differ:
+            raise MoveVerificationError(f"the copy differs from the source in {', '.join(differ)}")
+
+    def _after_switch(self, user_id: str, source: str | None, target: str, report: MoveReport) -> None:
+        started = time.perf_counter()
+        with self.owners[target].unit_of_work(None) as session:
+            session.execute(text("DELETE FROM worldmm_cell_departures WHERE departed_user = :u"), {"u": user_id})
+        if source is not None:
+            with self.owners[source].unit_of_work(None) as session:
+                session.execute(
+                    text(
+                        "UPDATE worldmm_cell_departures SET state = 'moved', updated_at = now() "
+                        "WHERE departed_user = :u"
+                    ),
+                    {"u": user_id},
+                )
+            self._erase_cached(user_id)  # generations of the old cell's graphs are not the new cell's
+            with _as_user(self.owners[source], user_id) as session:
+                session.execute(text("SET LOCAL session_replication_role = replica"))
+                erased = _delete_user(session, user_id)
+            logger.info("old copy erased", extra={"step": "cells.move.erased", "rows": sum(erased.values())})
+            crash_point("cells.move.erased")
+        report.step_s["erase"] = time.perf_counter() - started
+        self.placements.finish(user_id, target)
+        crash_point("cells.move.finished")
+        logger.info("user moved", extra={"step": "cells.moved", "source": source, "target": target})
