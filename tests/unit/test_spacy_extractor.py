@@ -25,20 +25,21 @@ def _spo(triples: list[ExtractedTriple]) -> list[tuple[str, str, str]]:
     return [(t.subject, t.predicate, t.object) for t in triples]
 
 
-def test_spacy_extracts_noun_chunks_without_determiners_and_verb_triples(extractor: SpacyExtractor) -> None:
+def test_spacy_entities_are_names_and_triples_keep_common_nouns_as_objects(extractor: SpacyExtractor) -> None:
     # GIVEN a caption sentence / WHEN extracted
     result = extractor.extract("Alice put the blue notebook in the desk drawer.")
-    # THEN the named person and the cleaned noun chunks are entities, and the parse gives two triples
-    assert result.entities == ["Alice", "blue notebook", "desk drawer"]
+    # THEN only the named person is an entity (no common noun), and the parse gives two triples
+    assert result.entities == ["Alice"]
     assert _spo(result.triples) == [("Alice", "put", "blue notebook"), ("Alice", "put in", "desk drawer")]
 
 
 def test_spacy_wearer_is_i_and_conjoined_verbs_inherit_the_subject(extractor: SpacyExtractor) -> None:
     # GIVEN the wearer acting twice in one sentence, the second object a pronoun
     result = extractor.extract("I picked up the screwdriver and handed it to Shure.")
-    # THEN particles join the verb, "it" is no entity, and "I" is kept as an entity form
+    # THEN particles join the verb, "it" is no entity, a name the tagger calls a verb is one, and "I" (the
+    # wearer, their facts' subject) is kept as an entity form
     assert _spo(result.triples) == [("I", "pick up", "screwdriver"), ("I", "hand to", "Shure")]
-    assert result.entities == ["screwdriver", "Shure", "I"]
+    assert result.entities == ["Shure", "I"]
 
 
 def test_spacy_drops_pronoun_only_chunks_and_resolves_relative_subjects(extractor: SpacyExtractor) -> None:
@@ -73,7 +74,32 @@ def test_spacy_extract_many_matches_extract_one_by_one(extractor: SpacyExtractor
 
 
 def test_spacy_query_entities(extractor: SpacyExtractor) -> None:
-    assert extractor.entities("Where did I leave my blue notebook?") == ["blue notebook"]
+    assert extractor.entities("Where did I leave my blue notebook?") == []
+    assert extractor.entities("When did Katrina leave for the Corner Cafe?") == ["Katrina", "Corner Cafe"]
+
+
+def test_spacy_people_and_places_whatever_label_the_small_tagger_gives(extractor: SpacyExtractor) -> None:
+    # GIVEN names the small model labels EVENT ("Katrina"), ORG ("Sophie") or splits ("Doctor" + PERSON "Lee"),
+    # beside dates, numbers, an interjection at a sentence's start and common nouns
+    result = extractor.extract(
+        "Doctor Lee: Thank you, Katrina. Bye, Sophie!\nI am walking to the Green Leaf Market on Tuesday at ten."
+    )
+    # THEN the people and the place are the entities, once each, and nothing else is
+    assert sorted(result.entities) == ["Doctor Lee", "Green Leaf Market", "I", "Katrina", "Sophie"]
+
+
+def test_spacy_a_fact_is_about_its_line_s_speaker_and_kept_only_when_known(extractor: SpacyExtractor) -> None:
+    # GIVEN Katrina's line, the wearer's line, and what was heard with its speakers run together
+    labelled = extractor.extract("Katrina: I work at the bakery.\nI buy milk at the market.")
+    heard = extractor.extract("I heard: Good morning, Katrina. I work at the bakery. I buy milk at the market.")
+    # THEN each first person is its line's speaker; run-together speech yields no fact about an unknown "I"
+    assert _spo(labelled.triples) == [("Katrina", "work at", "bakery"), ("I", "buy", "milk"), ("I", "buy at", "market")]
+    assert heard.triples == [] and heard.entities == ["Katrina"]
+
+
+def test_spacy_a_fact_about_no_one_named_is_not_kept(extractor: SpacyExtractor) -> None:
+    result = extractor.extract("The plumber comes at eleven o'clock. The doctor is in my calendar.")
+    assert result.triples == [] and result.entities == []
 
 
 def test_spacy_confirms_only_lemma_equal_forms(extractor: SpacyExtractor) -> None:

@@ -18,13 +18,14 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import Table, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
+from worldmm.config import CaptionMode
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, VisualEmbedding
 from worldmm.db.tombstones import is_forgotten, lock_claiming
 from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.claim_owner import owner_for, owner_gone
 from worldmm.ingest.steplog import log_step
 from worldmm.llm.usage import UsageLog
-from worldmm.media.captioner import caption_window
+from worldmm.media.captioner import WindowCaption, caption_window
 from worldmm.memory.entities import delete_unreferenced_entities, resolve_entities
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.memory.episodic.triples import (
@@ -36,6 +37,7 @@ from worldmm.memory.episodic.triples import (
 )
 
 if TYPE_CHECKING:
+    from worldmm.config import Settings
     from worldmm.ingest.port import EnrichmentPorts, EpisodicPorts
 
 logger = Logger(child=True)
@@ -268,6 +270,15 @@ def _check_claim(session: Any, user_id: str, segment_id: uuid.UUID, claim_token:
         raise ClaimLostError(f"segment {segment_id} was claimed by another invocation")
 
 
+def extraction_text(settings: Settings, window_caption: WindowCaption, transcript: str) -> str:
+    """What a window's entities and facts are read from: its caption, or, where the caption is only what was
+    heard run together, the transcript's lines with their speakers (each other speaker's line after their
+    name, the wearer's as said) when the transcriber tells voices apart, so that a line's "I" is its speaker."""
+    if window_caption.source == CaptionMode.HEARD and settings.speaker_labels and transcript.strip():
+        return transcript
+    return window_caption.text
+
+
 def extract_episodic(
     services: EpisodicPorts, user_id: str, text: str, usage: UsageLog, *, context: str | None = None
 ) -> EpisodicExtraction:
@@ -360,7 +371,9 @@ def enrich_segment(
             logger, "caption_generated", segment_id=str(segment_id), caption_preview=caption[:80],
             caption_source=window_caption.source.value,
         )
-        extraction = extract_episodic(services, user_id, caption, usage)
+        extraction = extract_episodic(
+            services, user_id, extraction_text(settings, window_caption, material.transcript), usage, context=caption
+        )
         visual = _encode_visual(services, segment_id, material.frames)
         caption_vector = services.embedder.embed([segment_memory_text(caption, material.transcript)])[0]
 

@@ -1,13 +1,18 @@
 """The local extraction adapter: spaCy's English pipeline from a registry package, no model calls.
 
-Entities are named entities (numbers, dates and times left out) and noun chunks with determiners and
-pronoun possessives stripped; pronoun-only chunks are dropped. Triples are read off the dependency
-parse: subject – lemmatised verb (+ particle, negation, "to"-complement) – direct object, and one
-triple per prepositional phrase with the preposition on the predicate:
-"Alice put the blue notebook in the desk drawer." → (Alice, put, blue notebook), (Alice, put in,
-desk drawer). The wearer is "I" ("me", "myself" become "I"); in a transcript line "Shure: I'll buy
-milk" the speaker is the first person, so it yields (Shure, buy, milk). Verbs of conjoined, "to" and
-relative clauses inherit their subject. The same text always gives the same answer.
+Entities are what has a name: the named speaker of a transcript line, and the named entities the tagger
+finds for people and places (PERSON, GPE, LOC, FAC, ORG); a title-case proper noun inside a sentence that
+the small model mis-tagged ("Katrina" read as an EVENT) is a name too. Pronouns, common nouns, numbers,
+dates and times are never entities. Triples are read off the dependency parse: subject – lemmatised verb
+(+ particle, negation, "to"-complement) – direct object, and one triple per prepositional phrase with
+the preposition on the predicate: "Alice put the blue notebook in the desk drawer." → (Alice, put, blue
+notebook), (Alice, put in, desk drawer). A triple is kept only when its subject is someone or something
+named (the wearer, a speaker, an entity); its object is an entity when it names one, else a literal.
+The wearer is "I" ("me", "myself" become "I"); in a transcript line "Shure: I'll buy milk" the speaker
+is the first person, so it yields (Shure, buy, milk). In what was heard with no speaker told apart
+(a caption that starts "I heard: ") the first person is nobody known, and no triple is kept about them.
+Verbs of conjoined, "to" and relative clauses inherit their subject. The same text always gives the
+same answer.
 """
 
 from __future__ import annotations
@@ -38,10 +43,15 @@ UNNAMED = "Someone"
 _FIRST_PERSON = {"i", "me", "myself"}
 _RELATIVE = {"who", "whom", "which", "that"}
 _NON_ENTITY_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"}
+NAME_LABELS = frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG"})
+"""The named-entity labels memory keeps as entities: people, and places (countries and towns, locations,
+buildings, organisations — the café, the clinic, the office)."""
+HEARD_PREFIX = "I heard: "
+"""How a caption made of what was heard begins (worldmm.media.captioner.HEARD_PREFIX): its speakers unknown."""
+_NOT_NAMES = {"PRON", "DET", "AUX", "ADP", "CCONJ", "SCONJ", "PUNCT", "PART", "NUM", "INTJ"}
 _SUBJECT_DEPS = {"nsubj", "nsubjpass"}
 _OBJECT_DEPS = {"dobj", "attr", "oprd"}
 _INHERITS_SUBJECT = {"conj", "xcomp", "advcl", "relcl", "ccomp"}
-_NOT_NAMES = {"PRON", "DET", "AUX", "ADP", "CCONJ", "SCONJ", "PUNCT", "PART", "NUM"}
 _STRIP_LEADING_POS = {"DET", "PRON", "PUNCT", "CCONJ", "PART"}
 # "[11:09:47] Shure: Mark it." or "Shure: Mark it." — a transcript line with its speaker.
 _SPEAKER_LINE = re.compile(r"^\s*(?:\[[0-9:.\s-]+\]\s*)?([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s+(\S.*)$")
@@ -53,7 +63,9 @@ class SpacyModelError(WorldMMError):
 
 @dataclass(frozen=True)
 class _Unit:
-    """One piece of a text parsed on its own: a caption line, or a transcript line and its speaker."""
+    """One piece of a text parsed on its own: a caption line, or a transcript line and its speaker
+    (None: the wearer's own line or caption; `UNNAMED`: a voice nobody named, or speech whose speakers were
+    not told apart)."""
 
     text: str
     speaker: str | None
@@ -63,10 +75,14 @@ def _units(text: str) -> list[_Unit]:
     units: list[_Unit] = []
     for line in text.splitlines():
         match = _SPEAKER_LINE.match(line)
-        if match:
+        stripped = line.strip()
+        if stripped.startswith(HEARD_PREFIX):
+            # Everyone's words run together: whose "I" each sentence is was lost with the line breaks.
+            units.append(_Unit(stripped[len(HEARD_PREFIX) :].strip(), UNNAMED))
+        elif match:
             units.append(_Unit(match.group(2).strip(), match.group(1).strip()))
-        elif line.strip():
-            units.append(_Unit(line.strip(), None))
+        elif stripped:
+            units.append(_Unit(stripped, None))
     return units
 
 
@@ -89,6 +105,16 @@ def _clean(tokens: Sequence[Token]) -> str | None:
     return name
 
 
+def _is_untagged_name(token: Token, covered: set[int]) -> bool:
+    """A title-case word the tagger gave no person or place label: a name when it is a proper noun, or when it
+    is capitalised inside a sentence and no closed-class word (the small model tags rare names as verbs)."""
+    if token.i in covered or not token.is_title or sum(c.isalpha() for c in token.text) < 2:
+        return False
+    if token.is_sent_start:  # where every word is capitalised: a proper noun that is a clause's subject
+        return token.pos_ == "PROPN" and token.dep_ in _SUBJECT_DEPS
+    return token.pos_ not in _NOT_NAMES
+
+
 class _DocReader:
     """Entities and triples of one parsed unit."""
 
@@ -99,22 +125,34 @@ class _DocReader:
         self.chunks: dict[int, Span] = {chunk.root.i: chunk for chunk in doc.noun_chunks}
 
     def entities(self) -> list[str]:
+        """The speaker when named, then the people and places the line names, in order."""
         names: list[str] = []
         if self.speaker and self.speaker != UNNAMED:
             names.append(self.speaker)
-        spans = [e for e in self.doc.ents if e.label_ not in _NON_ENTITY_LABELS] + list(self.chunks.values())
-        covered = {t.i for span in spans for t in span}
-        # A capitalised word inside a sentence is a name even where the small model mistags it ("to Shure").
-        spans += [
-            self.doc[t.i : t.i + 1]
-            for t in self.doc
-            if t.is_title and not t.is_sent_start and t.i not in covered and t.pos_ not in _NOT_NAMES
-        ]
+        spans = [self._with_title(e) for e in self.doc.ents if e.label_ in NAME_LABELS]
+        covered = {t.i for e in [*spans, *self.doc.ents] if e.label_ in NAME_LABELS | _NON_ENTITY_LABELS for t in e}
+        # A proper noun in title case inside a sentence is a name even where the small model gives it another
+        # label or none ("Katrina" as an EVENT, "to Shure"); runs of them are one name ("Green Leaf Market").
+        run: list[Token] = []
+        for token in [*self.doc, None]:
+            if token is not None and _is_untagged_name(token, covered):
+                run.append(token)
+                continue
+            if run:
+                spans.append(self.doc[run[0].i : run[-1].i + 1])
+                run = []
         for span in sorted(spans, key=lambda s: (s.start, -len(s))):
             name = _clean(list(span))
             if name:
                 names.append(name[: self.max_chars])
         return names
+
+    def _with_title(self, span: Span) -> Span:
+        """A name with the proper nouns written just before it ("Doctor" of "Doctor Lee")."""
+        start = span.start
+        while start > 0 and self.doc[start - 1].pos_ == "PROPN" and self.doc[start - 1].is_title:
+            start -= 1
+        return self.doc.char_span(self.doc[start].idx, span.end_char, label=span.label_) or span
 
     def argument(self, token: Token) -> str | None:
         """The entity a subject or object token stands for, or None for a pronoun other than "I"."""
@@ -238,19 +276,20 @@ class SpacyExtractor:
                 reader = _DocReader(next(docs), unit.speaker, settings.max_field_chars)
                 names.extend(reader.entities())
                 triples.extend(reader.triples())
+            named = {n.lower() for n in names} | {WEARER.lower()}
             seen: set[tuple[str, str, str]] = set()
             ordered: list[ExtractedTriple] = []
             for t in triples:
                 key = (t.subject.lower(), t.predicate.lower(), t.object.lower())
-                if key not in seen:
+                # A fact is about someone or something named: "the doctor is in my calendar" names nobody.
+                if key not in seen and key[0] in named:
                     seen.add(key)
                     ordered.append(t)
-            # Every argument of a triple is an entity form (the wearer, speakers, a name the tagger missed),
-            # so the triple becomes an edge between entities in the graph.
-            actors = [x for t in ordered for x in (t.subject, t.object)]
+            # The wearer is the subject of their own lines' facts: an entity form beside the names.
+            wearer = [WEARER] if any(t.subject == WEARER for t in ordered) else []
             results.append(
                 Extraction(
-                    entities=_dedupe([*names, *actors], settings.max_entities_per_window),
+                    entities=_dedupe([*names, *wearer], settings.max_entities_per_window),
                     triples=ordered[: settings.max_triples_per_window],
                 )
             )
