@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from worldmm.cells.router import CellRouter
     from worldmm.chat.port import ChatRepository
     from worldmm.db.engine import Database
+    from worldmm.events.port import EventPublisher
     from worldmm.gpu.controller import GpuController
     from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache.port import GraphCache
@@ -311,6 +312,17 @@ class Services:
         return LocalCaptureStore(self.store)
 
     @cached_property
+    def event_publisher(self) -> EventPublisher:
+        """Where committed app events go: the deployment's EventBridge bus (aws), the local SSE streams."""
+        if self.settings.worldmm_profile == Profile.AWS:
+            from worldmm.events.eventbridge import EventBridgePublisher
+
+            return EventBridgePublisher(self.settings.events_bus_name)
+        from worldmm.events.local import LocalEventHub
+
+        return LocalEventHub()
+
+    @cached_property
     def gpu_demand(self) -> GpuDemand:
         """How work asks for the GPU: the controller function (aws, discovered worker), else nobody."""
         from worldmm.gpu.demand import ControllerDemand, NoController
@@ -386,6 +398,7 @@ _PORTS = {
     "capture_state",
     "gpu_demand",
     "gpu_controller",
+    "event_publisher",
 }
 
 _BUILT_ON_DB = ("graph_cache", "chats", "allowances", "memories", "corrections")

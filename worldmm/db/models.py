@@ -14,6 +14,7 @@ from sqlalchemy import (
     Computed,
     DateTime,
     Enum,
+    FetchedValue,
     Float,
     ForeignKey,
     Index,
@@ -320,6 +321,23 @@ class AllowanceRow(Base):
     updated_at: Mapped[float] = mapped_column(Float)
 
 
+class EventOutboxRow(Base):
+    """An app event (issue 65, migration 0019): written with the write it reports, published after it commits
+    (`worldmm.events`); ids and counts only, never memory content."""
+
+    __tablename__ = "worldmm_event_outbox"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, server_default=FetchedValue())  # bigserial
+    user_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str] = mapped_column(String(128))
+    subject: Mapped[str] = mapped_column(String(256))
+    detail_type: Mapped[str] = mapped_column(String(64))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_segments",
     "worldmm_entities",
@@ -335,4 +353,5 @@ MEMORY_TABLES: tuple[str, ...] = (
     "worldmm_entity_corrections",
     "worldmm_voices",
     "worldmm_allowances",
+    "worldmm_event_outbox",
 )

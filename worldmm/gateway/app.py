@@ -35,6 +35,7 @@ from worldmm.capture.s3_events import parse_key, record_notification
 from worldmm.capture.service import CaptureService
 from worldmm.config import Settings
 from worldmm.errors import ConfigurationError, Unauthenticated
+from worldmm.events.local import LocalEventHub
 from worldmm.forget import sweep_unclaimed_uploads
 from worldmm.gateway.auth import verify_token
 from worldmm.gateway.confirm import ConfirmationCodes, ConsoleChannel
@@ -44,6 +45,7 @@ from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.gateway.openapi import openapi_document
 from worldmm.gateway.page import page_routes
 from worldmm.gateway.routes import ROUTES, ApiRoute
+from worldmm.gateway.sse import EVENTS_PATH, EventStreams
 from worldmm.retrieval.reader import load_model
 
 if TYPE_CHECKING:
@@ -256,6 +258,35 @@ class Gateway:
         return JSONResponse(openapi_document(self.services.settings))
 
 
+class EventDispatcher:
+    """`worldmm serve`'s background recovery of app events (the reaper's part on aws): every few seconds,
+    the `SessionProcessed` no window run recorded and whatever is left unpublished (worldmm.ingest.app_events)."""
+
+    def __init__(self, services: Services, period_s: float = 5.0) -> None:
+        self._services = services
+        self._period_s = period_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        from worldmm.ingest.app_events import recover_events
+
+        while not self._stop.wait(self._period_s):
+            try:
+                recover_events(self._services)
+            except Exception as exc:  # the next round tries again; the outbox keeps everything
+                logger.warning("events_recovery_failed", extra={"error_type": type(exc).__name__})
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="event-dispatcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
 def local_capture_service(
     services: Services, public_url: str, *, clock: Callable[[], float] = time.time
 ) -> CaptureService:
@@ -278,6 +309,7 @@ def create_app(
     from worldmm.services import set_services
 
     capture = local_capture_service(services, public_url, clock=clock)
+    publisher = services.event_publisher  # built before the copy: the ingest and the streams share one hub
     services = services.replace(capture=capture)
     set_services(services)
     signer = capture.s3
@@ -292,10 +324,19 @@ def create_app(
     )
     mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
+    streams = EventStreams(
+        services.settings, services.db, publisher if isinstance(publisher, LocalEventHub) else None
+    )
+    dispatcher = EventDispatcher(services)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with mcp_server.session_manager.run():
-            yield
+        dispatcher.start()
+        try:
+            async with mcp_server.session_manager.run():
+                yield
+        finally:
+            dispatcher.stop()
         notifications.close()
 
     # Every method reaches `api`, which answers 404 where no route matches, as the HTTP API does (it has no
@@ -304,6 +345,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/openapi.json", gateway.openapi, methods=["GET"]),
+            Route(EVENTS_PATH, streams, methods=["GET"]),
             Route(UPLOADS_PATH, gateway.upload_form, methods=["POST"]),
             *page_routes(),
             Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),

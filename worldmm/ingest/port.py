@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from worldmm.ingest.app_events import EventPorts
 from worldmm.ingest.sessions.port import SessionPorts
 from worldmm.memory.entities import EntityPorts
 
@@ -80,9 +81,9 @@ class IngestSessionPorts(WindowProcessPorts, MultiscalePorts, Protocol):
     def with_backfill_llm(self) -> IngestSessionPorts: ...
 
 
-class WindowPorts(WindowProcessPorts, MultiscalePorts, SessionPorts, GpuWaitPorts, Protocol):
+class WindowPorts(WindowProcessPorts, MultiscalePorts, EventPorts, SessionPorts, GpuWaitPorts, Protocol):
     """Ingesting one live window: its frames and audio, the window routine's ports, the GPU worker's
-    address and demand, and the summaries above it."""
+    address and demand, the summaries above it, and the app events it publishes."""
 
     @property
     def store(self) -> ObjectStore: ...

@@ -17,7 +17,7 @@ from sqlalchemy import and_, or_, select, text
 
 from worldmm.config import Profile
 from worldmm.db.models import ProcessingStatus, Segment
-from worldmm.db.port import DatabasePorts
+from worldmm.ingest.app_events import EventPorts
 from worldmm.ingest.claim_owner import owner_gone
 from worldmm.ingest.events import IngestWindowEvent
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 
-class ReaperPorts(DatabasePorts, Protocol):
+class ReaperPorts(EventPorts, Protocol):
     """The ports the reaper uses (the composition root's `Services` is one)."""
 
     @property
@@ -71,6 +71,7 @@ class ReapReport:
     """Every window the reaper touched and what became of it."""
 
     windows: list[ReapedOutcome] = field(default_factory=list)
+    events: dict[str, int] = field(default_factory=dict)  # app events recorded and published (app_events)
 
     @property
     def invoked(self) -> list[ReapedOutcome]:
@@ -198,11 +199,23 @@ def reap(services: ReaperPorts, older_than_s: int | None = None) -> ReapReport:
             settled, row_error = _settle(services, window)
             error = row_error if settled == Outcome.FAILED and row_error else error
         report.windows.append(ReapedOutcome(**window, outcome=outcome.value, error=error, invoked=invoked))
+    report.events = _recover_events(services)
     logger.info(
         "reaper_completed",
-        extra={"reaped": len(report.windows), "failed": len(report.failed), "older_than_s": age},
+        extra={"reaped": len(report.windows), "failed": len(report.failed), "older_than_s": age, **report.events},
     )
     return report
+
+
+def _recover_events(services: ReaperPorts) -> dict[str, int]:
+    """App events a crash or a publisher outage left behind (worldmm.ingest.app_events); never raises."""
+    from worldmm.ingest.app_events import recover_events
+
+    try:
+        return recover_events(services)
+    except Exception as exc:
+        logger.warning("events_recovery_failed", extra={"error_type": type(exc).__name__, "error": str(exc)})
+        return {"sessions_recorded": 0, "published": 0}
 
 
 def reap_orphans(services: ReaperPorts, older_than_s: int | None = None) -> list[ReapedWindow]:

@@ -25,6 +25,7 @@ from sqlalchemy import select
 from worldmm.config import Profile, Settings
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.errors import GpuUnavailableError
+from worldmm.ingest.app_events import settle_events
 from worldmm.ingest.enrichment import (
     ClaimLostError,
     ClaimStatus,
@@ -346,16 +347,19 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
         log_step(logger, "no_frames", session_id=session_id, window_index=index)
         return IngestWindowSkipped(reason="no_frames")
 
-    result = process_window(
-        services,
-        user_id,
-        session_id,
-        index,
-        created_at=created_at_of(info),
-        source=WindowSource(services.store, keys),
-        on_complete=partial(_window_complete, services, user_id, session_id, index),
-        gpu=services,
-    )
+    try:
+        result = process_window(
+            services,
+            user_id,
+            session_id,
+            index,
+            created_at=created_at_of(info),
+            source=WindowSource(services.store, keys),
+            on_complete=partial(_window_complete, services, user_id, session_id, index),
+            gpu=services,
+        )
+    finally:  # the outcome committed (or not): its events out, the session's too when this was its last window
+        settle_events(services, user_id, session_id)
     segment_id = str(result.segment_id)
     if result.enrichment is not None:
         return IngestWindowEnriched(

@@ -1,0 +1,136 @@
+"""The outbox: app events written in the transaction of the write they report, published after it commits.
+
+Window outcomes are written by a trigger on the segments table (migration 0019); `SessionProcessed` by
+`record` in the transaction that finds the session done. `publish_pending` hands what is unpublished to the
+publisher and only then marks it published: killed between the two, the events are published again by the
+next call (at least once; the id makes a duplicate detectable).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from worldmm.crashpoints import crash_point
+from worldmm.db.engine import Database
+from worldmm.db.models import EventOutboxRow
+from worldmm.events.models import app_event
+from worldmm.events.port import Event, EventPublisher
+
+UNPUBLISHED_SQL = "SELECT * FROM worldmm_unpublished_events(:max_rows)"
+MARK_SQL = "SELECT worldmm_mark_events_published(CAST(:ids AS uuid[]))"
+AWAITING_SQL = "SELECT * FROM worldmm_sessions_awaiting_event(make_interval(secs => :secs), :max_rows)"
+BATCH = 100
+
+
+def event_id(user_id: str, subject: str) -> uuid.UUID:
+    """The id of the event about `subject` (the trigger's `md5(user || ':' || subject)::uuid`)."""
+    return uuid.UUID(hashlib.md5(f"{user_id}:{subject}".encode(), usedforsecurity=False).hexdigest())
+
+
+def record(
+    session: Session, user_id: str, session_id: str, subject: str, detail_type: str, detail: dict[str, Any]
+) -> bool:
+    """Add the event about `subject` in `session`'s transaction; False when it was recorded before."""
+    added = session.execute(
+        insert(EventOutboxRow)
+        .values(
+            id=event_id(user_id, subject),
+            user_id=user_id,
+            session_id=session_id,
+            subject=subject,
+            detail_type=detail_type,
+            detail=detail,
+        )
+        .on_conflict_do_nothing()
+        .returning(EventOutboxRow.id)
+    ).first()
+    return added is not None
+
+
+def _event(row: Any) -> Event:
+    return app_event(row.id, row.seq, row.user_id, row.session_id, row.detail_type, row.detail, row.created_at)
+
+
+_COLUMNS = (
+    EventOutboxRow.id,
+    EventOutboxRow.seq,
+    EventOutboxRow.user_id,
+    EventOutboxRow.session_id,
+    EventOutboxRow.detail_type,
+    EventOutboxRow.detail,
+    EventOutboxRow.created_at,
+)
+
+
+def unpublished(db: Database, user_id: str | None, limit: int = BATCH) -> list[Event]:
+    """Events not yet published, oldest first: `user_id`'s, or (None) every user's."""
+    with db.unit_of_work(user_id) as session:
+        if user_id is None:
+            rows = session.execute(text(UNPUBLISHED_SQL), {"max_rows": limit}).all()
+        else:
+            rows = session.execute(
+                select(*_COLUMNS)
+                .where(EventOutboxRow.user_id == user_id, EventOutboxRow.published_at.is_(None))
+                .order_by(EventOutboxRow.seq)
+                .limit(limit)
+            ).all()
+    return [_event(r) for r in rows]
+
+
+def mark_published(db: Database, events: Sequence[Event]) -> int:
+    """Mark `events` published (whoever owns them); the number newly marked."""
+    if not events:
+        return 0
+    ids = "{" + ",".join(e.eventId for e in events) + "}"
+    with db.unit_of_work(None) as session:
+        return int(session.execute(text(MARK_SQL), {"ids": ids}).scalar() or 0)
+
+
+def publish_pending(db: Database, publisher: EventPublisher, user_id: str | None = None) -> int:
+    """Publish every unpublished event (`user_id`'s, or every user's), then mark it; the number published.
+
+    Raises what the publisher raised: the events stay unpublished for the next call."""
+    published = 0
+    while events := unpublished(db, user_id):
+        crash_point("events.before_publish")
+        publisher.publish(events)
+        crash_point("events.published")
+        mark_published(db, events)
+        published += len(events)
+        if len(events) < BATCH:
+            break
+    return published
+
+
+def events_after(db: Database, user_id: str, after_seq: int, limit: int = BATCH) -> list[Event]:
+    """`user_id`'s events after position `after_seq` of their stream, published or not (the SSE stream)."""
+    with db.unit_of_work(user_id) as session:
+        rows = session.execute(
+            select(*_COLUMNS)
+            .where(EventOutboxRow.user_id == user_id, EventOutboxRow.seq > after_seq)
+            .order_by(EventOutboxRow.seq)
+            .limit(limit)
+        ).all()
+    return [_event(r) for r in rows]
+
+
+def last_seq(db: Database, user_id: str) -> int:
+    """The position of `user_id`'s latest event (0: none yet)."""
+    with db.unit_of_work(user_id) as session:
+        latest = select(func.coalesce(func.max(EventOutboxRow.seq), 0)).where(EventOutboxRow.user_id == user_id)
+        return int(session.scalar(latest) or 0)
+
+
+def sessions_awaiting_event(db: Database, within_s: int, limit: int) -> list[tuple[str, str]]:
+    """(user, session) pairs with window events in the last `within_s` seconds and no `SessionProcessed`."""
+    with db.unit_of_work(None) as session:
+        rows = session.execute(text(AWAITING_SQL), {"secs": within_s, "max_rows": limit}).all()
+    return [(r.user_id, r.session_id) for r in rows]
+
