@@ -42,6 +42,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, func, select, text
 
+from tests.support.events import FilePublisher
 from tests.support.harness import embedded_postgres, make_settings
 from tests.support.ingest import StaticTranscriber, StubVisualEncoder, put_window
 from tests.support.memory import script_memory_models
@@ -87,8 +88,14 @@ class World:
             store=DirectoryObjectStore(self.root),
             transcriber=StaticTranscriber(Transcript(TRANSCRIPT, [TranscriptSegment(0.0, 4.0, TRANSCRIPT)])),
             visual=StubVisualEncoder(settings.visual_embedding_dim),
+            event_publisher=FilePublisher(self.events_file),
         )
         return services  # its invoker: the local profile's in-process functions, on these services
+
+    @property
+    def events_file(self) -> Path:
+        """Where the app events are delivered (appended and fsynced: what a killed process cannot take back)."""
+        return self.root.parent / "events.jsonl"
 
     def capture(self, services: Services) -> CaptureService:
         return CaptureService(self.settings, LocalCaptureStore(services.store), None, services.invoker)
@@ -600,6 +607,37 @@ def _footprint(world: World, user: str) -> dict[str, int]:
         engine.dispose()
 
 
+class AppEvents(CaptureEnd):
+    """`capture_end` watched from the app's side (issue 65): killed anywhere, also between a window's commit
+    and the publish of its events (`events.before_publish`) or between the publish and its mark
+    (`events.published`), and recovered (the client's end, `worldmm reap`), every window's `WindowProcessed`
+    and the session's one `SessionProcessed` are delivered; a duplicate keeps its id."""
+
+    name = "app_events"
+    KILL_POINTS = (("ingest.completed", 1), ("events.before_publish", 1), ("events.published", 2))
+
+    def check(self, world: World, case: Case) -> list[str]:
+        problems = window_problems(world, case.user, case.session_id, self.windows)
+        delivered = [e for e in FilePublisher(world.events_file).delivered() if e["sessionId"] == case.session_id]
+        by_id: dict[str, dict[str, Any]] = {}
+        for event in delivered:
+            if by_id.setdefault(event["eventId"], event) != event:
+                problems.append(f"event {event['eventId'][:8]} delivered twice with different contents")
+        kinds = Counter(e["type"] for e in by_id.values())
+        windows = sorted(e["windowIndex"] for e in by_id.values() if e["type"] == "WindowProcessed")
+        if windows != list(self.windows):
+            problems.append(f"WindowProcessed delivered for windows {windows}")
+        if kinds["SessionProcessed"] != 1:
+            problems.append(f"{kinds['SessionProcessed']} SessionProcessed delivered")
+        if any(e["userId"] != case.user for e in by_id.values()):
+            problems.append("an event names another user")
+        with world.db.unit_of_work(case.user) as s:
+            waiting = s.scalar(text("SELECT count(*) FROM worldmm_event_outbox WHERE published_at IS NULL"))
+        if waiting:
+            problems.append(f"{waiting} events left unpublished")
+        return problems
+
+
 class SampleSizedCaptureEnd(CaptureEnd):
     """`capture_end` with the sample session's size (24 windows of 16 frames): how long recovery takes
     after a restart (`--paths capture_end_24`; not in the default run)."""
@@ -775,6 +813,7 @@ PATHS: dict[str, WritePath] = {
         ForgetSpan(),
         Retrigger(),
         DlqConsumer(),
+        AppEvents(),
         Migration0017(),
     )
 }

@@ -345,7 +345,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/openapi.json", gateway.openapi, methods=["GET"]),
-            Route(EVENTS_PATH, streams, methods=["GET"]),
+            Route(EVENTS_PATH, streams.endpoint, methods=["GET"]),
             Route(UPLOADS_PATH, gateway.upload_form, methods=["POST"]),
             *page_routes(),
             Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),

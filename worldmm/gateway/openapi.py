@@ -21,12 +21,16 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from worldmm.config import Settings
 from worldmm.errors import ErrorBody
+from worldmm.events.models import SessionProcessed, WindowFailed, WindowProcessed
 from worldmm.gateway.routes import ROUTES, ApiRoute
+from worldmm.gateway.sse import EVENTS_PATH
+from worldmm.gateway.sse import MAX_WAIT_S as SSE_MAX_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = (ROOT / "openapi.json", ROOT / "docs" / "openapi.json")
 
 _ERROR = {"$ref": "#/components/schemas/ErrorBody"}
+EVENT_MODELS = (WindowProcessed, WindowFailed, SessionProcessed)
 
 # Statuses every route can answer: the JWT authorizer's 401 and `handlers.http.common.resolve`'s 500.
 _EVERY_ROUTE = (401, 500)
@@ -55,7 +59,55 @@ def _models() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
             seen.setdefault((route.body.__name__, "validation"), (route.body, "validation"))
         seen.setdefault((route.response.__name__, "serialization"), (route.response, "serialization"))
     seen[(ErrorBody.__name__, "serialization")] = (ErrorBody, "serialization")
+    for event in EVENT_MODELS:
+        seen[(event.__name__, "serialization")] = (event, "serialization")
     return [seen[key] for key in sorted(seen)]
+
+
+def _events_path() -> dict[str, Any]:
+    """`GET /events` (the local gateway's; on aws the same events go to the EventBridge bus)."""
+    position = {"type": "string", "pattern": "^[0-9]{1,18}$"}
+    return {
+        "get": {
+            "operationId": "Events",
+            "summary": "The caller's app events as Server-Sent Events (local gateway; EventBridge on aws)",
+            "description": (
+                "Each message is `id: <seq>`, `event: <type>`, `data: <AppEvent JSON>`. The stream starts after "
+                "`Last-Event-ID` (or `after`), else at the caller's newest event, and closes after `wait` "
+                "seconds; reconnect with the last id to lose nothing. Only the caller's events; ids, indices "
+                "and counts only. A duplicate (at least once) has the same `eventId`."
+            ),
+            "security": [{"bearerAuth": []}],
+            "parameters": [
+                {"name": "after", "in": "query", "required": False, "schema": position,
+                 "description": "Start after this event id (`seq`)"},
+                {"name": "wait", "in": "query", "required": False,
+                 "schema": {"type": "integer", "minimum": 0, "maximum": SSE_MAX_WAIT_S, "default": SSE_MAX_WAIT_S},
+                 "description": "Seconds the stream stays open"},
+                {"name": "Last-Event-ID", "in": "header", "required": False, "schema": position,
+                 "description": "The last event id received (EventSource sends it when it reconnects)"},
+            ],
+            "responses": {
+                "200": {
+                    "description": "The stream: messages whose `data` is an AppEvent",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                },
+                "400": _response("`after`, `wait` or `Last-Event-ID` is not a valid value", _ERROR),
+                "401": _response(_STATUS_TEXT[401], _ERROR),
+            },
+        }
+    }
+
+
+def _app_event_schema(refs: dict[str, str]) -> dict[str, Any]:
+    """The union the SSE `data` (and the EventBridge `detail`) holds, told apart by `type`."""
+    mapping = {event.__name__: refs[event.__name__] for event in EVENT_MODELS}
+    return {
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "type", "mapping": mapping},
+        "description": "An app event: EventBridge `detail` (source `worldmm`, detail-type its `type`) and "
+        "the `data` of a `GET /events` message.",
+    }
 
 
 def _response(description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -160,6 +212,8 @@ def openapi_document(settings: Settings | None = None) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in sorted(ROUTES, key=lambda r: (r.path, r.method)):
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, refs)
+    paths[EVENTS_PATH] = _events_path()
+    schemas["AppEvent"] = _app_event_schema(refs)
     return {
         "openapi": "3.1.0",
         "info": {

@@ -70,7 +70,8 @@ class EventStreams:
         self.db = db
         self.hub = hub
 
-    async def __call__(self, request: Request) -> Response:
+    async def endpoint(self, request: Request) -> Response:
+        """One `GET /events`: 401 without a valid token, 400 for a bad position or wait, else the stream."""
         try:
             user_id = str(verify_token(request.headers.get("authorization"), self.settings)["sub"])
         except Unauthenticated:
