@@ -72,9 +72,8 @@ class SseListener:
             if line == "":
                 if "data" in fields:
                     self.last_id = fields.get("id", self.last_id)
-                    self.messages.append(
-                        SseMessage(fields.get("id", ""), fields.get("event", ""), json.loads(fields["data"]), time.time())
-                    )
+                    data = json.loads(fields["data"])
+                    self.messages.append(SseMessage(fields.get("id", ""), fields.get("event", ""), data, time.time()))
                 fields = {}
                 continue
             if line.startswith(":"):
