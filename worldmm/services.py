@@ -206,7 +206,7 @@ class Services:
     def summarizer(self) -> Summarizer:
         from worldmm.memory.episodic.summarizer import build_summarizer
 
-        return build_summarizer(self.settings, lambda: self.llm)
+        return build_summarizer(self.settings, lambda: self.llm, lambda: self.reader_llm)
 
     @cached_property
     def transcriber(self) -> Transcriber:

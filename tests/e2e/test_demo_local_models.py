@@ -65,7 +65,9 @@ def test_demo_answers_the_sample_questions_right_with_citations_in_seconds(
         for citation in citations:
             start, end = datetime.fromisoformat(citation["start_time"]), datetime.fromisoformat(citation["end_time"])
             assert start < end <= SESSION_END
-            assert citation["caption_source"] == "heard", citation  # no model here sees frames
+            # no model here sees frames; a summary is written by the local model or the extractive one
+            sources = ("heard",) if citation["duration_seconds"] == 30 else ("extractive", "written")
+            assert citation["caption_source"] in sources, citation
         first = datetime.fromisoformat(citations[0]["start_time"])
         assert f"{first.hour}:{first.minute:02d}" in answer.answer, answer.answer
         # AND time words are read in the recording's own days (it is older than a week)

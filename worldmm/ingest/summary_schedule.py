@@ -45,6 +45,7 @@ from worldmm.memory.episodic.scales import (
     fingerprint,
     parent_of,
 )
+from worldmm.memory.episodic.summarizer import caption_source_of
 from worldmm.scale import SUMMARY_SCALES, Scale
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def produce_summary(
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
             raise
         crash_point("summary.merged")
-        if not _write_caption(services, user_id, session_id, claim, summary, embedding, usage):
+        if not _write_caption(services, user_id, session_id, claim, summary, embedding, usage, model):
             return SummaryOutcome(key, claim.segment_id, produced=produced)
         crash_point("summary.caption_written")
         logger.info(
@@ -353,9 +354,11 @@ def _write_caption(
     summary: str,
     embedding: list[float],
     usage: UsageLog,
+    model: str,
 ) -> bool:
-    """Store the merged caption and the merge call's usage row, and drop the previous production's episodic
-    triples. A superseded production's call is still billed: its usage row is written without a segment."""
+    """Store the merged caption, where it came from (`caption_source`: written by a model, or extractive) and
+    the merge call's usage row, and drop the previous production's episodic triples. A superseded production's
+    call is still billed: its usage row is written without a segment."""
     with services.db.unit_of_work(user_id) as session:
         row = _owned(session, user_id, session_id, claim)
         if row is None:
@@ -364,6 +367,7 @@ def _write_caption(
             return False
         usage.flush(session, user_id, row.id)
         row.caption = summary
+        row.caption_source = caption_source_of(model)
         row.caption_embedding = embedding
         row.updated_at = datetime.now(UTC)
         session.execute(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from worldmm.config import Settings, SummaryProvider
+from worldmm.media.captioner import HEARD_PREFIX
 from worldmm.memory.episodic.scales import ChildCaption, merge_captions
 from worldmm.scale import Scale
 
@@ -51,6 +52,14 @@ class LLMSummarizer:
 
 
 EXTRACTIVE_MODEL = "extractive-tfidf-mmr"
+WRITTEN_SOURCE = "written"
+EXTRACTIVE_SOURCE = "extractive"
+
+
+def caption_source_of(model: str) -> str:
+    """A summary's `caption_source` from the model id its summariser returned: extractive, or written by a model."""
+    return EXTRACTIVE_SOURCE if model == EXTRACTIVE_MODEL else WRITTEN_SOURCE
+
 # Times SUMMARY_MAX_CHARS; 3 min summaries get 1.0.
 SCALE_BUDGET: dict[int, float] = {Scale.TEN_MIN: 1.5, Scale.HOUR: 2.0}
 MMR_LAMBDA = 0.7
@@ -85,9 +94,14 @@ class _Unit:
 
 
 def _pieces(child: ChildCaption) -> list[tuple[str, bool]]:
-    """A child's caption sentences and speech lines (from its caption and transcript), in order."""
+    """A child's caption sentences and speech lines (from its caption and transcript), in order. A caption that
+    is only what was heard run together is left out where the transcript has the same words in lines, each after
+    its speaker: a sentence cut from it would lose who said it."""
     pieces: list[tuple[str, bool]] = []
-    for line in [*child.caption.splitlines(), *child.transcript.splitlines()]:
+    caption = child.caption
+    if caption.startswith(HEARD_PREFIX) and "\n" in child.transcript.strip():
+        caption = ""
+    for line in [*caption.splitlines(), *child.transcript.splitlines()]:
         match = _SPEECH.match(line)
         if match:
             pieces.append((f"{match.group(1)}: {' '.join(match.group(2).split())}", True))
@@ -198,8 +212,15 @@ class ExtractiveSummarizer:
         return extractive_summary(children, budget), EXTRACTIVE_MODEL
 
 
-def build_summarizer(settings: Settings, llm: Callable[[], LLM]) -> Summarizer:
-    """The summariser the settings name; `llm` is called only for the LLM adapter."""
+def build_summarizer(
+    settings: Settings, llm: Callable[[], LLM], reader: Callable[[], LLM] | None = None
+) -> Summarizer:
+    """The summariser the settings name; `llm` is called only for the LLM adapter, `reader` (the local reader's
+    model; `llm` when not given) only for the written one."""
     if settings.summary_backend == SummaryProvider.EXTRACTIVE:
         return ExtractiveSummarizer(settings)
+    if settings.summary_backend == SummaryProvider.WRITTEN:
+        from worldmm.memory.episodic.written import WrittenSummarizer
+
+        return WrittenSummarizer((reader or llm)(), settings, ExtractiveSummarizer(settings))
     return LLMSummarizer(llm(), settings)
