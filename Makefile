@@ -1,8 +1,8 @@
 # The two commands: `make demo` (the local profile end to end) and `make test` (the whole suite).
-.PHONY: setup demo test lint bench contract openapi crash config-docs
+.PHONY: setup demo test lint bench contract openapi crash config-docs clients
 
 setup: .venv/.installed
-.venv/.installed: pyproject.toml scripts/setup.sh
+.venv/.installed: pyproject.toml scripts/setup.sh clients/typescript/package-lock.json
 	bash scripts/setup.sh
 
 demo: setup
@@ -29,6 +29,11 @@ contract: setup
 # The OpenAPI document from the route table's models, written to openapi.json and docs/openapi.json.
 openapi: setup
 	.venv/bin/python -m worldmm.gateway.openapi
+
+# The app developers' clients from openapi.json: clients/typescript/src/schema.ts (openapi-typescript); a test
+# fails when a committed client differs from a fresh generation.
+clients: openapi
+	cd clients/typescript && npm exec -- openapi-typescript ../../openapi.json --output src/schema.ts
 
 # docs/configuration.md from Settings (worldmm/config.py) and template.yaml; a unit test fails when it is stale.
 config-docs: setup

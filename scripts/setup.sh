@@ -9,6 +9,8 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 # The local page's browser test (tests/integration/test_page_browser.py) drives Debian's Chromium.
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# The TypeScript client's tests (tests/integration/test_typescript_client.py) run on node with npm.
+command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -62,4 +64,6 @@ if [ ! -x .tools/checkov/bin/checkov ]; then
   retry .tools/checkov/bin/python -m pip install -q --upgrade pip
   retry .tools/checkov/bin/python -m pip install -q "checkov==3.3.30"
 fi
+# The TypeScript client's generator and compiler, exactly as package-lock.json pins them (no node_modules in git).
+(cd clients/typescript && retry npm ci --no-audit --no-fund --loglevel=error)
 touch .venv/.installed
