@@ -30,10 +30,12 @@ contract: setup
 openapi: setup
 	.venv/bin/python -m worldmm.gateway.openapi
 
-# The app developers' clients from openapi.json: clients/typescript/src/schema.ts (openapi-typescript); a test
-# fails when a committed client differs from a fresh generation.
+# The app developers' clients from openapi.json: clients/typescript/src/schema.ts (openapi-typescript) and
+# clients/python/worldmm_client (openapi-python-client); tests fail when a committed client differs from a fresh
+# generation.
 clients: openapi
 	cd clients/typescript && npm exec -- openapi-typescript ../../openapi.json --output src/schema.ts
+	.venv/bin/python scripts/gen_python_client.py
 
 # docs/configuration.md from Settings (worldmm/config.py) and template.yaml; a unit test fails when it is stale.
 config-docs: setup

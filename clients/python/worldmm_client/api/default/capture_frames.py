@@ -1,0 +1,253 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.presign_frames_request import PresignFramesRequest
+from ...models.presign_result import PresignResult
+from typing import cast
+
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    body: PresignFramesRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/sessions/{id}/frames".format(id=quote(str(id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | PresignResult | None:
+    if response.status_code == 200:
+        response_200 = PresignResult.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 429:
+        response_429 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | PresignResult]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PresignFramesRequest,
+
+) -> Response[ErrorBody | PresignResult]:
+    """ Upload URLs for a window's frames
+
+    Args:
+        id (str):
+        body (PresignFramesRequest): Ask for PUT URLs for frames `start .. start+count-1` of one
+            window (the service checks the window's
+            bounds, which come from settings; the OpenAPI document states them). A window holds frames
+            0..15: start + count past that is a 400.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | PresignResult]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PresignFramesRequest,
+
+) -> ErrorBody | PresignResult | None:
+    """ Upload URLs for a window's frames
+
+    Args:
+        id (str):
+        body (PresignFramesRequest): Ask for PUT URLs for frames `start .. start+count-1` of one
+            window (the service checks the window's
+            bounds, which come from settings; the OpenAPI document states them). A window holds frames
+            0..15: start + count past that is a 400.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | PresignResult
+     """
+
+
+    return sync_detailed(
+        id=id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PresignFramesRequest,
+
+) -> Response[ErrorBody | PresignResult]:
+    """ Upload URLs for a window's frames
+
+    Args:
+        id (str):
+        body (PresignFramesRequest): Ask for PUT URLs for frames `start .. start+count-1` of one
+            window (the service checks the window's
+            bounds, which come from settings; the OpenAPI document states them). A window holds frames
+            0..15: start + count past that is a 400.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | PresignResult]
+     """
+
+
+    kwargs = _get_kwargs(
+        id=id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: PresignFramesRequest,
+
+) -> ErrorBody | PresignResult | None:
+    """ Upload URLs for a window's frames
+
+    Args:
+        id (str):
+        body (PresignFramesRequest): Ask for PUT URLs for frames `start .. start+count-1` of one
+            window (the service checks the window's
+            bounds, which come from settings; the OpenAPI document states them). A window holds frames
+            0..15: start + count past that is a 400.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | PresignResult
+     """
+
+
+    return (await asyncio_detailed(
+        id=id,
+client=client,
+body=body,
+
+    )).parsed

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+
+
+
+
+
+
+T = TypeVar("T", bound="MediaLink")
+
+
+
+@_attrs_define
+class MediaLink:
+    """ A short-lived GET URL of one of a window's frames or its audio.
+
+        Attributes:
+            name (str):
+            url (str):
+            expires_in_s (int):
+     """
+
+    name: str
+    url: str
+    expires_in_s: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        name = self.name
+
+        url = self.url
+
+        expires_in_s = self.expires_in_s
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "name": name,
+            "url": url,
+            "expires_in_s": expires_in_s,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        name = d.pop("name")
+
+        url = d.pop("url")
+
+        expires_in_s = d.pop("expires_in_s")
+
+        media_link = cls(
+            name=name,
+            url=url,
+            expires_in_s=expires_in_s,
+        )
+
+
+        media_link.additional_properties = d
+        return media_link
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+class MemoryDetailCaptionSourceType0(StrEnum):
+    HEARD = "heard"
+    SEEN = "seen"
+    TIDIED = "tidied"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.chat_message import ChatMessage
+
+
+
+
+
+T = TypeVar("T", bound="MessagesPage")
+
+
+
+@_attrs_define
+class MessagesPage:
+    """ A page of a chat's messages, newest first; `next_cursor` is opaque, None on the last page.
+
+        Attributes:
+            messages (list[ChatMessage]):
+            next_cursor (None | str):
+     """
+
+    messages: list[ChatMessage]
+    next_cursor: None | str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.chat_message import ChatMessage # noqa: PLC0415
+        messages = []
+        for messages_item_data in self.messages:
+            messages_item = messages_item_data.to_dict()
+            messages.append(messages_item)
+
+
+
+        next_cursor: None | str
+        next_cursor = self.next_cursor
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "messages": messages,
+            "next_cursor": next_cursor,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.chat_message import ChatMessage # noqa: PLC0415
+        d = dict(src_dict)
+        messages = []
+        _messages = d.pop("messages")
+        for messages_item_data in (_messages):
+            messages_item = ChatMessage.from_dict(messages_item_data)
+
+
+
+            messages.append(messages_item)
+
+
+        def _parse_next_cursor(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        next_cursor = _parse_next_cursor(d.pop("next_cursor"))
+
+
+        messages_page = cls(
+            messages=messages,
+            next_cursor=next_cursor,
+        )
+
+
+        messages_page.additional_properties = d
+        return messages_page
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
