@@ -72,15 +72,12 @@ def test_text_windows_become_complete_segments_with_entities_triples_and_summari
     assert _count(db, Segment.duration_seconds == 30, Segment.processing_status == ProcessingStatus.COMPLETE) == 22
     assert _count(db, Segment.duration_seconds == 30, Segment.caption_embedding.is_not(None)) == 22
     assert _count(db, Segment.duration_seconds == 30, Segment.transcript.like("%Katrina: We should buy%")) == 5
-    # AND entities are resolved once per surface form, with episodic triples between them
-    assert _count(db, Entity.surface_form == "blue notebook", model=Entity) == 1
+    # AND entities (people and places, not things) are resolved once per surface form; a thing is a triple's
+    # literal object
     assert _count(db, Entity.surface_form == "Katrina", model=Entity) == 1
+    assert _count(db, Entity.surface_form == "blue notebook", model=Entity) == 0
     assert report.triples > 22
-    with db.unit_of_work(USER) as session:
-        notebook = session.scalar(select(Entity.id).where(Entity.surface_form == "blue notebook"))
-        assert session.scalar(
-            select(func.count()).select_from(Triple).where(Triple.object_entity_id == notebook)
-        )
+    assert _count(db, Triple.object_literal == "blue notebook", model=Triple)
     # AND the 3 min and 10 min summaries exist, complete, with triples, and semantic triples were consolidated
     assert _count(db, Segment.duration_seconds == 180, Segment.processing_status == ProcessingStatus.COMPLETE) == 4
     assert _count(db, Segment.duration_seconds == 600, Segment.processing_status == ProcessingStatus.COMPLETE) == 1

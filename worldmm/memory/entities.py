@@ -204,6 +204,17 @@ def confirm_candidates(
     }
 
 
+def known_entities(services: EntityPorts, user_id: str, surface_forms: list[str]) -> dict[str, uuid.UUID]:
+    """The canonical entity of each form that already names one (exact, case-insensitive); no row is created."""
+    max_chars = services.settings.max_field_chars
+    lowers = {raw: normalize_surface_form(raw, max_chars).lower() for raw in surface_forms}
+    if not any(lowers.values()):
+        return {}
+    with services.db.unit_of_work(user_id) as session:
+        found = _existing(session, user_id, [lower for lower in lowers.values() if lower])
+    return {raw: found[lower] for raw, lower in lowers.items() if lower in found}
+
+
 def resolve_entities(
     services: EntityPorts,
     user_id: str,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldmm.config import Settings
 from worldmm.errors import WorldMMError
+from worldmm.media.captioner import HEARD_PREFIX
 from worldmm.memory.openie import MAX_ENTITY_WORDS, ExtractedTriple, Extraction
 
 if TYPE_CHECKING:
@@ -46,8 +47,7 @@ _NON_ENTITY_LABELS = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL",
 NAME_LABELS = frozenset({"PERSON", "GPE", "LOC", "FAC", "ORG"})
 """The named-entity labels memory keeps as entities: people, and places (countries and towns, locations,
 buildings, organisations — the café, the clinic, the office)."""
-HEARD_PREFIX = "I heard: "
-"""How a caption made of what was heard begins (worldmm.media.captioner.HEARD_PREFIX): its speakers unknown."""
+
 _NOT_NAMES = {"PRON", "DET", "AUX", "ADP", "CCONJ", "SCONJ", "PUNCT", "PART", "NUM", "INTJ"}
 _SUBJECT_DEPS = {"nsubj", "nsubjpass"}
 _OBJECT_DEPS = {"dobj", "attr", "oprd"}

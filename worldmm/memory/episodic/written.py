@@ -40,7 +40,9 @@ logger = Logger(child=True)
 
 WRITTEN_PURPOSE = "written_summary"
 SENTENCES: dict[int, int] = {Scale.THREE_MIN: 3, Scale.TEN_MIN: 4, Scale.HOUR: 5}
-TOKENS_PER_SENTENCE = 48
+CHARS_PER_TOKEN = 2
+"""Fewest characters a token of the answer carries (grammar-constrained decoding picks short tokens too)."""
+JSON_TOKENS = 32
 MAX_LINES_CHARS = 5000
 """The most of a span's lines the model reads (the reader's context is 2,048 tokens)."""
 
@@ -315,11 +317,12 @@ class WrittenSummarizer:
         if not lines:
             raise ModelOutputError("nothing to write a summary from")
         sentences = SENTENCES.get(scale, 3)
-        result_model = _result_model(MAX_CHARS.get(scale, max(MAX_CHARS.values())))
+        max_chars = MAX_CHARS.get(scale, max(MAX_CHARS.values()))
+        result_model = _result_model(max_chars)
         request = build_request(
             WRITTEN_PURPOSE,
             model=self.llm_model_id,
-            max_tokens=TOKENS_PER_SENTENCE * sentences + 32,
+            max_tokens=max_chars // CHARS_PER_TOKEN + JSON_TOKENS,
             response_model=result_model,
             scale=label_of(scale, f"{scale}-second") + " span",
             sentences=sentences,

@@ -376,16 +376,17 @@ def _prepare(
     context: str,
 ) -> _Prepared | None:
     """Resolve the stored triple's entities and embed it (model calls, so outside any transaction)."""
-    from worldmm.memory.entities import resolve_entities
+    from worldmm.memory.entities import known_entities, resolve_entities
 
     stored = decision.stored
     if stored is None:
         return None
-    ids = resolve_entities(services, user_id, [stored.subject, stored.object], context=context)
+    ids = resolve_entities(services, user_id, [stored.subject], context=context)
     subject_id = ids.get(stored.subject)
     if subject_id is None:
         raise ModelOutputError(f"subject {stored.subject!r} could not be resolved to an entity")
-    object_id = ids.get(stored.object)
+    # The object is an entity only when one of that name exists (a person, a place): "coffee" stays a literal.
+    object_id = known_entities(services, user_id, [stored.object]).get(stored.object)
     vector = embedding if stored == new else services.embedder.embed([stored.text])[0]
     return _Prepared(subject_id, object_id, None if object_id else stored.object, vector)
 
