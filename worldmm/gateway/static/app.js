@@ -105,7 +105,74 @@ function signIn(event) {
   $("sign-in-error").textContent = "";
   showSignedIn(true);
   loadDay();
+  watchEvents();
   route(); // a memory link opened before signing in
+}
+
+// ---- events (GET /events: the caller's app events as Server-Sent Events) ----------------------------------------
+
+let eventsRunning = false;
+let lastEventId = null;
+
+function describeEvent(event) {
+  const session = event.sessionId.slice(-6);
+  if (event.type === "SessionProcessed") {
+    return `Session …${session} remembered: ${event.complete} of ${event.windows} windows` +
+      (event.failed ? `, ${event.failed} failed` : "");
+  }
+  if (event.type === "WindowFailed") return `Window ${event.windowIndex} of …${session} failed (attempt ${event.attempt})`;
+  return `Window ${event.windowIndex} of …${session} remembered`;
+}
+
+function showEvent(event) {
+  const item = el("li", event.type, describeEvent(event));
+  item.dataset.eventId = event.eventId;
+  $("event-log").prepend(item);
+  if (event.type === "SessionProcessed") loadDay();
+}
+
+// EventSource cannot send a bearer token: the stream is read with fetch, reconnecting with Last-Event-ID.
+async function watchEvents() {
+  if (eventsRunning) return;
+  eventsRunning = true;
+  const decoder = new TextDecoder();
+  while (token()) {
+    try {
+      const headers = { Authorization: "Bearer " + token() };
+      if (lastEventId !== null) headers["Last-Event-ID"] = lastEventId;
+      const response = await fetch("/events?wait=5", { headers });
+      if (!response.ok || !response.body) {
+        if (response.status === 401) signOut("The server refused this token (expired, or made for another install).");
+        break;
+      }
+      const reader = response.body.getReader();
+      let buffer = "";
+      let message = {};
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, end).replace(/\r$/, "");
+          buffer = buffer.slice(end + 1);
+          if (line === "") {
+            if (message.id !== undefined) lastEventId = message.id;
+            if (message.data !== undefined) showEvent(JSON.parse(message.data));
+            message = {};
+          } else if (!line.startsWith(":")) {
+            const colon = line.indexOf(":");
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+            if (field === "data" || field === "id") message[field] = text;
+          }
+        }
+      }
+    } catch (_) {
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // the server restarted: try again shortly
+    }
+  }
+  eventsRunning = false;
 }
 
 // ---- timeline ------------------------------------------------------------------------------------------------
@@ -404,6 +471,7 @@ function start() {
   showSignedIn(Boolean(token()));
   if (token()) {
     loadDay();
+    watchEvents();
     route();
   }
 }
