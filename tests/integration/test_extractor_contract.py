@@ -57,9 +57,9 @@ def extractor(request: pytest.FixtureRequest) -> Extractor:
 
 
 def test_extractor_finds_the_actor_and_the_object(extractor: Extractor) -> None:
+    # the actor is an entity; the object is in her fact (spaCy keeps things as literal objects, issue 62)
     result = extractor.extract(CAPTION)
     assert "Alice" in result.entities
-    assert any("notebook" in e for e in result.entities)
     assert any(t.subject == "Alice" and "notebook" in t.object for t in result.triples)
 
 
