@@ -46,6 +46,7 @@ BENCHES = {
     "connections": ["-m", "bench.bench_connections"],
     "redis_lru": ["-m", "bench.bench_redis_lru"],
     "page": ["-m", "bench.bench_page"],
+    "events": ["-m", "bench.bench_events"],
 }
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = ROOT / "bench" / "results" / "summary.json"
