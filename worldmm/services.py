@@ -65,9 +65,12 @@ class Services:
         from worldmm.db.engine import get_database
 
         if self.cells is not None:
-            from worldmm.errors import ConfigurationError
+            user_id = self.__dict__.get(_CELL_USER)
+            if user_id is None:
+                from worldmm.errors import ConfigurationError
 
-            raise ConfigurationError("with two or more database cells, resolve the user's cell: for_user(user)")
+                raise ConfigurationError("with two or more database cells, resolve the user's cell: for_user(user)")
+            return self.cells.database_for(user_id)  # once: cached on these ports
         return get_database(self.settings)
 
     @cached_property
@@ -94,11 +97,16 @@ class Services:
 
     def for_user(self, user_id: str) -> Services:
         """These ports with every connection going to `user_id`'s database cell: what a function invocation
-        for one user works with (resolved once, at its start). One cell: `self`."""
-        if self.cells is None:
+        for one user works with. The cell is resolved once, when the invocation first reaches the database
+        (`db`): a function whose stores of this user are all elsewhere (aws: the chat list and messages, in
+        DynamoDB) never reads the placement map or opens a connection. One cell: `self`."""
+        if self.cells is None or self.__dict__.get(_CELL_USER) == user_id:
             return self
-        db = self.cells.database_for(user_id)
-        return self._on_database(db)
+        routed = copy.copy(self)
+        for built_on_db in ("db", *_BUILT_ON_DB):  # rebuilt on first use, over the user's cell
+            routed.__dict__.pop(built_on_db, None)
+        routed.__dict__[_CELL_USER] = user_id
+        return routed
 
     def every_cell(self) -> list[Services]:
         """These ports once per database cell (sweeps over every user: the reaper)."""
@@ -403,6 +411,9 @@ _PORTS = {
 
 _BUILT_ON_DB = ("graph_cache", "chats", "allowances", "memories", "corrections")
 """Ports that hold the database they were built on: a Services on another cell builds its own."""
+
+_CELL_USER = "_cell_user"
+"""Where `for_user` records the user whose cell `db` resolves to (deployments of two or more cells)."""
 
 _logger = Logger(child=True)
 

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
-from worldmm.ingest.dlq import handle_dlq_record
+from worldmm.ingest.dlq import handle_dlq_record, window_event_from_body
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.steplog import log_step
 from worldmm.ingest.window import ingest_window
@@ -47,7 +47,14 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
 
 
 def _record_handler(record: SQSRecord) -> dict[str, Any]:
-    return handle_dlq_record(get_services(), record)
+    """One DLQ message on its user's database cell (resolved once, as every invocation does); a message with no
+    readable event is rejected by `handle_dlq_record` before any database is reached."""
+    services = get_services()
+    try:
+        user_id = window_event_from_body(record.body).userId
+    except (ValueError, ValidationError):
+        return handle_dlq_record(services, record)
+    return handle_dlq_record(services.for_user(user_id), record)
 
 
 @logger.inject_lambda_context

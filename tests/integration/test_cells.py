@@ -4,10 +4,12 @@ every step, finished by running it again (issue 63)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +21,7 @@ from worldmm.config import Settings
 from worldmm.db.local import LocalDatabase
 from worldmm.errors import MemoryUnavailableError, UserMovingError
 from worldmm.forget import forget_user
-from worldmm.services import Services
+from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration
 
@@ -83,6 +85,17 @@ def test_a_user_on_each_cell_sees_only_their_own_memory(
     assert timeline is not None
 
 
+def test_the_cell_is_resolved_when_the_invocation_first_reaches_the_database(services: Services) -> None:
+    # GIVEN the ports of a user never seen (aws: the chat list reaches only DynamoDB through them)
+    assert services.cells is not None
+    routed = services.for_user("lazy")
+    # THEN nothing is placed until the database is reached; then once, and the same cell after
+    assert services.cells.placements.get("lazy") is None
+    first = routed.db
+    assert services.cells.placements.get("lazy") is not None
+    assert routed.db is first and routed.for_user("lazy") is routed
+
+
 def test_without_a_resolved_user_no_cell_is_guessed(services: Services) -> None:
     from worldmm.errors import ConfigurationError
 
@@ -123,6 +136,8 @@ def test_a_unit_of_work_on_the_old_cell_after_the_move_is_refused(services: Serv
     _place(services, "stale", "a")
     assert record_window(services, "stale", "S-stal-0001", 0) == "ok"
     resolved_before = services.for_user("stale")
+    with resolved_before.db.unit_of_work("stale"):  # its first unit of work resolves the cell: a
+        pass
     services.cell_mover().move("stale", "b")
     # WHEN it reads or writes with what it resolved; THEN a 503 to retry, nothing read or written on a
     with pytest.raises(UserMovingError), resolved_before.db.unit_of_work("stale"):
@@ -212,3 +227,90 @@ def test_a_move_under_load_loses_and_doubles_nothing(services: Services, pg: Loc
         assert set(acked[user]) <= set(stored), (user, acked[user], stored)
         assert messages == asked[user], (user, messages, asked[user])
         assert rows_of(away.admin_url, user) == {}
+
+
+# --- the MCP function and the DLQ consumer on the caller's cell ------------------------------------------------
+
+
+def _mcp_call(sub: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tools/call through McpFunction's handler, behind the JWT authorizer's `sub`."""
+    from typing import cast
+
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from handlers.http.mcp.app import lambda_handler
+    from worldmm.gateway.events import LocalLambdaContext, build_event
+
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "authorization": "Bearer token-the-authorizer-verified",
+    }
+    event = build_event("POST", "/mcp", headers, json.dumps(body).encode(), {"sub": sub})
+    return lambda_handler(event, cast(LambdaContext, LocalLambdaContext("McpFunction")))
+
+
+def test_the_mcp_function_serves_each_caller_from_their_own_cell(services: Services) -> None:
+    # GIVEN a user on each cell, each with a window of their own session
+    _place(services, "mcp-a", "a")
+    _place(services, "mcp-b", "b")
+    assert record_window(services, "mcp-a", "S-mcpa-0001", 0) == "ok"
+    assert record_window(services, "mcp-b", "S-mcpb-0001", 0) == "ok"
+    set_services(services)
+    try:
+        # WHEN each asks McpFunction for their timeline
+        answers = {user: _mcp_call(user, "timeline", {"scale": 30}) for user in ("mcp-a", "mcp-b")}
+    finally:
+        set_services(None)
+    # THEN each call reached the caller's cell (no ConfigurationError) and lists that caller's window only
+    for user, session in (("mcp-a", "S-mcpa-0001"), ("mcp-b", "S-mcpb-0001")):
+        assert answers[user]["statusCode"] == 200, answers[user]["body"]
+        result = json.loads(answers[user]["body"])["result"]
+        assert not result.get("isError"), result
+        assert [m["session_id"] for m in result["structuredContent"]["memories"]] == [session]
+
+
+def _dlq_event(body: dict[str, Any]) -> dict[str, Any]:
+    record = {
+        "messageId": "m-1",
+        "receiptHandle": "r-1",
+        "body": json.dumps(body),
+        "attributes": {
+            "ApproximateReceiveCount": "2",
+            "SentTimestamp": "0",
+            "SenderId": "x",
+            "ApproximateFirstReceiveTimestamp": "0",
+        },
+        "messageAttributes": {},
+        "md5OfBody": "x",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest-dlq",
+        "awsRegion": "us-east-1",
+    }
+    return {"Records": [record]}
+
+
+def test_the_dlq_consumer_retries_a_window_on_its_users_cell(
+    services: Services, pg: LocalDatabase, pg2: LocalDatabase
+) -> None:
+    from handlers.events.ingest_window import sqs_handler
+    from tests.support.ingest import lambda_context, put_session, put_window
+
+    # GIVEN a user on b whose window's ingest failed and went to the DLQ (as Lambda's OnFailure record)
+    _place(services, "dlq-b", "b")
+    put_session(services.store, "S-dlqb-0001", user_id="dlq-b")
+    put_window(services.store, "S-dlqb-0001", 0, frames=2)
+    window = {"sessionId": "S-dlqb-0001", "userId": "dlq-b", "windowIndex": 0, "frameCount": 2}
+    failure = {"requestContext": {"condition": "RetriesExhausted"}, "requestPayload": window}
+    set_services(services)
+    try:
+        # WHEN the consumer takes the message, and then one that is not an event at all
+        out = sqs_handler(_dlq_event(failure), lambda_context())
+        junk = sqs_handler({"Records": [{**_dlq_event(failure)["Records"][0], "body": "not json"}]}, lambda_context())
+    finally:
+        set_services(None)
+    # THEN the window is stored on b, none of it on a; the junk is consumed without reaching any cell
+    assert out == {"batchItemFailures": []} and junk == {"batchItemFailures": []}
+    assert rows_of(pg2.admin_url, "dlq-b").get("worldmm_segments", 0) >= 1
+    assert rows_of(pg.admin_url, "dlq-b") == {}

@@ -320,7 +320,7 @@ def create_app(
     gateway = Gateway(services, signer, notifications)
     confirmations = confirmations or ConfirmationCodes(ConsoleChannel())
     mcp_server = build_mcp_server(
-        lambda: services, services.settings, public_url=public_url, confirmations=confirmations
+        services.for_user, services.settings, public_url=public_url, confirmations=confirmations
     )
     mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 

@@ -284,15 +284,16 @@ def _aware(moment: datetime) -> datetime:
 
 
 def build_mcp_server(
-    services: Callable[[], Services],
+    services: Callable[[str], Services],
     settings: Settings,
     *,
     public_url: str,
     verifier: TokenVerifier | None = None,
     confirmations: ConfirmationCodes | None = None,
 ) -> MCPServer:
-    """The MCP server over the memories `services()` reaches, authenticated by the bearer JWT; irreversible
-    tools confirmed through `confirmations` (none: they do nothing)."""
+    """The MCP server over the memories `services(user)` reaches (the ports on that user's database cell,
+    `Services.for_user`), authenticated by the bearer JWT; irreversible tools confirmed through `confirmations`
+    (none: they do nothing)."""
     server: MCPServer = MCPServer(
         "worldmm-memory",
         instructions="Search and ask the caller's personal memories (captured by camera glasses).",
@@ -317,7 +318,7 @@ def build_mcp_server(
     ) -> SearchResult:
         user_id = caller()
         return await anyio.to_thread.run_sync(
-            lambda: search_memories(services(), user_id, memory_type, query, since, until)
+            lambda: search_memories(services(user_id), user_id, memory_type, query, since, until)
         )
 
     @server.tool(
@@ -333,7 +334,7 @@ def build_mcp_server(
         cursor: Annotated[str | None, Field(max_length=4096)] = None,
     ) -> TimelineResult:
         user_id = caller()
-        return await anyio.to_thread.run_sync(lambda: timeline(services(), user_id, since, until, scale, cursor))
+        return await anyio.to_thread.run_sync(lambda: timeline(services(user_id), user_id, since, until, scale, cursor))
 
     @server.tool(
         name="ask",
@@ -343,7 +344,7 @@ def build_mcp_server(
     )
     async def _ask(question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]) -> AskResult:
         user_id = caller()
-        return await anyio.to_thread.run_sync(lambda: ask(services(), user_id, question))
+        return await anyio.to_thread.run_sync(lambda: ask(services(user_id), user_id, question))
 
     @server.tool(
         name="forget_me",
@@ -354,7 +355,7 @@ def build_mcp_server(
     )
     async def _forget(code: Annotated[str | None, Field(max_length=32)] = None) -> ForgetResult:
         user_id = caller()
-        return await anyio.to_thread.run_sync(lambda: forget_me(services(), user_id, code, confirmations))
+        return await anyio.to_thread.run_sync(lambda: forget_me(services(user_id), user_id, code, confirmations))
 
     @server.tool(
         name="forget_span",
@@ -372,7 +373,7 @@ def build_mcp_server(
     ) -> ForgetSpanToolResult:
         user_id = caller()
         return await anyio.to_thread.run_sync(
-            lambda: forget_span(services(), user_id, since, until, session_id, code, confirmations)
+            lambda: forget_span(services(user_id), user_id, since, until, session_id, code, confirmations)
         )
 
     return server
