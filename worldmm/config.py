@@ -180,6 +180,13 @@ class Settings(BaseSettings):
     )
     placements_table: str = "worldmm-placements"
     """DynamoDB table of the placement map (aws, with two or more cells): which cell holds each user."""
+    cell_departure_keep_s: int = Field(
+        default=1800,
+        ge=900,
+        description="How long a cell keeps the record of a user moved out of it (seconds, at least Lambda's 900 s "
+        "longest run): until then a function that found the old cell before the switch is refused there; after "
+        "it, the reaper's sweep and forget-me delete the record (docs/cells.md).",
+    )
     database_app_role: str = "worldmm_app"
     """The role `worldmm migrate` creates for the functions; row-level security applies to it."""
     redis_url: str | None = Field(default=None, repr=False)

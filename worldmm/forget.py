@@ -25,6 +25,9 @@ segments — goes only after the objects they point at):
 5. The user's graph cache keys (Redis: exactly theirs, a key of user `a:b` is not user `a`'s).
 6. The user's chats and their messages (aws: DynamoDB; local: PostgreSQL, already gone in step 4), and their
    allowance of model calls (aws: the allowances table; local: `worldmm_allowances`, gone in step 4).
+7. Where the deployment recorded which database holds the user (with two or more database cells: the placement
+   map's entry and the records of cells they were moved out of, once no function can need them: docs/cells.md),
+   last, so a failed run finds the user's database again. Nothing with one database.
 
 The audit row (`worldmm_forget_audit`) says who asked, when, whether it completed and how many items each
 store lost; it holds a hash of the user id, never the id itself or any content.
@@ -77,6 +80,13 @@ class UserAllowances(Protocol):
     def erase_user(self, user_id: str) -> dict[str, int]: ...
 
 
+class UserPlacement(Protocol):
+    """Where the deployment records which database holds the user (the composition root's; named here, forget-me
+    does not know how it is kept)."""
+
+    def erase_user(self, user_id: str) -> dict[str, int]: ...
+
+
 class ForgetPorts(DatabasePorts, Protocol):
     """The ports an erase uses: the database and every store holding user data, each adapter erasing its
     own part (the composition root's `Services` is one)."""
@@ -98,6 +108,9 @@ class ForgetPorts(DatabasePorts, Protocol):
 
     @property
     def allowances(self) -> UserAllowances: ...
+
+    @property
+    def placement(self) -> UserPlacement: ...
 
 
 FORGET_AUDIT_TABLE = "worldmm_forget_audit"
@@ -193,6 +206,7 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
         tally(report, services.chats.erase_user(user_id))
         tally(report, services.allowances.erase_user(user_id))
         crash_point("forget.stores_erased")
+        tally(report, services.placement.erase_user(user_id))
         report.complete = True
     except Exception as exc:
         report.error = f"{type(exc).__name__}"[:256]

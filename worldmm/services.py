@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
     from worldmm.cells.move import CellMover
+    from worldmm.cells.records import CellRecords, NoCellRecords
     from worldmm.cells.router import CellRouter
     from worldmm.chat.port import ChatRepository
     from worldmm.db.engine import Database
@@ -94,6 +95,16 @@ class Services:
         from worldmm.cells.postgres import PostgresPlacementMap
 
         return CellRouter(cells, PostgresPlacementMap(database(cells[0])), database)
+
+    @cached_property
+    def placement(self) -> CellRecords | NoCellRecords:
+        """Where the deployment records which cell holds a user (the placement map, the cells' departure
+        records): forget-me erases it last; the reaper prunes the departure records no function needs."""
+        from worldmm.cells.records import CellRecords, NoCellRecords
+
+        if self.cells is None:
+            return NoCellRecords()
+        return CellRecords(self.cells, self.settings.cell_departure_keep_s)
 
     def for_user(self, user_id: str) -> Services:
         """These ports with every connection going to `user_id`'s database cell: what a function invocation
@@ -387,6 +398,7 @@ class Services:
 _PORTS = {
     "db",
     "cells",
+    "placement",
     "store",
     "sessions",
     "llm",

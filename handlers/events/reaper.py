@@ -17,6 +17,9 @@ logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
 @logger.inject_lambda_context
 @instrument
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Scheduled entry point: `{reaped: N, failed: M}` (M: windows whose invoke was refused)."""
-    reports = [reap(cell) for cell in get_services().every_cell()]  # one sweep per database cell
+    """Scheduled entry point: `{reaped: N, failed: M}` (M: windows whose invoke was refused). With database cells
+    it also prunes the cells' records of users moved out that no function can need any more (logged)."""
+    services = get_services()
+    reports = [reap(cell) for cell in services.every_cell()]  # one sweep per database cell
+    services.placement.prune_departures()
     return {"reaped": sum(len(r.invoked) for r in reports), "failed": sum(len(r.failed) for r in reports)}

@@ -314,3 +314,132 @@ def test_the_dlq_consumer_retries_a_window_on_its_users_cell(
     assert out == {"batchItemFailures": []} and junk == {"batchItemFailures": []}
     assert rows_of(pg2.admin_url, "dlq-b").get("worldmm_segments", 0) >= 1
     assert rows_of(pg.admin_url, "dlq-b") == {}
+
+
+# --- forget-me leaves no user id in the cells' records -----------------------------------------------------
+
+
+def _departures(admin_url: str, user_id: str) -> list[str]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(admin_url)
+    try:
+        with engine.connect() as conn:
+            return list(
+                conn.execute(
+                    text("SELECT state FROM worldmm_cell_departures WHERE departed_user = :u"), {"u": user_id}
+                ).scalars()
+            )
+    finally:
+        engine.dispose()
+
+
+def _placement_rows(admin_url: str, user_id: str) -> int:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(admin_url)
+    try:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(
+                    text("SELECT count(*) FROM worldmm_cell_placements WHERE placed_user = :u"), {"u": user_id}
+                ).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+def _age_departures(admin_url: str, seconds: int) -> None:
+    """As if the switch happened `seconds` ago."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(admin_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text("UPDATE worldmm_cell_departures SET updated_at = now() - make_interval(secs => :s)"), {"s": seconds}
+        )
+    engine.dispose()
+
+
+def _moved_and_recording(services: Services, user: str, session: str) -> None:
+    _place(services, user, "a")
+    assert record_window(services, user, session, 0) == "ok"
+    services.cell_mover().move(user, "b")
+    assert record_window(services, user, session, 1) == "ok"
+
+
+def test_forget_me_prunes_the_old_cells_record_and_the_placement(
+    services: Services, pg: LocalDatabase, pg2: LocalDatabase
+) -> None:
+    # GIVEN a user moved from a to b an hour ago, recording on b since
+    _moved_and_recording(services, "gone", "S-gone-0001")
+    _age_departures(pg.admin_url, 3600)
+    assert _departures(pg.admin_url, "gone") == ["moved"] and _placement_rows(pg.admin_url, "gone") == 1
+    # WHEN forget-me runs as the forget function does
+    report = forget_user(services.for_user("gone"), "gone", requested_by="test")
+    # THEN neither cell holds a row, a departure record or a placement naming them
+    assert report.complete
+    assert report.deleted["cells.departures"] == 1 and report.deleted["cells.placement"] == 1
+    for cell in (pg, pg2):
+        assert rows_of(cell.admin_url, "gone") == {}
+        assert _departures(cell.admin_url, "gone") == []
+        assert _placement_rows(cell.admin_url, "gone") == 0
+
+
+def test_a_fresh_departure_record_outlives_forget_me_until_no_function_can_need_it(
+    services: Services, pg: LocalDatabase, pg2: LocalDatabase
+) -> None:
+    # GIVEN a process that resolved the user's old cell before a move, and forget-me right after the move
+    _place(services, "quick", "a")
+    assert record_window(services, "quick", "S-quic-0001", 0) == "ok"
+    resolved_before = services.for_user("quick")
+    assert resolved_before.db.url == pg.app_url
+    services.cell_mover().move("quick", "b")
+    report = forget_user(services.for_user("quick"), "quick", requested_by="test")
+    # THEN the placement is gone but a's record stays: the stale process is still refused on a
+    assert report.complete and report.deleted["cells.departures"] == 0
+    assert _placement_rows(pg.admin_url, "quick") == 0 and _departures(pg.admin_url, "quick") == ["moved"]
+    with pytest.raises(UserMovingError), resolved_before.db.unit_of_work("quick"):
+        pass
+    # AND the reaper's sweep leaves it while a function could still hold the old cell (under 900 s, whatever the
+    # setting), then prunes it: nothing names the user in either cell
+    assert services.placement.prune_departures() == 0
+    _age_departures(pg.admin_url, 899)
+    assert services.placement.prune_departures() == 0
+    _age_departures(pg.admin_url, services.settings.cell_departure_keep_s + 1)
+    assert services.placement.prune_departures() == 1
+    for cell in (pg, pg2):
+        assert rows_of(cell.admin_url, "quick") == {} and _departures(cell.admin_url, "quick") == []
+
+
+def test_a_departure_record_stays_while_its_cell_holds_the_users_rows(services: Services, pg: LocalDatabase) -> None:
+    from sqlalchemy import create_engine, text
+
+    # GIVEN a user's rows still on a beside an old `moved` record (a move killed between switch and erase)
+    _place(services, "halfway", "a")
+    assert record_window(services, "halfway", "S-half-0001", 0) == "ok"
+    engine = create_engine(pg.admin_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO worldmm_cell_departures (departed_user, state, to_cell, updated_at) "
+                "VALUES ('halfway', 'moved', 'b', now() - interval '1 day')"
+            )
+        )
+    engine.dispose()
+    # WHEN the sweep runs; THEN the record stays: re-running the move finds its source from it
+    assert services.placement.prune_departures() == 0
+    assert _departures(pg.admin_url, "halfway") == ["moved"]
+
+
+def test_forget_me_refuses_to_finish_while_a_move_is_unfinished(services: Services, pg: LocalDatabase) -> None:
+    from worldmm.cells.port import PlacementConflict
+
+    # GIVEN a user whose move to b has begun (the map marks it) and not finished
+    _place(services, "midway", "a")
+    assert record_window(services, "midway", "S-midw-0001", 0) == "ok"
+    services.cell_mover().placements.begin_move("midway", "a", "b")
+    # WHEN forget-me runs; THEN it fails before the placement goes (retried, or re-run after the move)
+    with pytest.raises(PlacementConflict):
+        forget_user(services.for_user("midway"), "midway", requested_by="test")
+    assert _placement_rows(pg.admin_url, "midway") == 1

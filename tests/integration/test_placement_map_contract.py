@@ -77,3 +77,30 @@ def test_one_users_placement_is_not_anothers(placements: PlacementMap) -> None:
     placements.place("u2", "b")
     assert placements.get("u1") == Placement("u1", "a")
     assert placements.get("u2") == Placement("u2", "b")
+
+
+def test_forget_deletes_the_users_placement_and_no_one_elses(placements: PlacementMap) -> None:
+    # GIVEN two placed users
+    placements.place("u1", "a")
+    placements.place("u2", "a")
+    # WHEN u1 is forgotten (twice: forget-me is re-run after a failure)
+    assert placements.forget("u1") is True
+    assert placements.forget("u1") is False
+    # THEN u1 has no placement any more, u2 keeps theirs, and a never-placed user has nothing to forget
+    assert placements.get("u1") is None
+    assert placements.get("u2") == Placement("u2", "a")
+    assert placements.forget("nobody") is False
+
+
+def test_forget_is_refused_while_the_user_is_being_moved(placements: PlacementMap) -> None:
+    # GIVEN a user whose move has begun (or was killed before it finished)
+    placements.place("u1", "a")
+    placements.begin_move("u1", "a", "b")
+    # WHEN forget-me deletes the placement; THEN a conflict, and the placement (and move mark) stay
+    with pytest.raises(PlacementConflict):
+        placements.forget("u1")
+    assert placements.get("u1") == Placement("u1", "a", "b")
+    # AND once the move is finished it goes
+    placements.switch("u1", "a", "b")
+    placements.finish("u1", "b")
+    assert placements.forget("u1") is True

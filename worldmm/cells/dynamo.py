@@ -98,3 +98,17 @@ class DynamoPlacementMap:
         if not self._update(user_id, "REMOVE movingTo", "cell = :t", {":t": target}):
             raise PlacementConflict(f"the user is not on {target}")
         return Placement(user_id, target)
+
+    def forget(self, user_id: str) -> bool:
+        try:
+            deleted = self._client.delete_item(
+                TableName=self._table,
+                Key={KEY: {"S": user_id}},
+                ConditionExpression="attribute_not_exists(movingTo)",
+                ReturnValues="ALL_OLD",
+            )
+        except Exception as exc:
+            if not _conditional_failure(exc):
+                raise
+            raise PlacementConflict("the user is being moved: finish the move, then forget them") from exc
+        return bool(deleted.get("Attributes"))

@@ -49,3 +49,8 @@ class PlacementMap(Protocol):
     def finish(self, user_id: str, target: str) -> Placement:
         """Clear the move mark of a user on `target`; PlacementConflict when they are not there."""
         ...
+
+    def forget(self, user_id: str) -> bool:
+        """Delete the user's placement (forget-me's last step): whether there was one; PlacementConflict, and
+        nothing deleted, while a move of theirs is under way."""
+        ...

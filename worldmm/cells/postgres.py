@@ -1,7 +1,8 @@
 """The placement map in PostgreSQL (the local profile): `worldmm_cell_placements` in the first cell (0018).
 
-Functions read and place their own user as the application role (row-level security on `app.user_id`);
-a move's steps change a placement as the owner (`operator`), which only `worldmm cells move` connects as.
+Functions read, place and (forget-me) delete their own user's placement as the application role (row-level
+security on `app.user_id`, migrations 0018 and 0020); a move's steps change a placement as the owner
+(`operator`), which only `worldmm cells move` connects as.
 """
 
 from __future__ import annotations
@@ -79,3 +80,19 @@ class PostgresPlacementMap:
         ):
             raise PlacementConflict(f"the user is not on {target}")
         return Placement(user_id, target)
+
+    def forget(self, user_id: str) -> bool:
+        with self._db.unit_of_work(None) as session:
+            session.execute(text("SELECT set_config('app.user_id', :u, true)"), {"u": user_id})
+            deleted = session.execute(
+                text("DELETE FROM worldmm_cell_placements WHERE placed_user = :u AND moving_to IS NULL RETURNING cell"),
+                {"u": user_id},
+            ).one_or_none()
+            if deleted is not None:
+                return True
+            moving = session.execute(
+                text("SELECT moving_to FROM worldmm_cell_placements WHERE placed_user = :u"), {"u": user_id}
+            ).one_or_none()
+        if moving is not None:
+            raise PlacementConflict("the user is being moved: finish the move, then forget them")
+        return False
