@@ -259,21 +259,25 @@ class Gateway:
 
 
 class EventDispatcher:
-    """`worldmm serve`'s background recovery of app events (the reaper's part on aws): every few seconds,
-    the `SessionProcessed` no window run recorded and whatever is left unpublished (worldmm.ingest.app_events)."""
+    """`worldmm serve`'s background recovery of app events (the reaper's part on aws): every `period_s`
+    whatever is left unpublished, and every `sessions_every` rounds the `SessionProcessed` no window run
+    recorded (worldmm.ingest.app_events)."""
 
-    def __init__(self, services: Services, period_s: float = 5.0) -> None:
+    def __init__(self, services: Services, period_s: float = 5.0, sessions_every: int = 12) -> None:
         self._services = services
         self._period_s = period_s
+        self._sessions_every = sessions_every
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _run(self) -> None:
         from worldmm.ingest.app_events import recover_events
 
+        rounds = 0
         while not self._stop.wait(self._period_s):
+            rounds += 1
             try:
-                recover_events(self._services)
+                recover_events(self._services, sessions=rounds % self._sessions_every == 1)
             except Exception as exc:  # the next round tries again; the outbox keeps everything
                 logger.warning("events_recovery_failed", extra={"error_type": type(exc).__name__})
 

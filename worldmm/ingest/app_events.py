@@ -20,6 +20,7 @@ from worldmm.db.port import DatabasePorts
 from worldmm.events.outbox import publish_pending, record, sessions_awaiting_event
 from worldmm.events.port import EventPublisher
 from worldmm.ingest.sessions.port import SessionPorts, session_info
+from worldmm.observability import count
 
 logger = Logger(child=True)
 
@@ -68,18 +69,22 @@ def settle_events(services: EventPorts, user_id: str, session_id: str) -> None:
     Never raises: what is not recorded or published here, `recover_events` does later."""
     try:
         note_session_processed(services, user_id, session_id)
-        publish_pending(services.db, services.event_publisher, user_id)
+        count("AppEventsPublished", publish_pending(services.db, services.event_publisher, user_id))
     except Exception as exc:
+        count("AppEventsNotPublished")
         failure = {"session_id": session_id, "error_type": type(exc).__name__, "error": str(exc)}
         logger.warning("events_not_published", extra=failure)
 
 
-def recover_events(services: EventPorts) -> dict[str, int]:
-    """Record the `SessionProcessed` no run recorded, then publish every user's unpublished events."""
+def recover_events(services: EventPorts, *, sessions: bool = True) -> dict[str, int]:
+    """Record the `SessionProcessed` no run recorded (unless `sessions` is False), then publish every user's
+    unpublished events."""
     recorded = 0
-    for user_id, session_id in sessions_awaiting_event(services.db, RECOVERY_WINDOW_S, RECOVERY_MAX_SESSIONS):
-        recorded += note_session_processed(services, user_id, session_id)
+    if sessions:
+        for user_id, session_id in sessions_awaiting_event(services.db, RECOVERY_WINDOW_S, RECOVERY_MAX_SESSIONS):
+            recorded += note_session_processed(services, user_id, session_id)
     published = publish_pending(services.db, services.event_publisher)
     if recorded or published:
+        count("AppEventsRecovered", published)
         logger.info("events_recovered", extra={"sessions_recorded": recorded, "published": published})
     return {"sessions_recorded": recorded, "published": published}
