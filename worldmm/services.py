@@ -128,18 +128,13 @@ class Services:
     def cell_mover(self) -> CellMover:
         """The operator's mover (`worldmm cells move`): every cell as its owner (databaseAdminUrl), the
         placement map with the right to change a placement, and the graph cache to drop a moved user's keys."""
-        from worldmm.cells.move import CellMover
-        from worldmm.db.engine import Database
+        from worldmm.cells.move import CellMover, owner_databases
         from worldmm.errors import ConfigurationError
 
         router = self.cells
         if router is None:
             raise ConfigurationError("moving a user needs two or more DATABASE_CELLS")
-        owners: dict[str, Database] = {}
-        for cell in router.cells.values():
-            if not cell.database_admin_url:
-                raise ConfigurationError(f"cell {cell.id!r} has no databaseAdminUrl (the owner's, for the mover)")
-            owners[cell.id] = Database(cell.database_admin_url, pool_size=2, max_overflow=2)
+        owners = owner_databases(router.cells.values())
         placements = router.placements
         if self.settings.worldmm_profile != Profile.AWS:
             from worldmm.cells.postgres import PostgresPlacementMap

@@ -27,7 +27,7 @@ in every transaction, so row-level security still limits every statement to the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,9 +37,10 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from worldmm.cells.port import Placement, PlacementConflict, PlacementMap
+from worldmm.config import CellSettings
 from worldmm.crashpoints import crash_point
 from worldmm.db.engine import USER_SETTING, Database
-from worldmm.errors import Conflict
+from worldmm.errors import ConfigurationError, Conflict
 
 logger = Logger(child=True)
 
@@ -156,6 +157,17 @@ def _delete_user(session: Session, user_id: str) -> dict[str, int]:
         result = session.execute(text(f'DELETE FROM "{table}" WHERE user_id = :u'), {"u": user_id})
         deleted[table] = int(getattr(result, "rowcount", 0) or 0)
     return deleted
+
+
+def owner_databases(cells: Iterable[CellSettings]) -> dict[str, Database]:
+    """Every cell as its owner (`databaseAdminUrl`: an operator's environment only, never a function's), for the
+    mover. The owner is not held by row-level security: the mover sets `app.user_id` in every transaction."""
+    owners: dict[str, Database] = {}
+    for cell in cells:
+        if not cell.database_admin_url:
+            raise ConfigurationError(f"cell {cell.id!r} has no databaseAdminUrl (the owner's, for the mover)")
+        owners[cell.id] = Database(cell.database_admin_url, pool_size=2, max_overflow=2)
+    return owners
 
 
 class CellMover:
