@@ -65,6 +65,26 @@ def test_a_new_user_goes_to_the_cell_with_the_most_room(pg: LocalDatabase, pg2: 
     assert rows_of(pg.admin_url, "new-user") == {}
 
 
+def test_a_user_from_before_the_cells_stays_on_the_first_cell(
+    pg: LocalDatabase, pg2: LocalDatabase, tmp_path: Path
+) -> None:
+    # GIVEN a deployment of one database (no cells, no placement map) where a user recorded a window
+    for cell in (pg, pg2):
+        empty_cell(cell.admin_url)
+    single = cell_services(make_settings(database_url=pg.app_url, database_admin_url=pg.admin_url), tmp_path)
+    assert single.cells is None and record_window(single, "veteran", "S-vete-0001", 0) == "ok"
+    # WHEN it grows a second cell with far more room (CellCount 2)
+    settings = two_cell_settings(pg, pg2, tmp_path)
+    roomy = [settings.database_cells[0], settings.database_cells[1].model_copy(update={"capacity_gb": 5000.0})]
+    services = cell_services(settings.model_copy(update={"database_cells": roomy}), tmp_path)
+    # THEN the user is placed on the first cell, where their memory is, and keeps recording there
+    assert record_window(services, "veteran", "S-vete-0001", 1) == "ok"
+    assert services.cells is not None and services.cells.cell_of("veteran") == "a"
+    assert rows_of(pg.admin_url, "veteran")["worldmm_segments"] >= 2 and rows_of(pg2.admin_url, "veteran") == {}
+    # AND a user never seen goes to the roomiest cell
+    assert services.cells.cell_of("newcomer") == "b"
+
+
 def test_a_user_on_each_cell_sees_only_their_own_memory(
     services: Services, pg: LocalDatabase, pg2: LocalDatabase
 ) -> None:

@@ -34,6 +34,21 @@ def cell_url(settings: Settings, cell: CellSettings) -> str:
     raise ConfigurationError(f"cell {cell.id!r} has neither secretArn nor databaseUrl")
 
 
+def holds_user(db: Database, user_id: str) -> bool:
+    """Whether the cell holds memory or chats of the user (read as the user, under row-level security)."""
+    with db.unit_of_work(None) as session:  # not entered: a forgotten user's old departure record is no refusal
+        session.execute(text("SELECT set_config('app.user_id', :u, true)"), {"u": user_id})
+        return bool(
+            session.execute(
+                text(
+                    "SELECT EXISTS (SELECT 1 FROM worldmm_segments WHERE user_id = :u) "
+                    "OR EXISTS (SELECT 1 FROM worldmm_chats WHERE user_id = :u)"
+                ),
+                {"u": user_id},
+            ).scalar()
+        )
+
+
 def used_bytes(db: Database) -> int:
     """What the cell's database holds on disk now (tables, indexes, TOAST)."""
     with db.unit_of_work(None) as session:
@@ -50,6 +65,7 @@ class CellRouter:
         database: Callable[[CellSettings], Database],
         *,
         measure: Callable[[Database], int] = used_bytes,
+        holds: Callable[[Database, str], bool] = holds_user,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if len({c.id for c in cells}) != len(cells) or not cells:
@@ -58,6 +74,7 @@ class CellRouter:
         self.placements = placements
         self._database = database
         self._measure = measure
+        self._holds = holds
         self._clock = clock
         self._sizes: dict[str, tuple[float, int]] = {}
         self._lock = Lock()
@@ -70,10 +87,14 @@ class CellRouter:
         return self._database(cell)
 
     def cell_of(self, user_id: str) -> str:
-        """The user's cell: the map's, or for a new user the cell with the most room, placed now."""
+        """The user's cell: the map's; for a user it has never seen, placed now: on the first cell when that holds
+        their memory or chats (a user of the deployment from before it had cells: the first cell is its database),
+        else on the cell with the most room."""
         placed = self.placements.get(user_id)
         if placed is None:
-            placed = self.placements.place(user_id, self.roomiest())
+            first = next(iter(self.cells))
+            cell = first if self._holds(self.database(first), user_id) else self.roomiest()
+            placed = self.placements.place(user_id, cell)
             logger.info("user placed", extra={"step": "cells.placed", "cell": placed.cell})
         return placed.cell
 
