@@ -32,6 +32,9 @@ UNSET_ON_AWS: dict[str, str] = {
     "function that reads a key without it is still caught, as the key is then not given",
     "CURSOR_SECRET_ARN": "given only to the functions that sign or check cursors (they alone may read it)",
     "GPU_WORKER_TOKEN_SECRET_ARN": "given only to the functions that call the GPU worker (they alone may read it)",
+    "DATABASE_CELLS": "given by the template only with CellCount 2 or more; else the one database of "
+    "DATABASE_SECRET_ARN and no placement map (docs/cells.md)",
+    "PLACEMENTS_TABLE": "given by the template only with CellCount 2 or more (the placements table); read only then",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
@@ -62,6 +65,7 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "MAX_FIELD_CHARS",
     # outside calls: timeouts, retries, concurrency, batch sizes
     "DATABASE_SECRET_MAX_AGE_S",
+    "CELL_DEPARTURE_KEEP_S",  # issue 63: over Lambda's 900 s longest run on every profile
     "GPU_CONNECT_TIMEOUT_S",
     "GPU_READ_TIMEOUT_S",
     "GPU_ENCODE_TIMEOUT_S",
