@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -93,12 +93,40 @@ def mark_published(db: Database, events: Sequence[Event]) -> int:
         return int(session.execute(text(MARK_SQL), {"ids": ids}).scalar() or 0)
 
 
+def publish_in(session: Session, publisher: EventPublisher, user_id: str, limit: int = BATCH) -> int:
+    """In `session` (a unit of work of `user_id`): publish the user's unpublished events, then mark them; the
+    number published. Rows another dispatcher holds are skipped (it publishes them). Raises what the publisher
+    raised; killed after the publish and before the commit, the events are published again later."""
+    rows = session.execute(
+        select(*_COLUMNS)
+        .where(EventOutboxRow.user_id == user_id, EventOutboxRow.published_at.is_(None))
+        .order_by(EventOutboxRow.seq)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    ).all()
+    if not rows:
+        return 0
+    events = [_event(r) for r in rows]
+    crash_point("events.before_publish")
+    publisher.publish(events)
+    crash_point("events.published")
+    session.execute(
+        update(EventOutboxRow)
+        .where(EventOutboxRow.user_id == user_id, EventOutboxRow.id.in_([r.id for r in rows]))
+        .values(published_at=func.now())
+    )
+    return len(events)
+
+
 def publish_pending(db: Database, publisher: EventPublisher, user_id: str | None = None) -> int:
     """Publish every unpublished event (`user_id`'s, or every user's), then mark it; the number published.
 
     Raises what the publisher raised: the events stay unpublished for the next call."""
+    if user_id is not None:
+        with db.unit_of_work(user_id) as session:
+            return publish_in(session, publisher, user_id)
     published = 0
-    while events := unpublished(db, user_id):
+    while events := unpublished(db, None):
         crash_point("events.before_publish")
         publisher.publish(events)
         crash_point("events.published")

@@ -10,16 +10,19 @@ which the reaper runs and `worldmm serve` runs in the background.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 from aws_lambda_powertools import Logger
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from worldmm.config import Settings
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.port import DatabasePorts
-from worldmm.events.outbox import publish_pending, record, sessions_awaiting_event
+from worldmm.events.outbox import publish_in, publish_pending, record, sessions_awaiting_event
 from worldmm.events.port import EventPublisher
-from worldmm.ingest.sessions.port import SessionPorts, session_info
+from worldmm.ingest.sessions.port import SessionInfo, SessionPorts, session_info
 from worldmm.observability import count
 
 logger = Logger(child=True)
@@ -36,44 +39,78 @@ class EventPorts(DatabasePorts, SessionPorts, Protocol):
     def event_publisher(self) -> EventPublisher: ...
 
 
+def _outcome(
+    session: Session, settings: Settings, user_id: str, session_id: str, known: Iterable[int]
+) -> dict[str, int] | None:
+    """The session's counts when every window (those with rows and those `known` to the catalog) is complete
+    or failed with no attempt left; None while one is still to come."""
+    rows = session.execute(
+        select(Segment.window_index, Segment.processing_status, Segment.ingest_attempts).where(
+            Segment.user_id == user_id,
+            Segment.session_id == session_id,
+            Segment.duration_seconds == settings.window_seconds,
+        )
+    ).all()
+    complete = {r.window_index for r in rows if r.processing_status == ProcessingStatus.COMPLETE}
+    failed = {
+        r.window_index
+        for r in rows
+        if r.processing_status == ProcessingStatus.FAILED and r.ingest_attempts >= settings.ingest_max_attempts
+    }
+    expected = set(known) | {r.window_index for r in rows}
+    if not expected or expected - complete - failed:
+        return None
+    return {"windows": len(expected), "complete": len(complete), "failed": len(failed)}
+
+
+def _record_if_done(
+    services: EventPorts, session: Session, user_id: str, session_id: str, info: SessionInfo | None
+) -> bool:
+    """In `session`: record `SessionProcessed` when the session ended and is done. `info` is the catalog entry
+    as the caller read it; the catalog is read again (the session may have ended since) only once the
+    windows are done."""
+    settings = services.settings
+    detail = _outcome(session, settings, user_id, session_id, info.windows() if info else ())
+    if detail is None:
+        return False
+    if info is None or not info.ended:
+        info = session_info(services, session_id)
+        if info is None or not info.ended:
+            return False
+        detail = _outcome(session, settings, user_id, session_id, info.windows())
+    if detail is None or (info.user_id is not None and info.user_id != user_id):
+        return False
+    return record(session, user_id, session_id, f"session:{session_id}:processed", "SessionProcessed", detail)
+
+
 def note_session_processed(services: EventPorts, user_id: str, session_id: str) -> bool:
     """Record `SessionProcessed` if the session ended and each of its windows is done; True when recorded now."""
-    info = session_info(services, session_id)
-    if info is None or not info.ended or (info.user_id is not None and info.user_id != user_id):
-        return False
-    settings = services.settings
     with services.db.unit_of_work(user_id) as session:
-        rows = session.execute(
-            select(Segment.window_index, Segment.processing_status, Segment.ingest_attempts).where(
-                Segment.user_id == user_id,
-                Segment.session_id == session_id,
-                Segment.duration_seconds == settings.window_seconds,
-            )
-        ).all()
-        complete = {r.window_index for r in rows if r.processing_status == ProcessingStatus.COMPLETE}
-        failed = {
-            r.window_index
-            for r in rows
-            if r.processing_status == ProcessingStatus.FAILED and r.ingest_attempts >= settings.ingest_max_attempts
-        }
-        expected = set(info.windows()) | {r.window_index for r in rows}
-        if not expected or expected - complete - failed:
-            return False
-        detail = {"windows": len(expected), "complete": len(complete), "failed": len(failed)}
-        return record(session, user_id, session_id, f"session:{session_id}:processed", "SessionProcessed", detail)
+        return _record_if_done(services, session, user_id, session_id, None)
 
 
-def settle_events(services: EventPorts, user_id: str, session_id: str) -> None:
-    """After a window's run: `SessionProcessed` if it was the last, then publish the user's events.
+def settle_events(services: EventPorts, user_id: str, session_id: str, info: SessionInfo | None = None) -> None:
+    """After a window's run, in one unit of work: `SessionProcessed` if it was the last, then publish the
+    user's events (`info`: the session's catalog entry as the run read it).
 
     Never raises: what is not recorded or published here, `recover_events` does later."""
     try:
-        note_session_processed(services, user_id, session_id)
-        count("AppEventsPublished", publish_pending(services.db, services.event_publisher, user_id))
+        with services.db.unit_of_work(user_id) as session:
+            _record_if_done(services, session, user_id, session_id, info)
+            try:
+                published = publish_in(session, services.event_publisher, user_id)
+            except Exception as exc:  # the session's event stays recorded; the publish is retried later
+                published = 0
+                count("AppEventsNotPublished")
+                logger.warning("events_not_published", extra={"session_id": session_id, **_error(exc)})
+        count("AppEventsPublished", published)
     except Exception as exc:
-        count("AppEventsNotPublished")
-        failure = {"session_id": session_id, "error_type": type(exc).__name__, "error": str(exc)}
-        logger.warning("events_not_published", extra=failure)
+        count("AppEventsNotRecorded")
+        logger.warning("events_not_recorded", extra={"session_id": session_id, **_error(exc)})
+
+
+def _error(exc: Exception) -> dict[str, str]:
+    return {"error_type": type(exc).__name__, "error": str(exc)[:500]}
 
 
 def recover_events(services: EventPorts, *, sessions: bool = True) -> dict[str, int]:

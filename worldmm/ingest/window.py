@@ -359,7 +359,7 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
             gpu=services,
         )
     finally:  # the outcome committed (or not): its events out, the session's too when this was its last window
-        settle_events(services, user_id, session_id)
+        settle_events(services, user_id, session_id, info)
     segment_id = str(result.segment_id)
     if result.enrichment is not None:
         return IngestWindowEnriched(
