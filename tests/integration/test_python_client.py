@@ -180,3 +180,20 @@ def test_the_python_client_runs_the_phone_flow_against_serve(
     assert memory_get.sync_detailed(span.id, client=app).status_code == 403
     listener.join(timeout=10)
     assert time.monotonic() - began < FLOW_LIMIT_S
+
+
+def test_the_python_client_builds_as_one_wheel_with_its_kit(tmp_path: Path) -> None:
+    import subprocess
+    import zipfile
+
+    # WHEN clients/python is built as a wheel (what `pip install ./clients/python` installs)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path),
+         str(COMMITTED.parent)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # THEN it holds the generated package and the kit
+    [wheel] = tmp_path.glob("worldmm_client-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "worldmm_kit/__init__.py" in names and "worldmm_client/api/default/events.py" in names
