@@ -225,6 +225,8 @@ class DeployedStack:
             return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{ref}"
         if kind == "AWS::Logs::LogGroup" and attribute == "Arn":
             return f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{ref}"
+        if kind == "AWS::Events::EventBus" and attribute in {"Arn", "Name"}:
+            return {"Arn": f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{ref}", "Name": ref}[attribute]
         raise KeyError(f"{name}.{attribute}")
 
     def _sub(self, text: str) -> str:
@@ -293,8 +295,13 @@ class DeployedStack:
         }
 
     def deploy(self) -> DeployedStack:
-        """Create the template's queues, tables, parameter and bucket (with its notifications) in moto."""
-        resources = self.template["Resources"]
+        """Create the template's queues, tables, parameter, event bus and bucket (with its notifications) in
+        moto; a resource whose `Condition` is false is not created, as CloudFormation skips it."""
+        resources = {
+            name: resource
+            for name, resource in self.template["Resources"].items()
+            if "Condition" not in resource or self._condition(resource["Condition"])
+        }
         for name, resource in resources.items():
             kind = resource["Type"]
             if kind == "AWS::SQS::Queue":
@@ -309,6 +316,10 @@ class DeployedStack:
                     self.physical[name] = self._sub(props["FunctionName"]["Fn::Sub"])
             elif kind in {"AWS::Logs::LogGroup", "AWS::Serverless::HttpApi"}:
                 self.physical[name] = f"{STACK}-{name}"
+            elif kind == "AWS::Events::EventBus":  # its Ref is its name
+                bus_name = self._sub(resource["Properties"]["Name"]["Fn::Sub"])
+                self.client("events").create_event_bus(Name=bus_name)
+                self.physical[name] = bus_name
             elif kind == "AWS::SecretsManager::Secret":  # GenerateSecretString: a random value, its ARN the Ref
                 import secrets as random
 

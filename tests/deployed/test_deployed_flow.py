@@ -19,7 +19,7 @@ from sqlalchemy import create_engine, text
 
 from tests.deployed.emulators import USER, ScriptedModels, backdate_session
 from tests.deployed.settings_contract import DEFAULT_IS_RIGHT_ON_AWS, UNSET_ON_AWS, settings_missing_from_template
-from tests.deployed.stack import EMULATOR_ENDPOINTS, DeployedStack, LambdaInvokeRecorder, Run
+from tests.deployed.stack import ACCOUNT, EMULATOR_ENDPOINTS, REGION, DeployedStack, LambdaInvokeRecorder, Run
 from tests.support.adapters import FakeModelServer
 from tests.support.capture import http_event, post_upload
 from worldmm.db.local import LocalDatabase
@@ -82,6 +82,27 @@ def sqs_event(stack: DeployedStack, queue: str) -> dict[str, Any]:
             )
             sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
     return {"Records": records}
+
+
+def listen_to_app_events(stack: DeployedStack) -> str:
+    """An app's subscription to the template's event bus: a rule for every `worldmm` event, into a queue."""
+    url = stack.client("sqs").create_queue(QueueName=f"app-events-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{url.rsplit('/', 1)[-1]}"
+    events = stack.client("events")
+    bus = stack.physical["AppEventsBus"]
+    events.put_rule(Name="app-listener", EventBusName=bus, EventPattern=json.dumps({"source": ["worldmm"]}))
+    events.put_targets(Rule="app-listener", EventBusName=bus, Targets=[{"Id": "queue", "Arn": arn}])
+    return url
+
+
+def app_events(stack: DeployedStack, url: str) -> list[dict[str, Any]]:
+    """The EventBridge events the listener's queue received, in arrival order."""
+    sqs, received = stack.client("sqs"), []
+    while got := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", []):
+        for m in got:
+            received.append(json.loads(m["Body"]))
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+    return received
 
 
 def segments(pg: LocalDatabase, session_id: str) -> list[tuple[int, int, str]]:
@@ -171,7 +192,8 @@ def test_whole_flow_runs_on_the_templates_own_environment(
         for w in (0, 1)
     ]
 
-    # WHEN the session ends and the windows are ingested
+    # WHEN the session ends and the windows are ingested (an app listening on the template's event bus)
+    listener = listen_to_app_events(stack)
     body(stack.invoke("CaptureEndFunction", http_event("POST", f"/sessions/{session}/end", sub=USER)))
     assert lambda_service.take() == []  # both windows were already closed
     for invocation in invocations:
@@ -183,6 +205,14 @@ def test_whole_flow_runs_on_the_templates_own_environment(
     assert segments(deployed_pg, session) == [(30, 0, "complete"), (30, 1, "complete"), (180, 0, "complete")]
     assert "/openai/v1/audio/transcriptions" in {r.path for r in server.requests}
     assert "merge_captions" in scripted.purposes()
+    # AND an app listening on the template's bus heard each window processed (ids and counts only)
+    heard = [e for e in app_events(stack, listener) if e["detail"]["sessionId"] == session]
+    assert {(e["source"], e["detail"]["userId"]) for e in heard} == {("worldmm", USER)}
+    windows = [e["detail"] for e in heard if e["detail-type"] == "WindowProcessed"]
+    assert sorted((w["windowIndex"], w["frameCount"], w["attempt"]) for w in windows) == [
+        (0, expected, 1),
+        (1, expected, 1),
+    ], heard
 
     # WHEN the wearer asks a question, plain and verbose
     question = {"question": "Who did I talk with?"}
