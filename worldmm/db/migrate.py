@@ -50,6 +50,17 @@ def _admin_urls(settings: Settings, admin_url: str | None) -> list[str | None]:
     return [cell.database_admin_url for cell in settings.database_cells]
 
 
+def head_revision() -> str:
+    """The newest revision in the migrations directory: the schema `worldmm migrate` brings a database to."""
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None, "the migrations directory has no revision"
+    return head
+
+
 def upgrade(settings: Settings, revision: str = "head", admin_url: str | None = None) -> None:
     """Bring the schema up to `revision` (on every database cell, one after another)."""
     for url in _admin_urls(settings, admin_url):

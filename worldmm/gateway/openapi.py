@@ -64,6 +64,10 @@ def _models() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
     return [seen[key] for key in sorted(seen)]
 
 
+LOCAL_ONLY = "x-worldmm-local-only"
+"""Marks an operation only `worldmm serve` has (no API Gateway route in template.yaml)."""
+
+
 def _events_path() -> dict[str, Any]:
     """`GET /events` (the local gateway's; on aws the same events go to the EventBridge bus)."""
     position = {"type": "string", "pattern": "^[0-9]{1,18}$"}
@@ -78,6 +82,7 @@ def _events_path() -> dict[str, Any]:
                 "and counts only. A duplicate (at least once) has the same `eventId`."
             ),
             "security": [{"bearerAuth": []}],
+            LOCAL_ONLY: True,
             "parameters": [
                 {"name": "after", "in": "query", "required": False, "schema": position,
                  "description": "Start after this event id (`seq`)"},

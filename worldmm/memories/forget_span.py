@@ -16,8 +16,9 @@ step finds its work again on a re-run, so the erase is idempotent and a failed o
    that a span segment had invalidated are valid again (the evidence is gone); the windows; each summary
    overlapping the span is deleted when no window of it is left, else emptied (caption, transcript,
    embedding, triples) and marked `failed` so the reaper re-summarises it from what remains; entities no
-   triple or alias names any more. The deletes bump the graph and segment generations (triggers), so no
-   warm cache serves the old graph or lexical index.
+   triple or alias names any more; the app events (outbox) of the span's windows, or of the whole session.
+   The deletes bump the graph and segment generations (triggers), so no warm cache serves the old graph or
+   lexical index.
 4. The user's cached graphs and lexical indexes (the graph cache port's `erase_user`, as forget-me does),
    the capture-window buffer rows of the span's windows (the capture state port), then the tombstone is
    marked complete with the counts.
@@ -289,6 +290,14 @@ def _erase_postgres(
             sid=target.session_id,
             start=target.start,
             end=target.end,
+        )
+        # App events of the span's windows (their ids and counts), and of a forgotten session all of them.
+        run(
+            "postgres.events",
+            "DELETE FROM worldmm_event_outbox WHERE user_id = :u AND "
+            + ("session_id = :sid" if target.session_id else "detail->>'segmentId' = ANY(:wid_texts)"),
+            sid=target.session_id,
+            wid_texts=[str(w) for w in window_ids],
         )
         if not ids:
             return
