@@ -74,12 +74,17 @@ class World:
     root: Path
     db: Database
     admin_url: str
+    summary_provider: str | None = None
+    """SUMMARY_PROVIDER of every process (`--summary-provider`); None: the settings' default."""
 
     def services(self) -> Services:
         """The composition a process builds at start: real database and files, scripted models."""
         settings = self.settings
+        if self.summary_provider is not None:
+            settings = settings.model_copy(update={"summary_provider": self.summary_provider})
         llm = script_memory_models(ScriptedLLM())
         llm.script("reasoning_agent", {"action": "ANSWER"}).script("response", {"answer": "With Alice, at home."})
+        llm.script("written_summary", {"summary": "You talked with Alice about coffee."})
         services = Services(
             settings,
             db=Database(self.db.url),
@@ -749,12 +754,14 @@ class Migration0017(WritePath):
         self._migrate(world, case)  # the operator runs `worldmm migrate` again
 
     def check(self, world: World, case: Case) -> list[str]:
+        from worldmm.db import migrate
+
         problems: list[str] = []
         engine = create_engine(self._url(world, case))
         try:
             with engine.connect() as conn:
                 version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-                if version != "0017":
+                if version != migrate.head_revision():
                     problems.append(f"schema at {version}")
                 types = dict(
                     conn.execute(
@@ -934,6 +941,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-points", type=int, default=40, help="kill points per path at least (random fill)")
     parser.add_argument("--paths", default=",".join(PATHS))
     parser.add_argument("--out", default=str(RESULTS / "crash.json"))
+    parser.add_argument(
+        "--summary-provider", default=None, help="SUMMARY_PROVIDER of every process (e.g. written: issue 62)"
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     logging.disable(logging.CRITICAL)
@@ -945,6 +955,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     started = time.monotonic()
     with open_world() as world:
+        world.summary_provider = args.summary_provider
+        report["summary_provider"] = args.summary_provider
         add_bystander(world)
         for name in args.paths.split(","):
             path = PATHS.get(name) or EXTRA_PATHS[name]
