@@ -68,6 +68,13 @@ def test_spacy_lines_of_a_labelled_transcript_are_each_their_speakers(extractor:
     assert not any("Someone" in (s, o) for s, _, o in triples) and "Someone" not in result.entities
 
 
+def test_spacy_a_capitalised_word_after_an_unsplit_full_stop_is_no_name(extractor: SpacyExtractor) -> None:
+    # GIVEN heard words run together, where the tagger does not split the sentence after "D."
+    entities = extractor.entities("I heard: I am giving you vitamin D. Take one tablet a day, Marco.")
+    # THEN "Take" (the next sentence's first word, a verb) is not a name; the addressed person is
+    assert "Take" not in entities and "Marco" in entities, entities
+
+
 def test_spacy_extract_many_matches_extract_one_by_one(extractor: SpacyExtractor) -> None:
     texts = ["Alice uses a screwdriver.", "", "I put the notebook on the desk.\nJake: Okay."]
     assert extractor.extract_many(texts) == [extractor.extract(t) for t in texts]

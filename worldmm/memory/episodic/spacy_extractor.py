@@ -110,7 +110,9 @@ def _is_untagged_name(token: Token, covered: set[int]) -> bool:
     is capitalised inside a sentence and no closed-class word (the small model tags rare names as verbs)."""
     if token.i in covered or not token.is_title or sum(c.isalpha() for c in token.text) < 2:
         return False
-    if token.is_sent_start:  # where every word is capitalised: a proper noun that is a clause's subject
+    # Where every word is capitalised (the tagger's sentence start, or after a full stop it did not split at,
+    # "vitamin D. Take one tablet"): a proper noun that is a clause's subject.
+    if token.is_sent_start or (token.i > 0 and token.nbor(-1).text[-1:] in ".?!"):
         return token.pos_ == "PROPN" and token.dep_ in _SUBJECT_DEPS
     return token.pos_ not in _NOT_NAMES
 
