@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -279,65 +280,83 @@ def _gpu(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="worldmm", description="WorldMM Live Memory")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("migrate", help="apply database migrations")
+ArgumentAdder = Callable[[argparse.ArgumentParser], None]
+"""Adds one subcommand's positional arguments and options to its parser."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One `worldmm` subcommand: its name, its help line, the handler it runs, and what adds its arguments."""
+
+    name: str
+    help: str
+    handler: Callable[[argparse.Namespace], int]
+    add_arguments: ArgumentAdder
+
+
+def _migrate_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm migrate`: the target revision, and the direction."""
     p.add_argument("--revision", default=None)
     p.add_argument("--down", action="store_true", help="downgrade instead (default to base)")
-    p.set_defaults(func=_migrate)
 
-    p = sub.add_parser("ingest-session", help="ingest a recorded session directory offline")
+
+def _ingest_session_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm ingest-session`: the session directory, its wearer, the window concurrency."""
     p.add_argument("path")
     p.add_argument("--user-id", required=True)
     p.add_argument("--concurrency", type=int, default=None)
-    p.set_defaults(func=_ingest_session)
 
-    p = sub.add_parser("ask", help="ask the reasoning agent a question")
+
+def _ask_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm ask`: the question, whose memory, whether to print the trace."""
     p.add_argument("question")
     p.add_argument("--user-id", required=True)
     p.add_argument("--trace", action="store_true", help="print the agent's trace")
-    p.set_defaults(func=_ask)
 
-    p = sub.add_parser("retrigger", help="re-run ingest for a session's windows (operators)")
+
+def _retrigger_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm retrigger`: the session, its wearer, which windows, whether to reset complete ones."""
     p.add_argument("session_id")
     p.add_argument("--user-id", required=True)
     p.add_argument("--windows", type=int, nargs="*", default=None)
     p.add_argument("--force", action="store_true", help="reset complete windows to pending first")
-    p.set_defaults(func=_retrigger)
 
-    p = sub.add_parser("forget", help="erase one user's data from every store, keep an audit record (operators)")
+
+def _forget_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm forget`: the user to erase and who asked."""
     p.add_argument("--user-id", required=True)
     p.add_argument("--requested-by", default="cli", help="who asked (kept in the audit record)")
-    p.set_defaults(func=_forget)
 
-    p = sub.add_parser("cells", help="database cells: where a user lives, or move them to another cell (operators)")
+
+def _cells_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm cells`: where or move, the user, the target cell."""
     p.add_argument("action", choices=["where", "move"])
     p.add_argument("--user-id", required=True)
     p.add_argument("--to", default=None, help="move: the target cell's id")
-    p.set_defaults(func=_cells)
 
-    p = sub.add_parser(
-        "reap",
-        help="re-run windows left pending or failed too long (locally: also those whose process is gone)",
-    )
+
+def _reap_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm reap`: how old a stuck window must be."""
     p.add_argument("--older-than", type=int, default=None, help="seconds (default: settings)")
-    p.set_defaults(func=_reap)
 
-    p = sub.add_parser("serve", help="local gateway: every HTTP route, presigned uploads, /openapi.json and /mcp")
+
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm serve`: where to listen, the public URL, the TLS pair."""
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--public-url", default=None, help="base URL clients reach (upload URLs use it)")
     p.add_argument("--tls-cert", default=None, help="PEM certificate: required to listen beyond loopback")
     p.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert")
-    p.set_defaults(func=_serve)
 
-    p = sub.add_parser("token", help="print a JWT for the local gateway (signed with the install's key)")
+
+def _token_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm token`: whose token and for how long."""
     p.add_argument("--user-id", required=True)
     p.add_argument("--ttl", type=int, default=3600)
-    p.set_defaults(func=_token)
 
-    p = sub.add_parser("demo", help="ingest the sample recording and answer questions (local profile)")
+
+def _demo_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm demo`: the session directory and its question file."""
     p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
     p.add_argument(
         "--questions",
@@ -345,9 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="question file in the session directory: questions.jsonl (default), questions-dev.jsonl, "
         "questions-heldout.jsonl … questions-heldout-14.jsonl",
     )
-    p.set_defaults(func=_demo)
 
-    p = sub.add_parser("eval-speech", help="word error rate of the transcriber on a sample recording (its script)")
+
+def _eval_speech_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm eval-speech`: the recording, those heard before it, where to write the report."""
     p.add_argument("--sample", default=None, help="session directory (default: examples/sample-session)")
     p.add_argument(
         "--after",
@@ -357,9 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="recordings heard first, in order: the sample is heard knowing the voices they named",
     )
     p.add_argument("--out", default=None, help="also write the JSON report here")
-    p.set_defaults(func=_eval_speech)
 
-    p = sub.add_parser("eval", help="memory quality: build a benchmark's memory, ask its questions, report recall")
+
+def _eval_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm eval`: the benchmark, its data, which days or questions, whether to answer, the report."""
     p.add_argument("benchmark", choices=("egolife", "locomo", "sample"))
     p.add_argument("path", nargs="?", default=None, help="the same as --data")
     p.add_argument(
@@ -382,14 +403,74 @@ def build_parser() -> argparse.ArgumentParser:
         help="ask only N of the questions, a fixed random sample (seed 23), where all are too slow",
     )
     p.add_argument("--out", default=None, help="JSON report (default bench/results/eval_<benchmark>_<slice>.json)")
-    p.set_defaults(func=_eval)
 
-    p = sub.add_parser("gpu", help="the GPU worker: status, start (waits until ready), stop (operators)")
+
+def _gpu_arguments(p: argparse.ArgumentParser) -> None:
+    """`worldmm gpu`: the action, the controller function, waiting, in-process."""
     p.add_argument("action", choices=("status", "start", "stop"))
     p.add_argument("--function", default=None, help="controller function (default GPU_CONTROLLER_FUNCTION_NAME)")
     p.add_argument("--no-wait", action="store_true", help="start: return at once (asynchronous invoke)")
     p.add_argument("--in-process", action="store_true", help="run the controller here instead of invoking it")
-    p.set_defaults(func=_gpu)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("migrate", "apply database migrations", _migrate, _migrate_arguments),
+    Command(
+        "ingest-session", "ingest a recorded session directory offline", _ingest_session, _ingest_session_arguments
+    ),
+    Command("ask", "ask the reasoning agent a question", _ask, _ask_arguments),
+    Command("retrigger", "re-run ingest for a session's windows (operators)", _retrigger, _retrigger_arguments),
+    Command(
+        "forget",
+        "erase one user's data from every store, keep an audit record (operators)",
+        _forget,
+        _forget_arguments,
+    ),
+    Command(
+        "cells",
+        "database cells: where a user lives, or move them to another cell (operators)",
+        _cells,
+        _cells_arguments,
+    ),
+    Command(
+        "reap",
+        "re-run windows left pending or failed too long (locally: also those whose process is gone)",
+        _reap,
+        _reap_arguments,
+    ),
+    Command(
+        "serve",
+        "local gateway: every HTTP route, presigned uploads, /openapi.json and /mcp",
+        _serve,
+        _serve_arguments,
+    ),
+    Command("token", "print a JWT for the local gateway (signed with the install's key)", _token, _token_arguments),
+    Command("demo", "ingest the sample recording and answer questions (local profile)", _demo, _demo_arguments),
+    Command(
+        "eval-speech",
+        "word error rate of the transcriber on a sample recording (its script)",
+        _eval_speech,
+        _eval_speech_arguments,
+    ),
+    Command(
+        "eval",
+        "memory quality: build a benchmark's memory, ask its questions, report recall",
+        _eval,
+        _eval_arguments,
+    ),
+    Command("gpu", "the GPU worker: status, start (waits until ready), stop (operators)", _gpu, _gpu_arguments),
+)
+"""Every `worldmm` subcommand, in the order `--help` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `worldmm` argument parser: one subparser per entry of COMMANDS, its handler as `func`."""
+    parser = argparse.ArgumentParser(prog="worldmm", description="WorldMM Live Memory")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help)
+        command.add_arguments(p)
+        p.set_defaults(func=command.handler)
     return parser
 
 
