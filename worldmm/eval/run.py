@@ -23,15 +23,15 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import text
 
+from worldmm.db.queries.eval import windows_of_duration
 from worldmm.errors import ModelOutputError
 from worldmm.eval.baselines import PlainBM25, rrf, top
 from worldmm.eval.datasets import Benchmark, EvalQuestion, EvalWindow
@@ -55,12 +55,6 @@ READER_CHOICE_MEMORIES = 6
 READER_MEMORY_CHARS = 400
 READER_CHOICE_TOKENS = 64
 SAMPLE_SEED = 23
-
-_WINDOWS_SQL = """
-SELECT id, session_id, window_index, caption_embedding::text AS embedding
-FROM worldmm_segments
-WHERE user_id = :user_id AND duration_seconds = :duration
-"""
 
 
 @dataclass(frozen=True)
@@ -106,7 +100,7 @@ def load_stored_windows(services: Services, user_id: str, benchmark: Benchmark) 
     dim = services.settings.embedding_dim
     embeddings = np.zeros((len(benchmark.windows), dim), dtype=np.float32)
     with services.db.unit_of_work(user_id) as session:
-        for row in session.execute(text(_WINDOWS_SQL), {"user_id": user_id, "duration": WINDOW_SECONDS}):
+        for row in windows_of_duration(session, user_id, WINDOW_SECONDS):
             position = by_key.get((row.session_id, row.window_index))
             if position is None:
                 continue
@@ -297,92 +291,140 @@ def evaluate(
     querying = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
     answered: dict[str, str] = {}  # the final answer's words, by question
     retrievers = _retriever_rankings(querying, user_id, stored, answered)
-    lines = [(p, line) for p, w in enumerate(benchmark.windows) for line in _lines(w)]
-    line_bm25 = PlainBM25([line for _, line in lines])
-    line_window = np.asarray([p for p, _ in lines])
-    stated: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    line_index = _LineIndex.of(benchmark)
     # The choice is asked of a model of its own (the same weights, shared in the page cache): asked of the
     # one that judges the answer's sentences, its prompt displaced the judge's cached start, and the deadline
     # then kept most judgements out (the answer's p50 1.1 s, against 3.5 s with its own; 2026-12-05).
     choosing = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
-    depth = max(KS)
-    hits: dict[str, dict[str, list[list[bool]]]] = defaultdict(lambda: defaultdict(list))
-    by_category: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-    latency: dict[str, list[float]] = defaultdict(list)
-    correct: dict[str, list[bool]] = defaultdict(list)
-    abstained: dict[str, list[bool]] = defaultdict(list)
-    chance: list[float] = []
+    tally = _Tally()
     query_embeddings = embedder.embed([q.question for q in questions])
     for question, query_embedding in tqdm(
         list(zip(questions, query_embeddings, strict=True)), desc="questions", unit="q", disable=not progress
     ):
         visible = stored.end_s <= question.asked_at.timestamp()
-        started = time.perf_counter()
-        lexical = top(bm25.scores(question.question, visible), visible, depth, positive_only=True)
-        latency["bm25"].append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        dense = top(stored.embeddings @ np.asarray(query_embedding, dtype=np.float32), visible, depth)
-        latency["dense"].append((time.perf_counter() - started) * 1000)
-        rankings: dict[str, list[int]] = {
-            "bm25": lexical,
-            "dense": dense,
-            "bm25+dense rrf": rrf([lexical, dense])[:depth],
-        }
+        rankings = _baseline_rankings(bm25, stored, visible, query_embedding, question, tally.latency)
         for name, retrieve in retrievers.items():
             started = time.perf_counter()
             rankings[name] = retrieve(question)
-            latency[name].append((time.perf_counter() - started) * 1000)
+            tally.latency[name].append((time.perf_counter() - started) * 1000)
+        tally.score_rankings(rankings, question, stored)
+        if question.answer and not question.choices:  # a free-text gold answer: how much of it each states
+            said = {"answer": answered.get(question.question_id, "")} | line_index.best(question.question, visible)
+            for name, words in said.items():
+                tally.stated[name].append(answer_words(words, question.answer))
+        if answers and question.choices and question.answer:
+            tally.score_choice(choosing, user_id, question, stored)
+    report = _report(benchmark, questions, tally.hits, tally.by_category, tally.latency)
+    report |= tally.answer_report(services, answers)
+    report["query_embedding_ms_per_question"] = round(embedder.seconds_per_text * 1000, 2)
+    return report
+
+
+@dataclass(frozen=True)
+class _LineIndex:
+    """Every window's lines (a conversation's turns), a BM25 over them, and the window each line is from."""
+
+    lines: list[tuple[int, str]]
+    bm25: PlainBM25
+    window: np.ndarray
+
+    @classmethod
+    def of(cls, benchmark: Benchmark) -> _LineIndex:
+        """The line index of `benchmark`'s windows."""
+        lines = [(p, line) for p, w in enumerate(benchmark.windows) for line in _lines(w)]
+        return cls(lines, PlainBM25([line for _, line in lines]), np.asarray([p for p, _ in lines]))
+
+    def best(self, question: str, visible: np.ndarray) -> dict[str, str]:
+        """The visible line BM25 ranks first for `question`, and it with its neighbours (empty when none)."""
+        best = top(self.bm25.scores(question, visible[self.window]), visible[self.window], 1)
+        return {
+            "bm25 best line": self.lines[best[0]][1] if best else "",
+            "bm25 best 3-line window": " ".join(t for _, t in self.lines[max(0, best[0] - 1) : best[0] + 2])
+            if best
+            else "",
+        }
+
+
+def _baseline_rankings(
+    bm25: PlainBM25,
+    stored: StoredWindows,
+    visible: np.ndarray,
+    query_embedding: list[float],
+    question: EvalQuestion,
+    latency: dict[str, list[float]],
+) -> dict[str, list[int]]:
+    """The baselines' top windows among the visible ones (BM25, dense, their RRF), each timed into `latency`."""
+    depth = max(KS)
+    started = time.perf_counter()
+    lexical = top(bm25.scores(question.question, visible), visible, depth, positive_only=True)
+    latency["bm25"].append((time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    dense = top(stored.embeddings @ np.asarray(query_embedding, dtype=np.float32), visible, depth)
+    latency["dense"].append((time.perf_counter() - started) * 1000)
+    return {"bm25": lexical, "dense": dense, "bm25+dense rrf": rrf([lexical, dense])[:depth]}
+
+
+@dataclass
+class _Tally:
+    """What the questions asked so far scored: hits per method and mode, recall@10 per category, latencies,
+    the multiple-choice outcomes, and how much of each free-text gold answer each source stated."""
+
+    hits: dict[str, dict[str, list[list[bool]]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    by_category: dict[str, dict[str, list[bool]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    correct: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    abstained: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    chance: list[float] = field(default_factory=list)
+    stated: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+
+    def score_rankings(self, rankings: dict[str, list[int]], question: EvalQuestion, stored: StoredWindows) -> None:
+        """Count each method's hits; a window from after the question was asked is a bug, not a miss."""
         for name, ranked in rankings.items():
             if any(stored.end_s[p] > question.asked_at.timestamp() for p in ranked):
                 raise AssertionError(f"{name} returned a window from after the question was asked")
             result = _hits(ranked, question, stored)
             for mode, values in result.items():
-                hits[name][mode].append(values)
-            by_category[question.category][name].append(result["exact"][KS.index(10)])
-        if question.answer and not question.choices:  # a free-text gold answer: how much of it each states
-            best = top(line_bm25.scores(question.question, visible[line_window]), visible[line_window], 1)
-            said = {
-                "answer": answered.get(question.question_id, ""),
-                "bm25 best line": lines[best[0]][1] if best else "",
-                "bm25 best 3-line window": " ".join(t for _, t in lines[max(0, best[0] - 1) : best[0] + 2])
-                if best
-                else "",
+                self.hits[name][mode].append(values)
+            self.by_category[question.category][name].append(result["exact"][KS.index(10)])
+
+    def score_choice(self, choosing: Services, user_id: str, question: EvalQuestion, stored: StoredWindows) -> None:
+        """Ask the multiple-choice model, time it, count its letter (overall and per category) and citations."""
+        started = time.perf_counter()
+        choice = multiple_choice(choosing, user_id, question, stored)
+        self.latency[CHOICE_CITED].append((time.perf_counter() - started) * 1000)
+        for group in ("all", question.category):
+            self.correct[group].append(choice.letter == question.answer)
+            self.abstained[group].append(choice.letter is None)
+        self.chance.append(1 / len(question.choices))
+        for mode, values in _hits(choice.cited, question, stored).items():
+            self.hits[CHOICE_CITED][mode].append(values)  # over the questions with choices
+
+    def answer_report(self, services: Services, answers: bool) -> dict[str, Any]:
+        """The report's answer words (when any were stated) and multiple-choice accuracy (with `answers`)."""
+        report: dict[str, Any] = {}
+        if self.stated:
+            report["answer_words"] = {
+                name: {
+                    "f1": round(float(np.mean([f for f, _ in v])), 4),
+                    "gold_share": round(float(np.mean([g for _, g in v])), 4),
+                    "questions": len(v),
+                }
+                for name, v in self.stated.items()
             }
-            for name, words in said.items():
-                stated[name].append(answer_words(words, question.answer))
-        if answers and question.choices and question.answer:
-            started = time.perf_counter()
-            choice = multiple_choice(choosing, user_id, question, stored)
-            latency[CHOICE_CITED].append((time.perf_counter() - started) * 1000)
-            for group in ("all", question.category):
-                correct[group].append(choice.letter == question.answer)
-                abstained[group].append(choice.letter is None)
-            chance.append(1 / len(question.choices))
-            for mode, values in _hits(choice.cited, question, stored).items():
-                hits[CHOICE_CITED][mode].append(values)  # over the questions with choices
-    report = _report(benchmark, questions, hits, by_category, latency)
-    if stated:
-        report["answer_words"] = {
-            name: {
-                "f1": round(float(np.mean([f for f, _ in v])), 4),
-                "gold_share": round(float(np.mean([g for _, g in v])), 4),
-                "questions": len(v),
+        if answers:
+            report["multiple_choice_accuracy"] = {
+                name: {
+                    "accuracy": round(float(np.mean(v)), 4),
+                    "questions": len(v),
+                    "abstained": int(sum(self.abstained[name])),
+                }
+                for name, v in self.correct.items()
             }
-            for name, v in stated.items()
-        }
-    if answers:
-        report["multiple_choice_accuracy"] = {
-            name: {
-                "accuracy": round(float(np.mean(v)), 4),
-                "questions": len(v),
-                "abstained": int(sum(abstained[name])),
-            }
-            for name, v in correct.items()
-        }
-        report["multiple_choice_chance"] = round(float(np.mean(chance)), 4) if chance else None
-        report["multiple_choice_model"] = _choice_model(services)
-    report["query_embedding_ms_per_question"] = round(embedder.seconds_per_text * 1000, 2)
-    return report
+            report["multiple_choice_chance"] = round(float(np.mean(self.chance)), 4) if self.chance else None
+            report["multiple_choice_model"] = _choice_model(services)
+        return report
 
 
 def _lines(window: EvalWindow) -> list[str]:
