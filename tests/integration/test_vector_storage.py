@@ -16,9 +16,10 @@ from worldmm.db import migrate
 from worldmm.db.local import LocalDatabase
 from worldmm.db.models import MemoryType
 from worldmm.db.queries import NEAREST_CANONICAL_SQL, vector_literal
-from worldmm.memory.entities import NEAREST_FOR_EACH_SQL
-from worldmm.memory.semantic.consolidation import CANDIDATES_SQL
-from worldmm.retrieval import hybrid, semantic_retriever, visual_retriever
+from worldmm.db.queries.consolidation import CANDIDATES_SQL
+from worldmm.db.queries.entities import NEAREST_FOR_EACH_SQL
+from worldmm.db.queries.retrieval import NEAREST_VISUAL_SQL, SEMANTIC_SEED_SQL
+from worldmm.retrieval import hybrid
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -96,14 +97,14 @@ def test_semantic_vector_queries_read_only_the_valid_semantic_index(services: Se
     [query] = services.embedder.embed(["what does Kate like"])
     params = {"embedding": vector_literal(query), "user_id": "u1", "k": 5, "until": BASE + timedelta(days=2)}
     # WHEN the semantic retriever's seed query and consolidation's candidates are planned
-    seed = _plan(services, semantic_retriever._SEED_SQL, params, "SET LOCAL enable_seqscan = off")
+    seed = _plan(services, SEMANTIC_SEED_SQL, params, "SET LOCAL enable_seqscan = off")
     candidates = _plan(services, CANDIDATES_SQL, {**params, "threshold": 0.5}, "SET LOCAL enable_seqscan = off")
     # THEN both scan the user's valid semantic facts exactly (no triple HNSW index exists to walk)
     assert "ix_triples_valid_semantic" in seed, seed
     assert "ix_triples_valid_semantic" in candidates, candidates
     # AND both run with the halfvec cast
     with services.db.unit_of_work("u1") as session:
-        assert len(session.execute(text(semantic_retriever._SEED_SQL), params).all()) == 5
+        assert len(session.execute(text(SEMANTIC_SEED_SQL), params).all()) == 5
         assert session.execute(text(CANDIDATES_SQL), {**params, "threshold": -1.0}).all()
 
 
@@ -121,7 +122,7 @@ def test_entity_and_visual_vector_queries_run_on_halfvec(services: Services) -> 
             text(NEAREST_FOR_EACH_SQL), {"forms": ["Kate"], "vectors": [vector_literal(query)], "user_id": "u1"}
         ).all()
         [visual] = session.execute(
-            text(visual_retriever._NEAREST_SQL),
+            text(NEAREST_VISUAL_SQL),
             {
                 "embedding": vector_literal([1.0] + [0.0] * (TEST_VISUAL_DIM - 1)),
                 "user_id": "u1",

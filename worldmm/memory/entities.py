@@ -4,7 +4,7 @@ The confirmation is the extraction port's judgement (`Extractor.confirm_same`): 
 spaCy adapter's lemma rule.
 
 All surface forms of one window are resolved together: one embedding call, one nearest-canonical scan
-per new form, one batched confirmation call. Rows are written with INSERT ... ON CONFLICT DO NOTHING on
+per new form, one batched confirmation call. Rows are added with ON CONFLICT DO NOTHING on
 the unique (user_id, lower(surface_form)) index and re-read, so concurrent windows converge on one row.
 """
 
@@ -13,17 +13,21 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
-from sqlalchemy import Table, func, select, text
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from worldmm.db.models import Entity
 from worldmm.db.port import DatabasePorts
-from worldmm.db.queries import vector_literal
+from worldmm.db.queries.entities import (
+    delete_corrections_of,
+    delete_unnamed_groups,
+    insert_entity_rows,
+    nearest_canonical_for_each,
+)
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog
@@ -56,21 +60,6 @@ class EntityPorts(DatabasePorts, Protocol):
 
 CONFIRM_PURPOSE = "entity_confirm"
 
-# For each new form, its nearest canonical entity of the user (the exact scan of queries.py, batched).
-# The vectors arrive as vector[]: a text cast inside the lateral query would re-parse the form's vector for
-# every row scanned (150 ms a form at 4,000 entities when stale statistics keep the HNSW index unused).
-NEAREST_FOR_EACH_SQL = """
-SELECT f.form, m.id, m.canonical_name, m.distance
-FROM unnest(CAST(:forms AS text[]), CAST(:vectors AS halfvec[])) WITH ORDINALITY AS f(form, vec, ord)
-CROSS JOIN LATERAL (
-    SELECT e.id, e.canonical_name, e.embedding <=> f.vec AS distance
-    FROM worldmm_entities e
-    WHERE e.user_id = :user_id AND e.canonical_entity_id IS NULL AND e.embedding IS NOT NULL
-    ORDER BY distance, e.id
-    LIMIT 1
-) m
-ORDER BY f.ord
-"""
 MAX_CONTEXT_CHARS = 1500
 
 
@@ -115,20 +104,8 @@ def _nearest_canonicals(
     """The nearest canonical entity of each form, all forms in one statement (exact per-user scan)."""
     if not forms:
         return []
-    rows = session.execute(
-        text(NEAREST_FOR_EACH_SQL),
-        {"forms": forms, "vectors": [vector_literal(vectors[f]) for f in forms], "user_id": user_id},
-    )
+    rows = nearest_canonical_for_each(session, user_id, forms, [vectors[f] for f in forms])
     return [Candidate(r.form, r.id, r.canonical_name, 1.0 - float(r.distance)) for r in rows]
-
-
-_ENTITIES = cast(Table, Entity.__table__)
-# Rows as parameters (one multi-row INSERT, compiled once); RETURNING names the rows this call added.
-_INSERT_ENTITIES = (
-    insert(_ENTITIES)
-    .on_conflict_do_nothing()
-    .returning(_ENTITIES.c.surface_form, _ENTITIES.c.id, _ENTITIES.c.canonical_entity_id)
-)
 
 
 def _insert_entities(
@@ -153,7 +130,7 @@ def _insert_entities(
         }
         for form in forms
     ]
-    inserted = session.execute(_INSERT_ENTITIES, rows)
+    inserted = insert_entity_rows(session, rows)
     return {form.lower(): canonical or entity_id for form, entity_id, canonical in inserted}
 
 
@@ -268,33 +245,13 @@ def resolve_entities(
     return out
 
 
-_DELETE_UNNAMED_GROUPS = """
-WITH dead AS (
-    SELECT DISTINCT coalesce(e.canonical_entity_id, e.id) AS root
-    FROM worldmm_entities e
-    WHERE e.user_id = :u AND e.id = ANY(:c)
-      AND NOT EXISTS (
-        SELECT 1 FROM worldmm_entities m JOIN worldmm_triples t
-          ON t.user_id = :u AND (t.subject_entity_id = m.id OR t.object_entity_id = m.id)
-        WHERE m.user_id = :u AND coalesce(m.canonical_entity_id, m.id) = coalesce(e.canonical_entity_id, e.id))
-)
-DELETE FROM worldmm_entities e USING dead
-WHERE e.user_id = :u AND coalesce(e.canonical_entity_id, e.id) = dead.root
-RETURNING e.id
-"""
-_DELETE_ORPHAN_CORRECTIONS = """
-DELETE FROM worldmm_entity_corrections c
-WHERE c.user_id = :u AND (c.entity_id = ANY(:gone) OR c.target_entity_id = ANY(:gone))
-"""
-
-
 def delete_unreferenced_entities(session: Session, user_id: str, candidates: set[uuid.UUID]) -> int:
     """Delete the entity groups (a canonical entity and its aliases) of `candidates` that no triple names any
     more — what a forgotten span, or a window whose claim was lost, leaves behind — with the corrections that
     named them (a corrected name alone does not keep a forgotten entity). The count of entity rows."""
     if not candidates:
         return 0
-    gone = session.execute(text(_DELETE_UNNAMED_GROUPS), {"u": user_id, "c": list(candidates)}).scalars().all()
+    gone = delete_unnamed_groups(session, user_id, list(candidates))
     if gone:
-        session.execute(text(_DELETE_ORPHAN_CORRECTIONS), {"u": user_id, "gone": list(gone)})
+        delete_corrections_of(session, user_id, gone)
     return len(gone)

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
-from sqlalchemy import text
 
 from worldmm.db.models import MemoryType
+from worldmm.db.queries.retrieval import seed_entity_keys
 from worldmm.errors import GpuUnavailableError, ModelOutputError
 from worldmm.graph.build import GraphKey, UserGraph, key_to_uuid
 from worldmm.graph.cache.port import load_graph
@@ -46,13 +46,6 @@ RERANK_PURPOSE = "cross_scale_rerank"
 MAX_NAME_WORDS = 4
 GRAPH_SPREAD_WEIGHT = 0.5  # PPR's share of a segment's graph score, below one seed's direct mention
 _WORDS = re.compile(r"[\w'&-]+")
-
-# Names and aliases are matched exactly (lower-cased) on the unique (user_id, lower(surface_form)) index.
-_SEED_SQL = """
-SELECT DISTINCT uuid_send(coalesce(e.canonical_entity_id, e.id)) AS key
-FROM worldmm_entities e
-WHERE e.user_id = :user_id AND lower(e.surface_form) = ANY(:names)
-"""
 
 
 class RerankResult(BaseModel):
@@ -91,7 +84,7 @@ def query_seed_entities(services: EpisodicRetrievalPorts, user_id: str, query: s
     if not names:
         return []
     with services.db.unit_of_work(user_id) as session:
-        return [bytes(k) for k in session.execute(text(_SEED_SQL), {"user_id": user_id, "names": names}).scalars()]
+        return seed_entity_keys(session, user_id, names)
 
 
 def graph_ranking(

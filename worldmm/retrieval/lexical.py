@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, overload
 
 import numpy as np
-from sqlalchemy import text
+
+from worldmm.db.queries import retrieval as queries
 
 if TYPE_CHECKING:
     from scipy.sparse import csc_matrix
@@ -31,30 +32,6 @@ if TYPE_CHECKING:
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-
-# Bumped by triggers (migration 0005) whenever a segment's text or times change.
-_GENERATION_SQL = """
-SELECT coalesce((SELECT generation FROM worldmm_segment_generations WHERE user_id = :user_id), 0)
-"""
-
-_POSTINGS_SQL = """
-SELECT s.id, s.duration_seconds,
-       extract(epoch FROM s.start_time)::float8 AS start_s, extract(epoch FROM s.end_time)::float8 AS end_s,
-       coalesce(array_agg(t.lexeme) FILTER (WHERE t.lexeme IS NOT NULL), '{}') AS lexemes,
-       coalesce(array_agg(cardinality(t.positions)) FILTER (WHERE t.lexeme IS NOT NULL), '{}') AS counts
-FROM worldmm_segments s
-LEFT JOIN LATERAL unnest(s.search_tsv) AS t(lexeme, positions, weights) ON true
-WHERE s.user_id = :user_id AND (s.caption IS NOT NULL OR s.transcript IS NOT NULL)
-GROUP BY s.id
-ORDER BY s.end_time, s.id
-"""
-
-# One round trip per query: the user's segment generation and the query's lexemes.
-_QUERY_SQL = """
-SELECT coalesce((SELECT generation FROM worldmm_segment_generations WHERE user_id = :user_id), 0) AS generation,
-       array(SELECT lexeme FROM unnest(to_tsvector('english', :query)) AS t(lexeme, positions, weights)) AS lexemes
-"""
-
 
 _SNAPSHOT_MAGIC = b"WMML"
 _SNAPSHOT_VERSION = 1
@@ -195,7 +172,7 @@ def build_segment_index(session: Session, user_id: str) -> SegmentIndex:
     indptr = [0]
     indices: list[int] = []
     counts: list[float] = []
-    for row in session.execute(text(_POSTINGS_SQL), {"user_id": user_id}):
+    for row in queries.segment_postings(session, user_id):
         ids.append(row.id)
         durations.append(row.duration_seconds)
         starts.append(row.start_s)
@@ -221,8 +198,7 @@ def build_segment_index(session: Session, user_id: str) -> SegmentIndex:
 
 def query_lexemes(session: Session, user_id: str, query: str) -> tuple[int, list[str]]:
     """The user's segment generation, and the query's stemmed, stop-word-free lexemes (as the segments')."""
-    row = session.execute(text(_QUERY_SQL), {"user_id": user_id, "query": query}).one()
-    return int(row.generation), list(row.lexemes)
+    return queries.query_lexemes(session, user_id, query)
 
 
 class SegmentIndexCache:
@@ -242,7 +218,7 @@ class SegmentIndexCache:
     ) -> SegmentIndex:
         """The user's index at `generation` (read when not given): cached, from `store`'s snapshot, or rebuilt."""
         if generation is None:
-            generation = int(session.execute(text(_GENERATION_SQL), {"user_id": user_id}).scalar_one())
+            generation = queries.segment_generation(session, user_id)
         with self._lock:
             item = self._items.get(user_id)
             if item is not None and item[0] == generation:

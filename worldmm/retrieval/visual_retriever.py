@@ -10,9 +10,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import text
 
-from worldmm.db.queries import vector_literal
+from worldmm.db.queries.retrieval import nearest_visual_segments
 from worldmm.errors import GpuRequestError, GpuUnavailableError, UnavailableError
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
@@ -21,22 +20,6 @@ if TYPE_CHECKING:
     from worldmm.retrieval.port import VisualRetrievalPorts
 
 logger = Logger(child=True)
-
-
-# Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
-_NEAREST_SQL = """
-WITH candidates AS MATERIALIZED (
-    SELECT v.segment_id, v.embedding <=> CAST(:embedding AS halfvec) AS distance
-    FROM worldmm_visual_embeddings v JOIN worldmm_segments s ON s.id = v.segment_id
-    WHERE v.user_id = :user_id AND s.end_time <= :until
-), nearest AS (
-    SELECT * FROM candidates ORDER BY distance, segment_id LIMIT :k
-)
-SELECT s.id, s.session_id, s.window_index, s.caption, s.transcript, s.start_time, s.end_time,
-       s.duration_seconds, s.s3_frames_key, n.distance
-FROM nearest n JOIN worldmm_segments s ON s.id = n.segment_id
-ORDER BY n.distance, s.id
-"""
 
 
 def _frame_keys(services: VisualRetrievalPorts, session_id: str, window_index: int) -> list[str]:
@@ -62,10 +45,7 @@ def retrieve_visual(
         logger.info("visual retrieval unavailable: %s", exc)
         return RetrievalResult(memory_type=MemoryKind.VISUAL, query=query, reason=f"visual encoder unavailable: {exc}")
     with services.db.unit_of_work(user_id) as session:
-        rows = session.execute(
-            text(_NEAREST_SQL),
-            {"embedding": vector_literal(embedding), "user_id": user_id, "k": settings.visual_top_k, "until": until},
-        ).all()
+        rows = nearest_visual_segments(session, user_id, embedding, settings.visual_top_k, until)
     items = [
         RetrievedMemory(
             id=str(row.id),

@@ -12,13 +12,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
 
-from sqlalchemy import Table, delete
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from worldmm.db.models import MemoryType, Triple, VisualEmbedding
+from worldmm.db.models import MemoryType
+from worldmm.db.queries.triples import delete_episodic_derivatives, insert_triple_rows
 from worldmm.memory.openie import ExtractedTriple
 
 
@@ -75,10 +73,6 @@ def prepare_triple_groups(
     return prepared
 
 
-_TRIPLES = cast(Table, Triple.__table__)
-_INSERT_TRIPLES = insert(_TRIPLES).on_conflict_do_nothing().returning(_TRIPLES.c.id)
-
-
 def insert_triples(
     session: Session,
     user_id: str,
@@ -106,10 +100,7 @@ def insert_triples(
         }
         for t in triples
     ]
-    # One statement with the rows as parameters (sent as one multi-row INSERT): compiled once and cached,
-    # where rows inlined with .values() would be compiled anew for every call.
-    result = session.execute(_INSERT_TRIPLES, rows)
-    return len(result.all())
+    return insert_triple_rows(session, rows)
 
 
 def delete_segment_derivatives(session: Session, user_id: str, segment_id: uuid.UUID) -> None:
@@ -121,12 +112,4 @@ def delete_derivatives_of(session: Session, user_id: str, segment_ids: Sequence[
     """`delete_segment_derivatives` for many segments of `user_id` in two statements."""
     if not segment_ids:
         return
-    ids = list(segment_ids)
-    session.execute(
-        delete(Triple).where(
-            Triple.user_id == user_id, Triple.segment_id.in_(ids), Triple.memory_type == MemoryType.EPISODIC
-        )
-    )
-    session.execute(
-        delete(VisualEmbedding).where(VisualEmbedding.user_id == user_id, VisualEmbedding.segment_id.in_(ids))
-    )
+    delete_episodic_derivatives(session, user_id, segment_ids)

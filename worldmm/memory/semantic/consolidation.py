@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
-from sqlalchemy import select, text, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.config import ConsolidationMode
 from worldmm.crashpoints import crash_point
 from worldmm.db.models import ConsolidationEvent, MemoryHistory, MemoryType, Segment, Triple
-from worldmm.db.queries import vector_literal
+from worldmm.db.queries.consolidation import lock_consolidation, semantic_candidates
 from worldmm.errors import ModelOutputError, WorldMMError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request, parse_model
@@ -72,24 +72,6 @@ class ConsolidationPorts(EntityPorts, Protocol):
 
 CONSOLIDATION_PURPOSE = "consolidation"
 MAX_SNAPSHOT_ATTEMPTS = 5
-
-CANDIDATES_SQL = """
-SELECT t.id,
-       coalesce(s.canonical_name, s.surface_form) AS subject,
-       t.predicate,
-       coalesce(o.canonical_name, o.surface_form, t.object_literal) AS object,
-       1 - (t.embedding <=> CAST(:embedding AS halfvec)) AS similarity
-FROM worldmm_triples t
-JOIN worldmm_entities s ON s.id = t.subject_entity_id
-LEFT JOIN worldmm_entities o ON o.id = t.object_entity_id
-WHERE t.user_id = :user_id
-  AND t.memory_type = 'semantic'
-  AND t.invalidated_at IS NULL
-  AND t.embedding IS NOT NULL
-  AND 1 - (t.embedding <=> CAST(:embedding AS halfvec)) >= :threshold
-ORDER BY t.embedding <=> CAST(:embedding AS halfvec), t.id
-LIMIT :k
-"""
 
 
 class ConsolidationConflictError(WorldMMError):
@@ -147,10 +129,7 @@ def find_candidates(
     session: Session, user_id: str, embedding: list[float], *, threshold: float, k: int
 ) -> list[CandidateTriple]:
     """The user's valid semantic triples at cosine similarity ≥ `threshold` to `embedding`, nearest first."""
-    rows = session.execute(
-        text(CANDIDATES_SQL),
-        {"embedding": vector_literal(embedding), "user_id": user_id, "threshold": threshold, "k": k},
-    )
+    rows = semantic_candidates(session, user_id, embedding, threshold=threshold, k=k)
     return [CandidateTriple(r.id, r.subject, r.predicate, r.object, float(r.similarity)) for r in rows]
 
 
@@ -300,9 +279,7 @@ def _snapshot(services: ConsolidationPorts, user_id: str, embedding: list[float]
 
 
 def _lock_user(session: Session, user_id: str) -> None:
-    session.execute(
-        text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": f"consolidate:{user_id}"}
-    )
+    lock_consolidation(session, user_id)
 
 
 def _consolidate_one(
