@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
-
 from worldmm.db.models import MemoryType
+from worldmm.db.queries.graph import PACKED_EDGE_LAYOUT, packed_edges
 from worldmm.graph.snapshot import pack, unpack
 
 if TYPE_CHECKING:
@@ -30,29 +29,6 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 6
 _MAGIC = b"WMMG"  # the snapshot layout is worldmm.graph.snapshot's
-
-# A node key is 16 bytes: the canonical entity's uuid, or a hash of a literal object's lower-cased text.
-# The same expression ranks seeds (semantic retriever) and builds graphs, so the two always agree.
-LITERAL_KEY_SQL = "substring(sha256(convert_to('literal:' || lower({col}), 'UTF8')) from 1 for 16)"
-ENTITY_KEY_SQL = "uuid_send(coalesce({ent}.canonical_entity_id, {ent}.id))"
-
-# One packed bytea of 72 bytes per triple (triple id, segment id, subject key, object key, the segment's
-# end time as a big-endian float8 of epoch seconds): a single value to transfer and decode instead of
-# hundreds of thousands of rows.
-_EDGES_SQL = f"""
-SELECT string_agg(
-    uuid_send(t.id) || uuid_send(t.segment_id) || {ENTITY_KEY_SQL.format(ent="se")}
-    || coalesce({ENTITY_KEY_SQL.format(ent="oe")}, {LITERAL_KEY_SQL.format(col="t.object_literal")})
-    || coalesce(float8send(extract(epoch FROM s.end_time)::float8), float8send('NaN'::float8)),
-    ''::bytea
-) AS packed
-FROM worldmm_triples t
-JOIN worldmm_entities se ON se.id = t.subject_entity_id
-LEFT JOIN worldmm_entities oe ON oe.id = t.object_entity_id
-{{join}}
-WHERE t.user_id = :user_id AND t.memory_type = :memory_type {{where}}
-"""
-_PACKED = [("triple", "S16"), ("segment", "S16"), ("subject", "S16"), ("object", "S16"), ("end_s", ">f8")]
 
 
 @dataclass(frozen=True)
@@ -229,7 +205,7 @@ _FIELDS = (
 
 
 def literal_key(literal: str) -> bytes:
-    """Python twin of LITERAL_KEY_SQL for ASCII text (used by tests and synthetic data)."""
+    """Python twin of worldmm.db.queries.graph.LITERAL_KEY_SQL for ASCII text (used by tests and synthetic data)."""
     return hashlib.sha256(("literal:" + literal.lower()).encode()).digest()[:16]
 
 
@@ -249,66 +225,18 @@ def graph_from_edges(
     without it the graph holds the adjacency and the segments only.
     """
     import numpy as np
-    from scipy.sparse import coo_matrix
 
     m = len(triple_keys)
     if m == 0:
-        empty_s16 = np.zeros(0, dtype="S16")
-        empty_i = np.zeros(0, dtype=np.int32)
-        return UserGraph(
-            node_keys=empty_s16,
-            key_nodes=empty_i,
-            degree=np.zeros(0),
-            indptr=np.zeros(1, dtype=np.int32),
-            indices=empty_i,
-            norm_data=np.zeros(0),
-            edge_src=empty_i,
-            edge_dst=empty_i,
-            edge_triple=empty_s16,
-            segment_keys=empty_s16,
-            segment_indptr=np.zeros(1, dtype=np.int64),
-            segment_nodes=empty_i,
-            segment_end_s=np.zeros(0),
-            component=empty_i,
-        )
-    subjects = np.array(subject_keys, dtype="S16")
-    objects = np.array(object_keys, dtype="S16")
-    node_keys, inverse = np.unique(np.concatenate([subjects, objects]), return_inverse=True)
-    # Nodes are numbered by falling degree (ties by key): the hubs' entries of every product's vector
-    # then share cache lines, which makes a sparse product ~1/3 faster on a memory graph (bench_ppr).
-    key_degree = np.bincount(inverse, minlength=node_keys.shape[0])
-    key_nodes = np.empty(node_keys.shape[0], dtype=np.int32)
-    key_nodes[np.argsort(-key_degree, kind="stable")] = np.arange(node_keys.shape[0], dtype=np.int32)
-    src = key_nodes[inverse[:m]]
-    dst = key_nodes[inverse[m:]]
+        return _empty_graph()
+    node_keys, key_nodes, src, dst = _numbered_nodes(subject_keys, object_keys, m)
     seg_keys, seg_first, seg_index = np.unique(
         np.array(segment_keys, dtype="S16"), return_inverse=True, return_index=True
     )
     ends = np.full(m, np.nan) if segment_end_s is None else np.asarray(segment_end_s, dtype=np.float64)
-
     n = node_keys.shape[0]
-    ones = np.ones(m)
-    # Undirected: each triple contributes A[s,o] and A[o,s]; a self-loop contributes 2 to A[s,s].
-    adjacency = coo_matrix(
-        (np.concatenate([ones, ones]), (np.concatenate([src, dst]), np.concatenate([dst, src]))), shape=(n, n)
-    ).tocsr()
-    adjacency.sum_duplicates()
-    degree = np.asarray(adjacency.sum(axis=1)).ravel()
-    inv_sqrt = np.zeros(n)
-    nonzero = degree > 0
-    inv_sqrt[nonzero] = 1.0 / np.sqrt(degree[nonzero])
-    # Row i of S holds A[i,j] * d_i^-1/2 * d_j^-1/2.
-    row_of_entry = np.repeat(np.arange(n), np.diff(adjacency.indptr))
-    norm_data = adjacency.data * inv_sqrt[row_of_entry] * inv_sqrt[adjacency.indices]
-    # Segment x node incidence, each node once per segment (every segment has at least one triple).
-    pairs = np.sort(
-        np.concatenate([seg_index, seg_index]).astype(np.int64) * n + np.concatenate([src, dst]).astype(np.int64)
-    )
-    pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])]
-    segment_of_pair = pairs // n
-    segment_indptr = np.searchsorted(segment_of_pair, np.arange(seg_keys.shape[0] + 1)).astype(
-        np.int64 if pairs.size > 2**31 - 1 else np.int32
-    )
+    adjacency, degree, norm_data = _normalised_adjacency(n, src, dst)
+    segment_indptr, segment_nodes = _segment_node_incidence(n, seg_keys.shape[0], seg_index, src, dst)
     return UserGraph(
         node_keys=node_keys,
         key_nodes=key_nodes,
@@ -321,10 +249,90 @@ def graph_from_edges(
         edge_triple=np.array(triple_keys if keep_edges else [], dtype="S16"),
         segment_keys=seg_keys,
         segment_indptr=segment_indptr,
-        segment_nodes=(pairs % n).astype(np.int32),
+        segment_nodes=segment_nodes,
         segment_end_s=np.ascontiguousarray(ends[seg_first], dtype=np.float64),
         component=connected_components(n, src, dst),
     )
+
+
+def _empty_graph() -> UserGraph:
+    """The graph of no triples: no nodes, no edges, no segments."""
+    import numpy as np
+
+    empty_s16 = np.zeros(0, dtype="S16")
+    empty_i = np.zeros(0, dtype=np.int32)
+    return UserGraph(
+        node_keys=empty_s16,
+        key_nodes=empty_i,
+        degree=np.zeros(0),
+        indptr=np.zeros(1, dtype=np.int32),
+        indices=empty_i,
+        norm_data=np.zeros(0),
+        edge_src=empty_i,
+        edge_dst=empty_i,
+        edge_triple=empty_s16,
+        segment_keys=empty_s16,
+        segment_indptr=np.zeros(1, dtype=np.int64),
+        segment_nodes=empty_i,
+        segment_end_s=np.zeros(0),
+        component=empty_i,
+    )
+
+
+def _numbered_nodes(
+    subject_keys: Sequence[bytes] | np.ndarray, object_keys: Sequence[bytes] | np.ndarray, m: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sorted node keys, each key's node index, and each of the m edges' subject and object node index."""
+    import numpy as np
+
+    subjects = np.array(subject_keys, dtype="S16")
+    objects = np.array(object_keys, dtype="S16")
+    node_keys, inverse = np.unique(np.concatenate([subjects, objects]), return_inverse=True)
+    # Nodes are numbered by falling degree (ties by key): the hubs' entries of every product's vector
+    # then share cache lines, which makes a sparse product ~1/3 faster on a memory graph (bench_ppr).
+    key_degree = np.bincount(inverse, minlength=node_keys.shape[0])
+    key_nodes = np.empty(node_keys.shape[0], dtype=np.int32)
+    key_nodes[np.argsort(-key_degree, kind="stable")] = np.arange(node_keys.shape[0], dtype=np.int32)
+    return node_keys, key_nodes, key_nodes[inverse[:m]], key_nodes[inverse[m:]]
+
+
+def _normalised_adjacency(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[csr_matrix, np.ndarray, np.ndarray]:
+    """The undirected adjacency A of n nodes (CSR), its weighted degrees, and the entries of D^-1/2 A D^-1/2."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+
+    ones = np.ones(src.shape[0])
+    # Undirected: each triple contributes A[s,o] and A[o,s]; a self-loop contributes 2 to A[s,s].
+    adjacency = coo_matrix(
+        (np.concatenate([ones, ones]), (np.concatenate([src, dst]), np.concatenate([dst, src]))), shape=(n, n)
+    ).tocsr()
+    adjacency.sum_duplicates()
+    degree = np.asarray(adjacency.sum(axis=1)).ravel()
+    inv_sqrt = np.zeros(n)
+    nonzero = degree > 0
+    inv_sqrt[nonzero] = 1.0 / np.sqrt(degree[nonzero])
+    # Row i of S holds A[i,j] * d_i^-1/2 * d_j^-1/2.
+    row_of_entry = np.repeat(np.arange(n), np.diff(adjacency.indptr))
+    norm_data = adjacency.data * inv_sqrt[row_of_entry] * inv_sqrt[adjacency.indices]
+    return adjacency, degree, norm_data
+
+
+def _segment_node_incidence(
+    n: int, segment_count: int, seg_index: np.ndarray, src: np.ndarray, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """CSR rows (indptr, int32 node indices) of the segment x node incidence, each node once per segment."""
+    import numpy as np
+
+    # Every segment has at least one triple.
+    pairs = np.sort(
+        np.concatenate([seg_index, seg_index]).astype(np.int64) * n + np.concatenate([src, dst]).astype(np.int64)
+    )
+    pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])]
+    segment_of_pair = pairs // n
+    segment_indptr = np.searchsorted(segment_of_pair, np.arange(segment_count + 1)).astype(
+        np.int64 if pairs.size > 2**31 - 1 else np.int32
+    )
+    return segment_indptr, (pairs % n).astype(np.int32)
 
 
 def connected_components(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -359,27 +367,13 @@ def build_graph(db: Database, key: GraphKey) -> UserGraph:
 
     Episodic: triples of segments whose duration is the scale. Semantic: valid (not invalidated) triples.
     """
-    if key.memory_type == MemoryType.EPISODIC:
-        sql = _EDGES_SQL.format(
-            join="JOIN worldmm_segments s ON s.id = t.segment_id",
-            where="AND s.user_id = :user_id AND s.duration_seconds = :scale",
-        )
-    else:
-        sql = _EDGES_SQL.format(
-            join="LEFT JOIN worldmm_segments s ON s.id = t.segment_id", where="AND t.invalidated_at IS NULL"
-        )
-    params: dict[str, Any] = {
-        "user_id": key.user_id,
-        "memory_type": key.memory_type.value,
-        "scale": key.scale,
-    }
     with db.unit_of_work(key.user_id) as session:
-        packed = session.execute(text(sql), params).scalar_one()
+        packed = packed_edges(session, key.user_id, key.memory_type, key.scale)
     if not packed:
         return graph_from_edges([], [], [], [])
     import numpy as np
 
-    rows = np.frombuffer(bytes(packed), dtype=np.dtype(_PACKED))
+    rows = np.frombuffer(packed, dtype=np.dtype(PACKED_EDGE_LAYOUT))
     return graph_from_edges(
         rows["subject"],
         rows["object"],
