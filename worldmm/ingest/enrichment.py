@@ -133,86 +133,119 @@ def claim_segment(
         if is_forgotten(session, user_id, session_id, start_time, end_time):
             log_step(logger, "window_forgotten", session_id=session_id, window_index=window_index)
             return ClaimResult(ClaimStatus.FORGOTTEN, uuid.UUID(int=0), start_time, end_time)
-        new_id = session.execute(
-            insert(_SEGMENTS)
-            .values(
-                id=uuid.uuid4(),
-                user_id=user_id,
-                session_id=session_id,
-                window_index=window_index,
-                duration_seconds=duration_seconds,
-                start_time=start_time,
-                end_time=end_time,
-                processing_status=ProcessingStatus.PENDING,
-                claim_token=token,
-                claimed_at=func.now(),
-                claim_owner=owner,
-                ingest_attempts=1,
-                **columns,
-            )
-            .on_conflict_do_nothing(constraint="uq_segment_window")
-            .returning(_SEGMENTS.c.id)
-        ).scalar_one_or_none()
+        window = {
+            "user_id": user_id,
+            "session_id": session_id,
+            "window_index": window_index,
+            "duration_seconds": duration_seconds,
+            "start_time": start_time,
+            "end_time": end_time,
+        }
+        new_id = _insert_pending(session, window, token, owner, columns)
         if new_id is not None:
             log_step(logger, "segment_created", segment_id=str(new_id))
-            return ClaimResult(
-                ClaimStatus.CLAIMED, new_id, start_time, end_time, created=True, claim_token=token
-            )
+            return ClaimResult(ClaimStatus.CLAIMED, new_id, start_time, end_time, created=True, claim_token=token)
+        row, live = _lock_window_row(session, window, lease)
+        return _take_over(services, session, user_id, row, live, _Claimant(token, owner, columns))
 
-        row, live = session.execute(
-            select(Segment, (Segment.claimed_at > func.now() - lease).label("live"))
-            .where(
-                Segment.user_id == user_id,
-                Segment.session_id == session_id,
-                Segment.window_index == window_index,
-                Segment.duration_seconds == duration_seconds,
-            )
-            .with_for_update(of=Segment)
-        ).one()
-        if row.processing_status == ProcessingStatus.COMPLETE:
-            return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
-        if row.claim_token is not None and live and not (owner and owner_gone(row.claim_owner)):
-            return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
-        if row.ingest_attempts >= services.settings.ingest_max_attempts:
-            # Left failed with its last cause (or this one); touched, so the reaper's oldest-first scan moves on.
-            session.execute(
-                update(Segment)
-                .where(Segment.user_id == user_id, Segment.id == row.id)
-                .values(
-                    processing_status=ProcessingStatus.FAILED,
-                    error=func.coalesce(Segment.error, f"attempts exhausted: claimed {row.ingest_attempts} times"),
-                    claim_token=None,
-                    claimed_at=None,
-                    claim_owner=None,
-                    updated_at=func.now(),
-                )
-            )
-            log_step(
-                logger, "attempts_exhausted", level="warning", segment_id=str(row.id), attempts=row.ingest_attempts
-            )
-            return ClaimResult(ClaimStatus.EXHAUSTED, row.id, row.start_time, row.end_time)
-        delete_segment_derivatives(session, user_id, row.id)
-        session.execute(
-            update(Segment)
-            .where(Segment.user_id == user_id, Segment.id == row.id)
-            .values(
-                processing_status=ProcessingStatus.PENDING,
-                claim_token=token,
-                claimed_at=func.now(),
-                claim_owner=owner,
-                ingest_attempts=Segment.ingest_attempts + 1,
-                error=None,
-                updated_at=func.now(),
-                **columns,
-            )
+
+@dataclass(frozen=True)
+class _Claimant:
+    """This invocation's claim: its token, its process (local profile) and the further columns it sets."""
+
+    token: uuid.UUID
+    owner: str | None
+    columns: dict[str, Any]
+
+
+def _insert_pending(
+    session: Any, window: dict[str, Any], token: uuid.UUID, owner: str | None, columns: dict[str, Any]
+) -> uuid.UUID | None:
+    """Insert the window's `pending` row claimed by `token`; its id, or None when the window has a row."""
+    new_id: uuid.UUID | None = session.execute(
+        insert(_SEGMENTS)
+        .values(
+            id=uuid.uuid4(),
+            **window,
+            processing_status=ProcessingStatus.PENDING,
+            claim_token=token,
+            claimed_at=func.now(),
+            claim_owner=owner,
+            ingest_attempts=1,
+            **columns,
         )
-        log_step(
-            logger, "segment_retrying", segment_id=str(row.id), previous_status=str(row.processing_status),
-            previous_owner=row.claim_owner if row.claim_token is not None else None,
+        .on_conflict_do_nothing(constraint="uq_segment_window")
+        .returning(_SEGMENTS.c.id)
+    ).scalar_one_or_none()
+    return new_id
+
+
+def _lock_window_row(session: Any, window: dict[str, Any], lease: timedelta) -> tuple[Segment, bool]:
+    """The window's existing row, locked, and whether its claim is still within the lease."""
+    row, live = session.execute(
+        select(Segment, (Segment.claimed_at > func.now() - lease).label("live"))
+        .where(
+            Segment.user_id == window["user_id"],
+            Segment.session_id == window["session_id"],
+            Segment.window_index == window["window_index"],
+            Segment.duration_seconds == window["duration_seconds"],
         )
-        return ClaimResult(
-            ClaimStatus.CLAIMED, row.id, row.start_time, row.end_time, retrying=True, claim_token=token
+        .with_for_update(of=Segment)
+    ).one()
+    return row, live
+
+
+def _take_over(
+    services: EnrichmentPorts, session: Any, user_id: str, row: Segment, live: bool, claimant: _Claimant
+) -> ClaimResult:
+    """Decide on an existing, locked row: complete, busy, exhausted, or claimed afresh for `claimant`."""
+    if row.processing_status == ProcessingStatus.COMPLETE:
+        return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
+    if row.claim_token is not None and live and not (claimant.owner and owner_gone(row.claim_owner)):
+        return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
+    if row.ingest_attempts >= services.settings.ingest_max_attempts:
+        _mark_exhausted(session, user_id, row)
+        return ClaimResult(ClaimStatus.EXHAUSTED, row.id, row.start_time, row.end_time)
+    delete_segment_derivatives(session, user_id, row.id)
+    session.execute(
+        update(Segment)
+        .where(Segment.user_id == user_id, Segment.id == row.id)
+        .values(
+            processing_status=ProcessingStatus.PENDING,
+            claim_token=claimant.token,
+            claimed_at=func.now(),
+            claim_owner=claimant.owner,
+            ingest_attempts=Segment.ingest_attempts + 1,
+            error=None,
+            updated_at=func.now(),
+            **claimant.columns,
         )
+    )
+    log_step(
+        logger, "segment_retrying", segment_id=str(row.id), previous_status=str(row.processing_status),
+        previous_owner=row.claim_owner if row.claim_token is not None else None,
+    )  # fmt: skip
+    return ClaimResult(
+        ClaimStatus.CLAIMED, row.id, row.start_time, row.end_time, retrying=True, claim_token=claimant.token
+    )
+
+
+def _mark_exhausted(session: Any, user_id: str, row: Segment) -> None:
+    """Leave a row claimed too often failed with its last cause (or this one), its claim cleared."""
+    # Touched, so the reaper's oldest-first scan moves on.
+    session.execute(
+        update(Segment)
+        .where(Segment.user_id == user_id, Segment.id == row.id)
+        .values(
+            processing_status=ProcessingStatus.FAILED,
+            error=func.coalesce(Segment.error, f"attempts exhausted: claimed {row.ingest_attempts} times"),
+            claim_token=None,
+            claimed_at=None,
+            claim_owner=None,
+            updated_at=func.now(),
+        )
+    )
+    log_step(logger, "attempts_exhausted", level="warning", segment_id=str(row.id), attempts=row.ingest_attempts)
 
 
 def release_claim(
@@ -287,9 +320,7 @@ def extract_episodic(
     log_step(logger, "ner_complete", entity_count=len(extraction.entities))
     log_step(logger, "triples_extracted", triple_count=len(extraction.triples))
     if extraction.warnings:
-        logger.warning(
-            "extraction_warnings", extra={"flow": "ingest_window", "warnings": extraction.warnings[:20]}
-        )
+        logger.warning("extraction_warnings", extra={"flow": "ingest_window", "warnings": extraction.warnings[:20]})
     forms = triple_entity_forms(extraction.triples, extraction.entities)
     entity_ids = resolve_entities(services, user_id, forms, context or text, usage=usage)
     prepared = prepare_triples(extraction.triples, entity_ids)
@@ -363,14 +394,8 @@ def enrich_segment(
     usage = UsageLog()
     extraction: EpisodicExtraction | None = None
     try:
-        window_caption = caption_window(services.llm, settings, material.frames, material.transcript)
+        window_caption = _caption(services, segment_id, material, usage)
         caption = window_caption.text
-        if window_caption.response is not None:
-            usage.add("caption", window_caption.response)
-        log_step(
-            logger, "caption_generated", segment_id=str(segment_id), caption_preview=caption[:80],
-            caption_source=window_caption.source.value,
-        )
         extraction = extract_episodic(
             services, user_id, extraction_text(settings, window_caption, material.transcript), usage, context=caption
         )
@@ -379,54 +404,19 @@ def enrich_segment(
 
         with services.db.unit_of_work(user_id) as session:
             # Completing first locks the row and proves the claim is still ours (else nothing is kept).
-            complete = update(_SEGMENTS).where(_SEGMENTS.c.user_id == user_id, _SEGMENTS.c.id == segment_id)
-            if claim_token is not None:
-                complete = complete.where(_SEGMENTS.c.claim_token == claim_token)
-            completed = session.execute(
-                complete.values(
-                    processing_status=ProcessingStatus.COMPLETE,
-                    caption=caption,
-                    caption_source=window_caption.source.value,
-                    caption_embedding=caption_vector,
-                    transcript=material.transcript or None,
-                    enriched=True,
-                    visual_stored=visual is not None,
-                    error=None,
-                    claim_token=None,
-                    claimed_at=None,
-                    claim_owner=None,
-                    updated_at=func.now(),
-                ).returning(_SEGMENTS.c.start_time, _SEGMENTS.c.duration_seconds)
-            ).one_or_none()
-            if completed is None:
-                raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
+            start_time, scale = _complete_segment(
+                session, user_id, segment_id, claim_token, window_caption, caption_vector, material.transcript,
+                visual_stored=visual is not None,
+            )  # fmt: skip
             if claim_token is None:  # unclaimed callers replace what an earlier run stored
                 delete_segment_derivatives(session, user_id, segment_id)
-            start_time, scale = completed
             # (a claimed row starts clean: claim_segment removed any earlier derivatives on takeover)
             stored = insert_triples(session, user_id, segment_id, extraction.triples)
             if visual is not None:
-                row = {"embedding": visual, "model": services.visual.model_id, "timestamp": start_time}
-                upsert = insert(_VISUAL).values(
-                    id=uuid.uuid4(), segment_id=segment_id, user_id=user_id, **row
-                )
-                # the vector is sent once: the conflict branch takes it from the proposed row
-                session.execute(
-                    upsert.on_conflict_do_update(
-                        constraint="uq_visual_segment", set_={k: upsert.excluded[k] for k in row}
-                    )
-                )
+                _upsert_visual(session, services, user_id, segment_id, visual, start_time)
             usage.flush(session, user_id, segment_id)
     except Exception as exc:
-        if usage.entries:  # the calls were paid for even though the window failed
-            with services.db.unit_of_work(user_id) as session:
-                # the segment may be gone (its span was forgotten meanwhile): the cost stays, unattributed
-                exists = session.scalar(select(_SEGMENTS.c.id).where(_SEGMENTS.c.id == segment_id))
-                usage.flush(session, user_id, segment_id if exists is not None else None)
-        if isinstance(exc, ClaimLostError) and extraction is not None and extraction.entity_ids:
-            # the entities resolved for the lost window are kept only where something else names them
-            with services.db.unit_of_work(user_id) as session:
-                delete_unreferenced_entities(session, user_id, set(extraction.entity_ids.values()))
+        _after_failure(services, user_id, segment_id, usage, exc, extraction)
         raise
     if visual is not None:
         log_step(logger, "embedding_stored", segment_id=str(segment_id))
@@ -438,3 +428,94 @@ def enrich_segment(
         triple_count=stored,
         visual_stored=visual is not None,
     )
+
+
+def _caption(
+    services: EnrichmentPorts, segment_id: uuid.UUID, material: WindowMaterial, usage: UsageLog
+) -> WindowCaption:
+    """The window's caption (from its frames, or its transcript alone), its model call recorded in `usage`."""
+    window_caption = caption_window(services.llm, services.settings, material.frames, material.transcript)
+    if window_caption.response is not None:
+        usage.add("caption", window_caption.response)
+    log_step(
+        logger, "caption_generated", segment_id=str(segment_id), caption_preview=window_caption.text[:80],
+        caption_source=window_caption.source.value,
+    )  # fmt: skip
+    return window_caption
+
+
+def _complete_segment(
+    session: Any,
+    user_id: str,
+    segment_id: uuid.UUID,
+    claim_token: uuid.UUID | None,
+    window_caption: WindowCaption,
+    caption_vector: list[float],
+    transcript: str,
+    *,
+    visual_stored: bool,
+) -> tuple[datetime, int]:
+    """Mark the segment complete with its caption, while `claim_token` (if any) still holds it.
+
+    Returns the segment's start time and duration; ClaimLostError when the claim is no longer ours.
+    """
+    complete = update(_SEGMENTS).where(_SEGMENTS.c.user_id == user_id, _SEGMENTS.c.id == segment_id)
+    if claim_token is not None:
+        complete = complete.where(_SEGMENTS.c.claim_token == claim_token)
+    completed = session.execute(
+        complete.values(
+            processing_status=ProcessingStatus.COMPLETE,
+            caption=window_caption.text,
+            caption_source=window_caption.source.value,
+            caption_embedding=caption_vector,
+            transcript=transcript or None,
+            enriched=True,
+            visual_stored=visual_stored,
+            error=None,
+            claim_token=None,
+            claimed_at=None,
+            claim_owner=None,
+            updated_at=func.now(),
+        ).returning(_SEGMENTS.c.start_time, _SEGMENTS.c.duration_seconds)
+    ).one_or_none()
+    if completed is None:
+        raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
+    start_time, scale = completed
+    return start_time, scale
+
+
+def _upsert_visual(
+    session: Any,
+    services: EnrichmentPorts,
+    user_id: str,
+    segment_id: uuid.UUID,
+    visual: list[float],
+    start_time: datetime,
+) -> None:
+    """Store (or replace) the segment's visual embedding."""
+    row = {"embedding": visual, "model": services.visual.model_id, "timestamp": start_time}
+    upsert = insert(_VISUAL).values(id=uuid.uuid4(), segment_id=segment_id, user_id=user_id, **row)
+    # the vector is sent once: the conflict branch takes it from the proposed row
+    session.execute(
+        upsert.on_conflict_do_update(constraint="uq_visual_segment", set_={k: upsert.excluded[k] for k in row})
+    )
+
+
+def _after_failure(
+    services: EnrichmentPorts,
+    user_id: str,
+    segment_id: uuid.UUID,
+    usage: UsageLog,
+    exc: Exception,
+    extraction: EpisodicExtraction | None,
+) -> None:
+    """What a failed enrichment still writes: the usage paid for, and no entities only the lost window named."""
+    if usage.entries:  # the calls were paid for even though the window failed
+        with services.db.unit_of_work(user_id) as session:
+            # the segment may be gone (its span was forgotten meanwhile): the cost stays, unattributed
+            exists = session.scalar(select(_SEGMENTS.c.id).where(_SEGMENTS.c.id == segment_id))
+            usage.flush(session, user_id, segment_id if exists is not None else None)
+    if isinstance(exc, ClaimLostError) and extraction is not None and extraction.entity_ids:
+        # the entities resolved for the lost window are kept only where something else names them
+        with services.db.unit_of_work(user_id) as session:
+            delete_unreferenced_entities(session, user_id, set(extraction.entity_ids.values()))

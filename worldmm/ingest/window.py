@@ -245,38 +245,75 @@ def process_window(
         return WindowResult(_NOT_CLAIMED[claim.status], claim.segment_id)
     segment_id, token = claim.segment_id, claim.claim_token
 
-    enrichment: EnrichmentResult | None = None
     try:
-        if keys and gpu is not None and gpu_required(settings):
-            require_gpu(gpu, segment_id)  # before transcription: a GPU outage costs no Whisper calls
-        frames, frame_keys = load_frames(source.store, keys, settings.sample_frames)
-        log_step(logger, "frames_loaded", frame_count=len(frames))
-        transcript = _window_transcript(services, source, session_id, window_index)
-        if keys or (settings.enrich_audio_only and transcript.strip()):
-            material = WindowMaterial(frames=frames, frame_keys=frame_keys, transcript=transcript)
-            enrichment = enrich_segment(services, user_id, segment_id, material, claim_token=token)
-        else:  # spec 000's audio-only path: the transcript alone, enriched=false
-            complete_without_enrichment(services, user_id, segment_id, token, transcript)
+        enrichment = _enrich_claimed(services, user_id, session_id, window_index, source, segment_id, token, gpu)
     except ClaimLostError:
         log_step(logger, "claim_lost", level="warning", segment_id=str(segment_id))
         return WindowResult(WindowOutcome.CLAIM_LOST, segment_id)
     except Exception as exc:
-        if gpu is not None and isinstance(exc, GpuUnavailableError):
-            release_claim(services, user_id, segment_id, token)  # stays pending for the DLQ consumer
-            gpu.gpu_demand.wake("ingest")  # the controller starts the GPU; the DLQ holds the window till then
-            raise
-        release_claim(services, user_id, segment_id, token, error=f"{type(exc).__name__}: {exc}")
-        # spec 000 gpuException (and any other step failing): the window is `failed`, the error propagates.
-        log_step(
-            logger,
-            "window_failed",
-            level="error",
-            segment_id=str(segment_id),
-            error_type=type(exc).__name__,
-            error=str(exc)[:500],
-        )
+        _give_up_claim(services, user_id, segment_id, token, exc, gpu)
         raise
 
+    _log_completed(segment_id, enrichment)
+    on_complete()
+    if enrichment is None:
+        return WindowResult(WindowOutcome.TRANSCRIPT_ONLY, segment_id)
+    return WindowResult(WindowOutcome.ENRICHED, segment_id, enrichment)
+
+
+def _enrich_claimed(
+    services: WindowProcessPorts,
+    user_id: str,
+    session_id: str,
+    window_index: int,
+    source: WindowSource,
+    segment_id: uuid.UUID,
+    token: uuid.UUID | None,
+    gpu: GpuWaitPorts | None,
+) -> EnrichmentResult | None:
+    """Frames → words → enrich the claimed window, or complete it with its transcript alone (None)."""
+    settings = services.settings
+    keys = source.frame_keys
+    if keys and gpu is not None and gpu_required(settings):
+        require_gpu(gpu, segment_id)  # before transcription: a GPU outage costs no Whisper calls
+    frames, frame_keys = load_frames(source.store, keys, settings.sample_frames)
+    log_step(logger, "frames_loaded", frame_count=len(frames))
+    transcript = _window_transcript(services, source, session_id, window_index)
+    if keys or (settings.enrich_audio_only and transcript.strip()):
+        material = WindowMaterial(frames=frames, frame_keys=frame_keys, transcript=transcript)
+        return enrich_segment(services, user_id, segment_id, material, claim_token=token)
+    # spec 000's audio-only path: the transcript alone, enriched=false
+    complete_without_enrichment(services, user_id, segment_id, token, transcript)
+    return None
+
+
+def _give_up_claim(
+    services: WindowProcessPorts,
+    user_id: str,
+    segment_id: uuid.UUID,
+    token: uuid.UUID | None,
+    exc: Exception,
+    gpu: GpuWaitPorts | None,
+) -> None:
+    """Release the claim after `exc`: pending (and the GPU woken) for a GPU outage the DLQ waits on, else failed."""
+    if gpu is not None and isinstance(exc, GpuUnavailableError):
+        release_claim(services, user_id, segment_id, token)  # stays pending for the DLQ consumer
+        gpu.gpu_demand.wake("ingest")  # the controller starts the GPU; the DLQ holds the window till then
+        return
+    release_claim(services, user_id, segment_id, token, error=f"{type(exc).__name__}: {exc}")
+    # spec 000 gpuException (and any other step failing): the window is `failed`, the error propagates.
+    log_step(
+        logger,
+        "window_failed",
+        level="error",
+        segment_id=str(segment_id),
+        error_type=type(exc).__name__,
+        error=str(exc)[:500],
+    )
+
+
+def _log_completed(segment_id: uuid.UUID, enrichment: EnrichmentResult | None) -> None:
+    """The window's `completed` step, with what enrichment stored (nothing for a transcript-only window)."""
     log_step(
         logger,
         "completed",
@@ -285,10 +322,6 @@ def process_window(
         triple_count=enrichment.triple_count if enrichment else 0,
         visual_stored=enrichment.visual_stored if enrichment else False,
     )
-    on_complete()
-    if enrichment is None:
-        return WindowResult(WindowOutcome.TRANSCRIPT_ONLY, segment_id)
-    return WindowResult(WindowOutcome.ENRICHED, segment_id, enrichment)
 
 
 def _window_transcript(services: WindowProcessPorts, source: WindowSource, session_id: str, window_index: int) -> str:
@@ -339,13 +372,7 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
     # that would create the pending one; only the no-frames exit needs its own look-up first.
     keys = list_frame_keys(services.store, session_id, index)
     if event.frameCount > 0 and not keys:
-        existing = find_window_segment(services, user_id, session_id, index)
-        if existing is not None and existing[1] == ProcessingStatus.COMPLETE:
-            log_step(logger, "already_processed", segment_id=str(existing[0]))
-            _window_complete(services, user_id, session_id, index)
-            return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
-        log_step(logger, "no_frames", session_id=session_id, window_index=index)
-        return IngestWindowSkipped(reason="no_frames")
+        return _without_frames(services, user_id, session_id, index)
 
     try:
         result = process_window(
@@ -360,6 +387,22 @@ def ingest_window(services: WindowPorts, event: IngestWindowEvent) -> IngestWind
         )
     finally:  # the outcome committed (or not): its events out, the session's too when this was its last window
         settle_events(services, user_id, session_id, info)
+    return _response(services, result, session_id, index)
+
+
+def _without_frames(services: WindowPorts, user_id: str, session_id: str, index: int) -> IngestWindowSuccess:
+    """An event announcing frames that are not there: already processed when its row is complete, else skipped."""
+    existing = find_window_segment(services, user_id, session_id, index)
+    if existing is not None and existing[1] == ProcessingStatus.COMPLETE:
+        log_step(logger, "already_processed", segment_id=str(existing[0]))
+        _window_complete(services, user_id, session_id, index)
+        return IngestWindowAlreadyProcessed(segment_id=str(existing[0]))
+    log_step(logger, "no_frames", session_id=session_id, window_index=index)
+    return IngestWindowSkipped(reason="no_frames")
+
+
+def _response(services: WindowPorts, result: WindowResult, session_id: str, index: int) -> IngestWindowSuccess:
+    """The handler's answer for a processed window; a forgotten window's landed objects are erased first."""
     segment_id = str(result.segment_id)
     if result.enrichment is not None:
         return IngestWindowEnriched(
