@@ -13,19 +13,17 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from worldmm.crashpoints import crash_point
 from worldmm.db.engine import Database
 from worldmm.db.models import EventOutboxRow
+from worldmm.db.queries import events as queries
 from worldmm.events.models import app_event
 from worldmm.events.port import Event, EventPublisher
 
-UNPUBLISHED_SQL = "SELECT * FROM worldmm_unpublished_events(:max_rows)"
-MARK_SQL = "SELECT worldmm_mark_events_published(CAST(:ids AS uuid[]))"
-AWAITING_SQL = "SELECT * FROM worldmm_sessions_awaiting_event(make_interval(secs => :secs), :max_rows)"
 BATCH = 100
 
 
@@ -73,7 +71,7 @@ def unpublished(db: Database, user_id: str | None, limit: int = BATCH) -> list[E
     """Events not yet published, oldest first: `user_id`'s, or (None) every user's."""
     with db.unit_of_work(user_id) as session:
         if user_id is None:
-            rows = session.execute(text(UNPUBLISHED_SQL), {"max_rows": limit}).all()
+            rows = queries.unpublished_events(session, limit)
         else:
             rows = session.execute(
                 select(*_COLUMNS)
@@ -90,7 +88,7 @@ def mark_published(db: Database, events: Sequence[Event]) -> int:
         return 0
     ids = "{" + ",".join(e.eventId for e in events) + "}"
     with db.unit_of_work(None) as session:
-        return int(session.execute(text(MARK_SQL), {"ids": ids}).scalar() or 0)
+        return queries.mark_events_published(session, ids)
 
 
 def publish_in(session: Session, publisher: EventPublisher, user_id: str, limit: int = BATCH) -> int:
@@ -159,6 +157,6 @@ def last_seq(db: Database, user_id: str) -> int:
 def sessions_awaiting_event(db: Database, within_s: int, limit: int) -> list[tuple[str, str]]:
     """(user, session) pairs with window events in the last `within_s` seconds and no `SessionProcessed`."""
     with db.unit_of_work(None) as session:
-        rows = session.execute(text(AWAITING_SQL), {"secs": within_s, "max_rows": limit}).all()
+        rows = queries.sessions_awaiting_event(session, within_s, limit)
     return [(r.user_id, r.session_id) for r in rows]
 

@@ -13,10 +13,11 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import and_, or_, select, text
+from sqlalchemy import and_, or_, select
 
 from worldmm.config import Profile
 from worldmm.db.models import ProcessingStatus, Segment
+from worldmm.db.queries import reaper as queries
 from worldmm.ingest.app_events import EventPorts
 from worldmm.ingest.claim_owner import owner_gone
 from worldmm.ingest.events import IngestWindowEvent
@@ -34,9 +35,6 @@ class ReaperPorts(EventPorts, Protocol):
     def invoker(self) -> FunctionInvoker: ...
 
 
-STALE_SQL = "SELECT * FROM worldmm_stale_pending_windows(make_interval(secs => :secs), :max_rows)"
-STALE_SUMMARIES_SQL = "SELECT * FROM worldmm_stale_summary_windows(make_interval(secs => :secs), :max_rows)"
-CLAIMED_SQL = "SELECT * FROM worldmm_claimed_windows(:max_rows)"
 MAX_ERROR_CHARS = 500
 
 
@@ -88,19 +86,19 @@ class ReapReport:
 
 
 def stale_windows(
-    services: ReaperPorts, older_than_s: int, max_rows: int, *, sql: str = STALE_SQL
+    services: ReaperPorts, older_than_s: int, max_rows: int, *, summaries: bool = False
 ) -> list[ReapedWindow]:
     """Non-complete 30 s windows not touched for `older_than_s` seconds, oldest first, of every user
-    (with STALE_SUMMARIES_SQL: a complete window under each such summary)."""
+    (`summaries`: a complete window under each summary left pending or failed that long)."""
+    read = queries.stale_summary_windows if summaries else queries.stale_pending_windows
     with services.db.unit_of_work(None) as session:
-        rows = session.execute(text(sql), {"secs": older_than_s, "max_rows": max_rows})
-        return [_window(r) for r in rows]
+        return [_window(r) for r in read(session, older_than_s, max_rows)]
 
 
 def orphaned_claims(services: ReaperPorts, max_rows: int) -> list[ReapedWindow]:
     """Local profile: windows claimed by a process of this machine that is gone, whatever their age."""
     with services.db.unit_of_work(None) as session:
-        rows = session.execute(text(CLAIMED_SQL), {"max_rows": max_rows}).all()
+        rows = queries.claimed_windows(session, max_rows)
     return [_window(r) for r in rows if owner_gone(r.claim_owner)]
 
 
@@ -171,7 +169,7 @@ def reap(services: ReaperPorts, older_than_s: int | None = None) -> ReapReport:
     candidates = [
         *(orphaned_claims(services, settings.reaper_max_windows) if local else []),
         *stale_windows(services, age, settings.reaper_max_windows),
-        *stale_windows(services, age, settings.reaper_max_windows, sql=STALE_SUMMARIES_SQL),
+        *stale_windows(services, age, settings.reaper_max_windows, summaries=True),
     ]
     for window in candidates:
         if _key(window) not in seen:

@@ -29,11 +29,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import delete, func, select, text, tuple_
+from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.orm import Session
 
 from worldmm.crashpoints import crash_point
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, Triple
+from worldmm.db.queries.summaries import lock_summary_slot
 from worldmm.errors import ModelOutputError
 from worldmm.ingest.claim_owner import owner_for, owner_gone
 from worldmm.llm.usage import UsageLog
@@ -207,8 +208,7 @@ def _may_be_due(services: MultiscalePorts, user_id: str, session_id: str, key: S
 
 def _lock(session: Session, user_id: str, session_id: str, key: SlotKey) -> None:
     """Serialise work on one summary slot for the rest of the transaction."""
-    name = f"multiscale:{user_id}:{session_id}:{key.duration_seconds}:{key.window_index}"
-    session.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": name})
+    lock_summary_slot(session, user_id, session_id, key.duration_seconds, key.window_index)
 
 
 def _slot(session: Session, user_id: str, session_id: str, key: SlotKey) -> Segment | None:

@@ -15,9 +15,10 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy import and_, func, or_, select, update
 
 from worldmm.db.models import Entity, EntityCorrection
+from worldmm.db.queries.memories import bump_graph_generations, lock_corrections
 from worldmm.errors import Forbidden
 from worldmm.memories.models import EntityCorrected
 from worldmm.memory.entities import normalize_surface_form
@@ -28,12 +29,6 @@ if TYPE_CHECKING:
     from worldmm.db.engine import Database
 
 ENTITY_NOT_YOURS = "entity not found or not yours"
-
-# One correction at a time per user: two merges crossing each other must not point two groups at each other.
-_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtextextended('worldmm-entity-corrections:' || :user_id, 0))"
-_BUMP_GRAPHS_SQL = """
-UPDATE worldmm_graph_generations SET generation = nextval('worldmm_graph_generation_seq') WHERE user_id = :user_id
-"""
 
 
 class EntityCorrections:
@@ -52,7 +47,9 @@ class EntityCorrections:
             raise Forbidden(ENTITY_NOT_YOURS) from exc
         name = normalize_surface_form(name)
         with self.db.unit_of_work(user_id) as session:
-            session.execute(text(_LOCK_SQL), {"user_id": user_id})
+            # One correction at a time per user: two merges crossing each other must not point two groups at
+            # each other.
+            lock_corrections(session, user_id)
             row = session.scalars(select(Entity).where(Entity.id == named_id, Entity.user_id == user_id)).first()
             if row is None:
                 raise Forbidden(ENTITY_NOT_YOURS)
@@ -77,7 +74,7 @@ class EntityCorrections:
                     Entity(user_id=user_id, canonical_entity_id=target_id, surface_form=name, canonical_name=name)
                 )
             if merged:
-                session.execute(text(_BUMP_GRAPHS_SQL), {"user_id": user_id})
+                bump_graph_generations(session, user_id)
             session.add(
                 EntityCorrection(
                     user_id=user_id,

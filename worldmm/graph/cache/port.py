@@ -96,17 +96,10 @@ def build_graph_cache(settings: Settings, generation: GenerationReader | None = 
 
 def stored_generation(db: Database, key: GraphKey) -> int:
     """The generation PostgreSQL holds for this graph (0 before its first triple write)."""
-    from sqlalchemy import text
+    from worldmm.db.queries.graph_cache import graph_generation
 
     with db.unit_of_work(key.user_id) as session:
-        value = session.execute(
-            text(
-                "SELECT generation FROM worldmm_graph_generations WHERE user_id = :user_id "
-                "AND memory_type = CAST(:memory_type AS worldmm_memory_type) AND scale = :scale"
-            ),
-            {"user_id": key.user_id, "memory_type": key.memory_type.value, "scale": key.scale or 0},
-        ).scalar_one_or_none()
-    return int(value or 0)
+        return graph_generation(session, key.user_id, key.memory_type.value, key.scale or 0)
 
 
 def load_graph(services: GraphPorts, key: GraphKey) -> UserGraph:
