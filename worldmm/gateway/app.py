@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,8 @@ from worldmm.gateway.sse import EVENTS_PATH, EventStreams
 from worldmm.retrieval.reader import load_model
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
     from worldmm.services import Services
 
 logger = Logger(child=True)
@@ -328,10 +330,23 @@ def create_app(
     )
     mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
-    streams = EventStreams(
-        services.settings, services.db, publisher if isinstance(publisher, LocalEventHub) else None
-    )
+    streams = EventStreams(services.settings, services.db, publisher if isinstance(publisher, LocalEventHub) else None)
     dispatcher = EventDispatcher(services)
+
+    app = Starlette(
+        routes=_routes(gateway, streams, mcp_app),
+        lifespan=_lifespan(dispatcher, mcp_server, notifications),
+        exception_handlers={404: _not_found},
+    )
+    app.state.gateway = gateway
+    return app
+
+
+def _lifespan(
+    dispatcher: EventDispatcher, mcp_server: MCPServer, notifications: UploadNotifications
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the event dispatcher and MCP's session manager run while it serves; then the upload
+    notifications are closed."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -343,24 +358,24 @@ def create_app(
             dispatcher.stop()
         notifications.close()
 
+    return lifespan
+
+
+def _routes(gateway: Gateway, streams: EventStreams, mcp_app: Any) -> list[Route]:
+    """The gateway's routes, in matching order: the document, the event stream, uploads, the page, MCP, then
+    every API route."""
     # Every method reaches `api`, which answers 404 where no route matches, as the HTTP API does (it has no
     # CORS configuration, so OPTIONS too): never a 405 with an Allow header the deployed API would not send.
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-    app = Starlette(
-        routes=[
-            Route("/openapi.json", gateway.openapi, methods=["GET"]),
-            Route(EVENTS_PATH, streams.endpoint, methods=["GET"]),
-            Route(UPLOADS_PATH, gateway.upload_form, methods=["POST"]),
-            *page_routes(),
-            Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),
-            Route(MCP_PATH, mcp_app),
-            Route("/{path:path}", gateway.api, methods=methods),
-        ],
-        lifespan=lifespan,
-        exception_handlers={404: _not_found},
-    )
-    app.state.gateway = gateway
-    return app
+    return [
+        Route("/openapi.json", gateway.openapi, methods=["GET"]),
+        Route(EVENTS_PATH, streams.endpoint, methods=["GET"]),
+        Route(UPLOADS_PATH, gateway.upload_form, methods=["POST"]),
+        *page_routes(),
+        Route(UPLOADS_PATH + "{key:path}", gateway.upload, methods=["PUT"]),
+        Route(MCP_PATH, mcp_app),
+        Route("/{path:path}", gateway.api, methods=methods),
+    ]
 
 
 def loopback(host: str) -> bool:

@@ -304,6 +304,13 @@ def build_mcp_server(
             validate_token_resource=False,
         ),
     )
+    _add_reading_tools(server, services)
+    _add_forget_tools(server, services, confirmations)
+    return server
+
+
+def _add_reading_tools(server: MCPServer, services: Callable[[str], Services]) -> None:
+    """Register the tools that read the caller's memories: search_memories, timeline and ask (in that order)."""
 
     @server.tool(
         name="search_memories",
@@ -346,6 +353,12 @@ def build_mcp_server(
         user_id = caller()
         return await anyio.to_thread.run_sync(lambda: ask(services(user_id), user_id, question))
 
+
+def _add_forget_tools(
+    server: MCPServer, services: Callable[[str], Services], confirmations: ConfirmationCodes | None
+) -> None:
+    """Register the irreversible tools, forget_me and forget_span, each confirmed through `confirmations`."""
+
     @server.tool(
         name="forget_me",
         description="Erase ALL of the caller's memories, chats and uploads, irreversibly, only when the user asks "
@@ -375,8 +388,6 @@ def build_mcp_server(
         return await anyio.to_thread.run_sync(
             lambda: forget_span(services(user_id), user_id, since, until, session_id, code, confirmations)
         )
-
-    return server
 
 
 def transport_security(public_url: str) -> TransportSecuritySettings:
