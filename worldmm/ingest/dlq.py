@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from worldmm.errors import GpuUnavailableError, WorldMMError
-from worldmm.ingest.events import EventRejected, IngestWindowEvent, IngestWindowSkipped
+from worldmm.ingest.events import EventRejected, IngestWindowEvent, IngestWindowSkipped, IngestWindowSuccess
 from worldmm.ingest.sessions.port import owned_session
 from worldmm.ingest.steplog import log_step
 from worldmm.ingest.window import find_window_segment, gpu_required, ingest_window
@@ -75,17 +75,8 @@ def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any
     A message that can never succeed (not JSON, not a valid window event, a session that is not the
     event's user's) is logged with the `event_rejected` step and consumed, not retried for 14 days.
     """
-    try:
-        event = window_event_from_body(record.body)
-    except (ValueError, ValidationError) as exc:  # json.JSONDecodeError is a ValueError
-        log_step(
-            logger,
-            "event_rejected",
-            level="warning",
-            reason="invalid_event",
-            message_id=record.message_id,
-            error_type=type(exc).__name__,
-        )
+    event = _event_in(record)
+    if event is None:
         return IngestWindowSkipped(reason="invalid_event").model_dump()
     existing = find_window_segment(services, event.userId, event.sessionId, event.windowIndex)
     log_step(
@@ -111,8 +102,34 @@ def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any
     if gpu_required(services.settings) and services.gpu_url() is None:
         defer_for_gpu(services, record)
         raise GpuUnavailableError("GPU worker unavailable; message deferred")
+    result = _retry_window(services, record, event)
+    if isinstance(result, IngestWindowSkipped) and result.reason == "in_progress":
+        # Another invocation holds the window (or crashed holding it): keep the message until it is done.
+        raise WindowBusyError(f"window {event.windowIndex} of {event.sessionId} is being processed")
+    services.gpu_demand.settle(record.message_id)
+    return result.model_dump()
+
+
+def _event_in(record: SQSRecord) -> IngestWindowEvent | None:
+    """The message's window event, or None (logged `event_rejected`) when it is not JSON or not a valid event."""
     try:
-        result = ingest_window(services, event)
+        return window_event_from_body(record.body)
+    except (ValueError, ValidationError) as exc:  # json.JSONDecodeError is a ValueError
+        log_step(
+            logger,
+            "event_rejected",
+            level="warning",
+            reason="invalid_event",
+            message_id=record.message_id,
+            error_type=type(exc).__name__,
+        )
+        return None
+
+
+def _retry_window(services: WindowPorts, record: SQSRecord, event: IngestWindowEvent) -> IngestWindowSuccess:
+    """Run the window again; a GPU outage defers the message, any other failure is logged; both propagate."""
+    try:
+        return ingest_window(services, event)
     except GpuUnavailableError:  # it went away between the check and the window's own gate
         defer_for_gpu(services, record)
         raise
@@ -128,8 +145,3 @@ def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any
             error=str(exc)[:500],
         )
         raise
-    if isinstance(result, IngestWindowSkipped) and result.reason == "in_progress":
-        # Another invocation holds the window (or crashed holding it): keep the message until it is done.
-        raise WindowBusyError(f"window {event.windowIndex} of {event.sessionId} is being processed")
-    services.gpu_demand.settle(record.message_id)
-    return result.model_dump()

@@ -160,7 +160,25 @@ def ingest_session(
     default_workers = settings.batch_max_requests if batching else settings.ingest_concurrency
     workers = max(1, concurrency or default_workers)
     started = time.perf_counter()
-    root = Path(session_dir)
+    meta, session = _open_session(services, user_id, Path(session_dir))
+    report = IngestSessionReport(session_id=meta.session_id, windows=meta.window_count)
+    logger.info(
+        "ingest_session_started",
+        extra={"session_id": meta.session_id, "window_count": meta.window_count, "concurrency": workers},
+    )
+    _run_windows(services, user_id, session, meta.window_count, workers, progress, report)
+
+    on_session_end(services, user_id, meta.session_id, concurrency=workers)
+    report.summaries = complete_summaries(services.db, user_id, meta.session_id)
+    report.wall_s = time.perf_counter() - started
+    logger.info("ingest_session_completed", extra=report.as_dict())
+    return report
+
+
+def _open_session(services: IngestSessionPorts, user_id: str, root: Path) -> tuple[SessionMetadata, _Session]:
+    """Stages 1–2: the directory's metadata, its windows' place in time, and (unless every window is
+    complete already) the full recording transcribed."""
+    settings = services.settings
     meta = load_metadata(root)
     raw = json.loads((root / "metadata.json").read_text(encoding="utf-8"))
     created_at = info_from_item(meta.session_id, raw).created_at
@@ -174,24 +192,26 @@ def ingest_session(
     incomplete = _incomplete_window_count(services, user_id, meta.session_id, meta.window_count)
     span = (created_at, created_at + timedelta(seconds=meta.window_count * settings.window_seconds))
     transcript = _transcribe_full(services, user_id, meta.session_id, span, root) if incomplete else None
-    session = _Session(meta.session_id, created_at, offset, transcript, store)
-    report = IngestSessionReport(session_id=meta.session_id, windows=meta.window_count)
-    logger.info(
-        "ingest_session_started",
-        extra={"session_id": meta.session_id, "window_count": meta.window_count, "concurrency": workers},
-    )
+    return meta, _Session(meta.session_id, created_at, offset, transcript, store)
 
+
+def _run_windows(
+    services: IngestSessionPorts,
+    user_id: str,
+    session: _Session,
+    window_count: int,
+    workers: int,
+    progress: bool,
+    report: IngestSessionReport,
+) -> None:
+    """Stage 3: every window through the window routine, `workers` at a time, each outcome counted in `report`."""
     from tqdm import tqdm
 
     with (
         ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest-session") as pool,
-        tqdm(
-            total=meta.window_count, desc=f"session {meta.session_id}", unit="window", disable=not progress
-        ) as bar,
+        tqdm(total=window_count, desc=f"session {session.session_id}", unit="window", disable=not progress) as bar,
     ):
-        futures = {
-            pool.submit(_ingest_window, services, user_id, session, n): n for n in range(meta.window_count)
-        }
+        futures = {pool.submit(_ingest_window, services, user_id, session, n): n for n in range(window_count)}
         for future in as_completed(futures):
             n = futures[future]
             try:
@@ -202,12 +222,6 @@ def ingest_session(
             else:
                 setattr(report, outcome, getattr(report, outcome) + 1)
             bar.update(1)
-
-    on_session_end(services, user_id, meta.session_id, concurrency=workers)
-    report.summaries = complete_summaries(services.db, user_id, meta.session_id)
-    report.wall_s = time.perf_counter() - started
-    logger.info("ingest_session_completed", extra=report.as_dict())
-    return report
 
 
 def _incomplete_window_count(services: IngestSessionPorts, user_id: str, session_id: str, window_count: int) -> int:

@@ -108,31 +108,7 @@ def ingest_text_windows(
         by_session.setdefault(window.session_id, []).append(window)
     chunk = max(1, services.settings.text_ingest_chunk)
     for session_id, session_windows in by_session.items():
-        done = _complete_indexes(services, user_id, session_id, [w.window_index for w in session_windows])
-        todo = [w for w in session_windows if w.window_index not in done]
-        report.skipped += len(session_windows) - len(todo)
-        held = len(session_windows) - len(todo)  # reported with the session's summaries
-        batches = [todo[start : start + chunk] for start in range(0, len(todo), chunk)]
-        # Extraction (spaCy: mostly Python) runs one chunk ahead of the embeddings and writes (torch and
-        # PostgreSQL: outside the GIL), so both cores work; the writes stay in window order.
-        ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-extract")
-        try:
-            extracted = [ahead.submit(_extract, services, batch) for batch in batches]
-            for n, (batch, future) in enumerate(zip(batches, extracted, strict=True)):
-                _write_chunk(services, user_id, batch, future.result(), report)
-                if n + 1 < len(batches):
-                    _report(progress, len(batch))
-                else:
-                    held += len(batch)
-        finally:
-            ahead.shutdown(cancel_futures=True)
-        t = time.perf_counter()
-        before = complete_summaries(services.db, user_id, session_id)
-        on_session_end(services, user_id, session_id, concurrency=services.settings.text_ingest_summary_concurrency)
-        report.summaries += complete_summaries(services.db, user_id, session_id) - before
-        report.time("summaries", t)
-        report.sessions += 1
-        _report(progress, held)
+        _ingest_session(services, user_id, session_id, session_windows, chunk, report, progress)
     report.seconds = time.perf_counter() - started
     logger.info(
         "text_windows_ingested",
@@ -147,6 +123,43 @@ def ingest_text_windows(
         },
     )
     return report
+
+
+def _ingest_session(
+    services: TextWindowPorts,
+    user_id: str,
+    session_id: str,
+    session_windows: list[TextWindow],
+    chunk: int,
+    report: TextIngestReport,
+    progress: Callable[[int], object] | None,
+) -> None:
+    """One session's windows not complete yet, a chunk per transaction in window order, then its summaries."""
+    done = _complete_indexes(services, user_id, session_id, [w.window_index for w in session_windows])
+    todo = [w for w in session_windows if w.window_index not in done]
+    report.skipped += len(session_windows) - len(todo)
+    held = len(session_windows) - len(todo)  # reported with the session's summaries
+    batches = [todo[start : start + chunk] for start in range(0, len(todo), chunk)]
+    # Extraction (spaCy: mostly Python) runs one chunk ahead of the embeddings and writes (torch and
+    # PostgreSQL: outside the GIL), so both cores work; the writes stay in window order.
+    ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="text-extract")
+    try:
+        extracted = [ahead.submit(_extract, services, batch) for batch in batches]
+        for n, (batch, future) in enumerate(zip(batches, extracted, strict=True)):
+            _write_chunk(services, user_id, batch, future.result(), report)
+            if n + 1 < len(batches):
+                _report(progress, len(batch))
+            else:
+                held += len(batch)
+    finally:
+        ahead.shutdown(cancel_futures=True)
+    t = time.perf_counter()
+    before = complete_summaries(services.db, user_id, session_id)
+    on_session_end(services, user_id, session_id, concurrency=services.settings.text_ingest_summary_concurrency)
+    report.summaries += complete_summaries(services.db, user_id, session_id) - before
+    report.time("summaries", t)
+    report.sessions += 1
+    _report(progress, held)
 
 
 def _report(progress: Callable[[int], object] | None, count: int) -> None:
@@ -192,9 +205,7 @@ def _write_chunk(
     report.timings["extract"] = report.timings.get("extract", 0.0) + extracted.seconds  # overlaps the rest
 
     t = time.perf_counter()
-    forms = list(
-        dict.fromkeys(f for x in extractions for f in triple_entity_forms(x.triples, x.entities))
-    )
+    forms = list(dict.fromkeys(f for x in extractions for f in triple_entity_forms(x.triples, x.entities)))
     context = " ".join(w.caption for w in batch)[:MAX_CONTEXT_CHARS]
     entity_ids = resolve_entities(services, user_id, forms, context, usage=usage)
     report.time("entities", t)
