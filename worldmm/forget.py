@@ -113,7 +113,7 @@ class ForgetPorts(DatabasePorts, Protocol):
     def placement(self) -> UserPlacement: ...
 
 
-FORGET_AUDIT_TABLE = "worldmm_forget_audit"
+FORGET_AUDIT_TABLE = "worldmm_forget_audit"  # the audit row's table (worldmm.db.queries.forget writes it)
 
 # Tenant tables in the order their rows go (children first); any other table with a user_id column found in
 # the schema is erased after them, and the generation counters last (the triggers on the deletes above
@@ -230,13 +230,10 @@ def forget_user(services: ForgetPorts, user_id: str, *, requested_by: str = "ope
 
 
 def _segment_sessions(services: ForgetPorts, user_id: str) -> set[str]:
-    from sqlalchemy import text
+    from worldmm.db.queries.forget import segment_session_ids
 
     with services.db.unit_of_work(user_id) as session:
-        rows = session.execute(  # scoped by user_id as well as by row-level security
-            text("SELECT DISTINCT session_id FROM worldmm_segments WHERE user_id = :user_id"), {"user_id": user_id}
-        ).scalars()
-        return {str(r) for r in rows}
+        return segment_session_ids(session, user_id)
 
 
 def _unclaimed(services: ForgetPorts, session_ids: set[str]) -> set[str]:
@@ -271,32 +268,20 @@ def sweep_unclaimed_uploads(services: ForgetPorts, session_ids: set[str]) -> int
 
 def _user_tables(session: Session) -> list[str]:
     """Every table of the schema with a user_id column: the known ones in order, then any other."""
-    from sqlalchemy import text
+    from worldmm.db.queries.forget import user_table_names
 
-    found = set(
-        session.execute(
-            text(
-                "SELECT c.table_name FROM information_schema.columns c "
-                "JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
-                "WHERE c.table_schema = current_schema() AND c.column_name = 'user_id' "
-                "AND t.table_type = 'BASE TABLE'"
-            )
-        ).scalars()
-    )
+    found = user_table_names(session)
     ordered = [t for t in ORDERED_TABLES if t in found]
     others = sorted(found - set(ORDERED_TABLES) - set(GENERATION_TABLES))
     return ordered + others + [t for t in GENERATION_TABLES if t in found]
 
 
 def _erase_postgres(services: ForgetPorts, user_id: str, report: ForgetReport) -> None:
-    from sqlalchemy import text
+    from worldmm.db.queries.forget import delete_user_rows
 
     with services.db.unit_of_work(user_id) as session:
         for table in _user_tables(session):
-            # The table names come from the schema itself; the user is a bound parameter, and row-level
-            # security limits the statement to the user's rows whatever it says.
-            result = session.execute(text(f'DELETE FROM "{table}" WHERE user_id = :u'), {"u": user_id})
-            report.add(f"postgres.{table}", int(getattr(result, "rowcount", 0) or 0))
+            report.add(f"postgres.{table}", delete_user_rows(session, table, user_id))
 
 
 # --- audit -----------------------------------------------------------------------------------------
@@ -304,25 +289,19 @@ def _erase_postgres(services: ForgetPorts, user_id: str, report: ForgetReport) -
 
 def _write_audit(services: ForgetPorts, report: ForgetReport) -> None:
     """One append-only row: hash, who, when, counts. Never raises over the erase's own outcome."""
-    from sqlalchemy import text
+    from worldmm.db.queries.forget import insert_forget_audit
 
     try:
         with services.db.unit_of_work(None) as session:
-            session.execute(
-                text(
-                    f"INSERT INTO {FORGET_AUDIT_TABLE} "
-                    "(user_hash, requested_by, started_at, finished_at, complete, deleted, error) "
-                    "VALUES (:h, :by, :started, :finished, :complete, CAST(:deleted AS jsonb), :error)"
-                ),
-                {
-                    "h": report.user_hash,
-                    "by": report.requested_by,
-                    "started": report.started_at,
-                    "finished": report.finished_at or datetime.now(UTC),
-                    "complete": report.complete,
-                    "deleted": json.dumps(report.deleted),
-                    "error": report.error,
-                },
+            insert_forget_audit(
+                session,
+                user_hash=report.user_hash,
+                requested_by=report.requested_by,
+                started_at=report.started_at,
+                finished_at=report.finished_at or datetime.now(UTC),
+                complete=report.complete,
+                deleted_json=json.dumps(report.deleted),
+                error=report.error,
             )
     except Exception:
         logger.exception("forget audit not written", extra={"step": "forget.audit_failed"})

@@ -9,7 +9,7 @@ The steps, each safe to run again, so a move killed anywhere is finished by runn
    is a UserMovingError (503, Retry-After) before it reads or writes anything (migration 0018).
 3. copy: one transaction on the target erases whatever an earlier, unfinished copy left and copies every
    table with a `user_id` column, row for row (COPY out of the source, COPY into a temporary table,
-   INSERT into the table: row-level security holds), with triggers off as in a replica, so the copy is
+   insert into the table: row-level security holds), with triggers off as in a replica, so the copy is
    the source's rows and nothing the triggers would add; the generation sequences are moved past the copied
    generations.
 4. verify: per table, the number of rows and a checksum of their text (a sum of per-row MD5 prefixes, so
@@ -27,19 +27,20 @@ in every transaction, so row-level security still limits every statement to the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from worldmm.cells.port import Placement, PlacementConflict, PlacementMap
 from worldmm.config import CellSettings
 from worldmm.crashpoints import crash_point
 from worldmm.db.engine import USER_SETTING, Database
+from worldmm.db.queries import cells as queries
+from worldmm.db.queries.forget import delete_user_rows, user_table_names
 from worldmm.errors import ConfigurationError, Conflict
 
 logger = Logger(child=True)
@@ -93,42 +94,17 @@ class MoveReport:
 @contextmanager
 def _as_user(db: Database, user_id: str) -> Iterator[Session]:
     with db.unit_of_work(None) as session:
-        session.execute(text("SELECT set_config(:k, :v, true)"), {"k": USER_SETTING, "v": user_id})
-        session.execute(text("SET LOCAL TimeZone = 'UTC'"))
+        queries.set_user(session, USER_SETTING, user_id)
+        queries.use_utc(session)
         yield session
 
 
 def user_tables(session: Session) -> list[str]:
     """Every table with a `user_id` column, parents first (the generation counters last)."""
-    found = set(
-        session.execute(
-            text(
-                "SELECT c.table_name FROM information_schema.columns c JOIN information_schema.tables t "
-                "ON t.table_schema = c.table_schema AND t.table_name = c.table_name "
-                "WHERE c.table_schema = current_schema() AND c.column_name = 'user_id' AND t.table_type = 'BASE TABLE'"
-            )
-        ).scalars()
-    )
+    found = user_table_names(session)
     first = [t for t in PARENTS_FIRST if t in found]
     last = [t for t in GENERATION_SEQUENCES if t in found]
     return first + sorted(found - set(first) - set(last)) + last
-
-
-def copied_columns(session: Session, table: str) -> list[str]:
-    """The columns a copy carries: not those the target fills itself (serial, identity, generated)."""
-    rows = session.execute(
-        text(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = :t AND is_generated = 'NEVER' AND is_identity = 'NO' "
-            "AND coalesce(column_default, '') NOT LIKE 'nextval(%' ORDER BY ordinal_position"
-        ),
-        {"t": table},
-    ).scalars()
-    return list(rows)
-
-
-def _quoted(columns: Sequence[str]) -> str:
-    return ", ".join(f'"{c}"' for c in columns)
 
 
 def table_checksums(session: Session, user_id: str) -> dict[str, tuple[int, int]]:
@@ -137,15 +113,7 @@ def table_checksums(session: Session, user_id: str) -> dict[str, tuple[int, int]
     for table in user_tables(session):
         if table in GENERATION_SEQUENCES:
             continue
-        cols = _quoted(copied_columns(session, table))
-        row = session.execute(
-            text(
-                f"SELECT count(*), coalesce(sum(('x' || substr(md5(CAST(r AS text)), 1, 15))::bit(60)::bigint), 0) "
-                f'FROM (SELECT {cols} FROM "{table}" WHERE user_id = :u) r'
-            ),
-            {"u": user_id},
-        ).one()
-        sums[table] = (int(row[0]), int(row[1]))
+        sums[table] = queries.table_checksum(session, table, queries.copied_columns(session, table), user_id)
     return sums
 
 
@@ -154,8 +122,7 @@ def _delete_user(session: Session, user_id: str) -> dict[str, int]:
     tables = user_tables(session)
     children_first = [t for t in reversed(tables) if t not in GENERATION_SEQUENCES]
     for table in children_first + [t for t in tables if t in GENERATION_SEQUENCES]:
-        result = session.execute(text(f'DELETE FROM "{table}" WHERE user_id = :u'), {"u": user_id})
-        deleted[table] = int(getattr(result, "rowcount", 0) or 0)
+        deleted[table] = delete_user_rows(session, table, user_id)
     return deleted
 
 
@@ -206,10 +173,7 @@ class CellMover:
             if cell == target:
                 continue
             with owner.unit_of_work(None) as session:
-                state = session.execute(
-                    text("SELECT state FROM worldmm_cell_departures WHERE departed_user = :u AND to_cell = :t"),
-                    {"u": user_id, "t": target},
-                ).scalar()
+                state = queries.departure_state(session, user_id, target)
             if state is not None:
                 return cell
         return None
@@ -238,53 +202,20 @@ class CellMover:
 
     def _fence(self, user_id: str, source: str, target: str) -> None:
         with self.owners[source].unit_of_work(None) as session:
-            session.execute(
-                text("SELECT pg_advisory_xact_lock(hashtextextended('worldmm-cell:' || :u, 0))"), {"u": user_id}
-            )
-            session.execute(
-                text(
-                    "INSERT INTO worldmm_cell_departures (departed_user, state, to_cell) VALUES (:u, 'moving', :t) "
-                    "ON CONFLICT (departed_user) DO UPDATE SET state = 'moving', to_cell = :t, updated_at = now()"
-                ),
-                {"u": user_id, "t": target},
-            )
+            queries.fence_departure(session, user_id, target)
 
     def _copy(self, user_id: str, source: str, target: str, report: MoveReport) -> None:
         with _as_user(self.owners[source], user_id) as src, _as_user(self.owners[target], user_id) as dst:
-            dst.execute(text("SET LOCAL session_replication_role = replica"))  # no trigger adds to the copy
+            queries.as_replica(dst)  # no trigger adds to the copy
             _delete_user(dst, user_id)  # what an earlier copy committed before its verify failed or was killed
-            reader = src.connection().connection.driver_connection
-            writer = dst.connection().connection.driver_connection
-            assert reader is not None and writer is not None
             for table in user_tables(src):
-                columns = _quoted(copied_columns(src, table))
-                stage = f'CREATE TEMP TABLE worldmm_move_stage ON COMMIT DROP AS SELECT {columns} FROM "{table}"'
-                dst.execute(text(f"{stage} WITH NO DATA"))
-                select = f'SELECT {columns} FROM "{table}" WHERE user_id = %s'
-                with (
-                    reader.cursor() as out_cur,
-                    writer.cursor() as in_cur,
-                    out_cur.copy(f"COPY ({select}) TO STDOUT", (user_id,)) as out,
-                    in_cur.copy("COPY worldmm_move_stage FROM STDIN") as into,
-                ):
-                    for block in out:
-                        report.bytes_copied += len(block)
-                        into.write(block)
-                result = dst.execute(
-                    text(f'INSERT INTO "{table}" ({columns}) SELECT {columns} FROM worldmm_move_stage')
-                )
-                report.rows[table] = int(getattr(result, "rowcount", 0) or 0)
-                dst.execute(text("DROP TABLE worldmm_move_stage"))
+                rows, copied = queries.copy_user_rows(src, dst, table, queries.copied_columns(src, table), user_id)
+                report.rows[table] = rows
+                report.bytes_copied += copied
                 crash_point("cells.move.table_copied")
                 sequence = GENERATION_SEQUENCES.get(table)
                 if sequence is not None:  # a generation the target hands out later is never one copied now
-                    dst.execute(
-                        text(
-                            f"SELECT setval('{sequence}', greatest((SELECT last_value FROM {sequence}), "
-                            f'(SELECT coalesce(max(generation), 1) FROM "{table}" WHERE user_id = :u)))'
-                        ),
-                        {"u": user_id},
-                    )
+                    queries.advance_generation_sequence(dst, sequence, table, user_id)
 
     def _verify(self, user_id: str, source: str, target: str) -> None:
         with _as_user(self.owners[source], user_id) as src:
@@ -298,19 +229,13 @@ class CellMover:
     def _after_switch(self, user_id: str, source: str | None, target: str, report: MoveReport) -> None:
         started = time.perf_counter()
         with self.owners[target].unit_of_work(None) as session:
-            session.execute(text("DELETE FROM worldmm_cell_departures WHERE departed_user = :u"), {"u": user_id})
+            queries.delete_departure(session, user_id)
         if source is not None:
             with self.owners[source].unit_of_work(None) as session:
-                session.execute(
-                    text(
-                        "UPDATE worldmm_cell_departures SET state = 'moved', updated_at = now() "
-                        "WHERE departed_user = :u"
-                    ),
-                    {"u": user_id},
-                )
+                queries.mark_departed(session, user_id)
             self._erase_cached(user_id)  # generations of the old cell's graphs are not the new cell's
             with _as_user(self.owners[source], user_id) as session:
-                session.execute(text("SET LOCAL session_replication_role = replica"))
+                queries.as_replica(session)
                 erased = _delete_user(session, user_id)
             logger.info("old copy erased", extra={"step": "cells.move.erased", "rows": sum(erased.values())})
             crash_point("cells.move.erased")

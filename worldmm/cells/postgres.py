@@ -7,10 +7,13 @@ security on `app.user_id`, migrations 0018 and 0020); a move's steps change a pl
 
 from __future__ import annotations
 
-from sqlalchemy import text
+from collections.abc import Callable
+
+from sqlalchemy.orm import Session
 
 from worldmm.cells.port import Placement, PlacementConflict
-from worldmm.db.engine import Database
+from worldmm.db.engine import USER_SETTING, Database
+from worldmm.db.queries import cells as queries
 
 
 class PostgresPlacementMap:
@@ -22,77 +25,47 @@ class PostgresPlacementMap:
 
     def get(self, user_id: str) -> Placement | None:
         with self._db.unit_of_work(None) as session:
-            session.execute(text("SELECT set_config('app.user_id', :u, true)"), {"u": user_id})
-            row = session.execute(
-                text("SELECT cell, moving_to FROM worldmm_cell_placements WHERE placed_user = :u"), {"u": user_id}
-            ).one_or_none()
+            queries.set_user(session, USER_SETTING, user_id)
+            row = queries.placement(session, user_id)
         return None if row is None else Placement(user_id, row.cell, row.moving_to)
 
     def place(self, user_id: str, cell: str) -> Placement:
         with self._db.unit_of_work(None) as session:
-            session.execute(text("SELECT set_config('app.user_id', :u, true)"), {"u": user_id})
-            session.execute(
-                text(
-                    "INSERT INTO worldmm_cell_placements (placed_user, cell) VALUES (:u, :c) "
-                    "ON CONFLICT (placed_user) DO NOTHING"
-                ),
-                {"u": user_id, "c": cell},
-            )
+            queries.set_user(session, USER_SETTING, user_id)
+            queries.insert_placement(session, user_id, cell)
         placed = self.get(user_id)
         assert placed is not None
         return placed
 
-    def _operator_update(self, user_id: str, sql: str, values: dict[str, str]) -> bool:
+    def _operator_update(self, change: Callable[[Session], bool]) -> bool:
         if self._operator is None:
             from worldmm.errors import ConfigurationError
 
             raise ConfigurationError("moving a user needs the first cell's owner URL (databaseAdminUrl)")
         with self._operator.unit_of_work(None) as session:
-            result = session.execute(text(sql), {"u": user_id, **values})
-            return bool(getattr(result, "rowcount", 0))
+            return change(session)
 
     def begin_move(self, user_id: str, source: str, target: str) -> Placement:
-        if not self._operator_update(
-            user_id,
-            "UPDATE worldmm_cell_placements SET moving_to = :t, updated_at = now() WHERE placed_user = :u "
-            "AND cell = :s AND (moving_to IS NULL OR moving_to = :t)",
-            {"s": source, "t": target},
-        ):
+        if not self._operator_update(lambda session: queries.mark_moving(session, user_id, source, target)):
             raise PlacementConflict(f"the user is not on {source}, or is moving elsewhere")
         return Placement(user_id, source, target)
 
     def switch(self, user_id: str, source: str, target: str) -> Placement:
-        if self._operator_update(
-            user_id,
-            "UPDATE worldmm_cell_placements SET cell = :t, updated_at = now() WHERE placed_user = :u "
-            "AND ((cell = :s AND moving_to = :t) OR (cell = :t AND moving_to = :t))",
-            {"s": source, "t": target},
-        ):
+        if self._operator_update(lambda session: queries.switch_placement(session, user_id, source, target)):
             return Placement(user_id, target, target)
         raise PlacementConflict(f"the user is not moving from {source} to {target}")
 
     def finish(self, user_id: str, target: str) -> Placement:
-        if not self._operator_update(
-            user_id,
-            "UPDATE worldmm_cell_placements SET moving_to = NULL, updated_at = now() WHERE placed_user = :u "
-            "AND cell = :t",
-            {"t": target},
-        ):
+        if not self._operator_update(lambda session: queries.clear_moving(session, user_id, target)):
             raise PlacementConflict(f"the user is not on {target}")
         return Placement(user_id, target)
 
     def forget(self, user_id: str) -> bool:
         with self._db.unit_of_work(None) as session:
-            session.execute(text("SELECT set_config('app.user_id', :u, true)"), {"u": user_id})
-            deleted = session.execute(
-                text("DELETE FROM worldmm_cell_placements WHERE placed_user = :u AND moving_to IS NULL RETURNING cell"),
-                {"u": user_id},
-            ).one_or_none()
-            if deleted is not None:
+            queries.set_user(session, USER_SETTING, user_id)
+            if queries.delete_settled_placement(session, user_id):
                 return True
-            moving = session.execute(
-                text("SELECT moving_to FROM worldmm_cell_placements WHERE placed_user = :u"), {"u": user_id}
-            ).one_or_none()
-        if moving is not None:
+            moving = queries.placement_exists(session, user_id)
+        if moving:
             raise PlacementConflict("the user is being moved: finish the move, then forget them")
         return False

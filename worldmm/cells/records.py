@@ -11,10 +11,10 @@ user; the reaper's sweep prunes every such record every 15 minutes, forget-me it
 from __future__ import annotations
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import text
 
 from worldmm.cells.port import PlacementConflict
 from worldmm.cells.router import CellRouter
+from worldmm.db.queries.cells import prune_departures
 
 logger = Logger(child=True)
 
@@ -40,11 +40,7 @@ class CellRecords:
         pruned = 0
         for cell_id in self.router.cells:
             with self.router.database(cell_id).unit_of_work(None) as session:
-                pruned += int(
-                    session.execute(
-                        text("SELECT worldmm_prune_cell_departures(:u, :keep)"), {"u": user_id, "keep": self.keep_s}
-                    ).scalar_one()
-                )
+                pruned += prune_departures(session, user_id, self.keep_s)
         return pruned
 
     def erase_user(self, user_id: str) -> dict[str, int]:

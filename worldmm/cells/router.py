@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from threading import Lock
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import text
 
 from worldmm.cells.port import PlacementMap
 from worldmm.config import CellSettings, Settings
-from worldmm.db.engine import Database
+from worldmm.db.engine import USER_SETTING, Database
+from worldmm.db.queries import cells as queries
 from worldmm.errors import ConfigurationError
 
 logger = Logger(child=True)
@@ -37,22 +37,14 @@ def cell_url(settings: Settings, cell: CellSettings) -> str:
 def holds_user(db: Database, user_id: str) -> bool:
     """Whether the cell holds memory or chats of the user (read as the user, under row-level security)."""
     with db.unit_of_work(None) as session:  # not entered: a forgotten user's old departure record is no refusal
-        session.execute(text("SELECT set_config('app.user_id', :u, true)"), {"u": user_id})
-        return bool(
-            session.execute(
-                text(
-                    "SELECT EXISTS (SELECT 1 FROM worldmm_segments WHERE user_id = :u) "
-                    "OR EXISTS (SELECT 1 FROM worldmm_chats WHERE user_id = :u)"
-                ),
-                {"u": user_id},
-            ).scalar()
-        )
+        queries.set_user(session, USER_SETTING, user_id)
+        return queries.holds_rows_of(session, user_id)
 
 
 def used_bytes(db: Database) -> int:
     """What the cell's database holds on disk now (tables, indexes, TOAST)."""
     with db.unit_of_work(None) as session:
-        return int(session.execute(text("SELECT pg_database_size(current_database())")).scalar_one())
+        return queries.database_size(session)
 
 
 class CellRouter:

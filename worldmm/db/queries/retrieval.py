@@ -12,6 +12,7 @@ from sqlalchemy import Row, text
 from sqlalchemy.orm import Session
 
 from worldmm.db.queries import vector_literal
+from worldmm.db.queries.graph import ENTITY_KEY_SQL, LITERAL_KEY_SQL
 
 # Exact per-user scan (a filtered HNSW scan may stop before it finds k of this user's rows).
 NEAREST_VISUAL_SQL = """
@@ -58,10 +59,9 @@ SELECT coalesce((SELECT generation FROM worldmm_segment_generations WHERE user_i
        array(SELECT lexeme FROM unnest(to_tsvector('english', :query)) AS t(lexeme, positions, weights)) AS lexemes
 """
 
-# The graph's node keys (worldmm.graph.build's ENTITY_KEY_SQL and LITERAL_KEY_SQL, spelled out): an entity's is
-# its canonical row's id, a literal's the first 16 bytes of sha256('literal:' || lower(text)).
-# Exact per-user scan of valid semantic triples (a filtered HNSW scan may return too few of them).
-SEMANTIC_SEED_SQL = """
+# Exact per-user scan of valid semantic triples (a filtered HNSW scan may return too few of them); the seeds are
+# the graph's node keys of their subjects and objects.
+SEMANTIC_SEED_SQL = f"""
 WITH candidates AS MATERIALIZED (
     SELECT t.id, t.subject_entity_id, t.object_entity_id, t.object_literal,
            t.embedding <=> CAST(:embedding AS halfvec) AS distance
@@ -71,11 +71,9 @@ WITH candidates AS MATERIALIZED (
 ), nearest AS (
     SELECT * FROM candidates ORDER BY distance, id LIMIT :k
 )
-SELECT uuid_send(coalesce(se.canonical_entity_id, se.id)) AS subject_key,
-       coalesce(
-           uuid_send(coalesce(oe.canonical_entity_id, oe.id)),
-           substring(sha256(convert_to('literal:' || lower(n.object_literal), 'UTF8')) from 1 for 16)
-       ) AS object_key
+SELECT {ENTITY_KEY_SQL.format(ent="se")} AS subject_key,
+       coalesce({ENTITY_KEY_SQL.format(ent="oe")},
+                {LITERAL_KEY_SQL.format(col="n.object_literal")}) AS object_key
 FROM nearest n
 JOIN worldmm_entities se ON se.id = n.subject_entity_id
 LEFT JOIN worldmm_entities oe ON oe.id = n.object_entity_id
