@@ -135,9 +135,7 @@ class DynamoChatRepository:
         self._write(user_id, chat, [("user", question), ("assistant", answer)], new=new)
         return chat
 
-    def _write(
-        self, user_id: str, chat_id: str, messages: list[tuple[Role, str]], *, new: bool
-    ) -> list[ChatMessage]:
+    def _write(self, user_id: str, chat_id: str, messages: list[tuple[Role, str]], *, new: bool) -> list[ChatMessage]:
         """One transaction: the chat's put (new) or conditional update, and every message's put."""
         from botocore.exceptions import ClientError
 
@@ -148,56 +146,12 @@ class DynamoChatRepository:
         ]
         last = saved[-1]
         title = next((self._rules.title(m.content) for m in saved if m.role == "user"), None)
-        chat_item: dict[str, Any]
-        if new:
-            item = {
-                "user_id": _s(user_id),
-                "chat_id": _s(chat_id),
-                "created_at": _s(now),
-                "last_activity": _s(now),
-                "last_message": _s(self._rules.preview(last.content)),
-                "activity_id": _s(last.message_id),
-                **({"title": _s(title)} if title else {}),
-            }
-            chat_item = {
-                "Put": {"TableName": self._chats, "Item": item, "ConditionExpression": "attribute_not_exists(chat_id)"}
-            }
-        else:
-            update = "SET last_message = :preview, last_activity = :now, activity_id = :activity"
-            values = {
-                ":preview": _s(self._rules.preview(last.content)),
-                ":now": _s(now),
-                ":activity": _s(last.message_id),
-            }
-            if title:
-                update += ", title = if_not_exists(title, :title)"
-                values[":title"] = _s(title)
-            chat_item = {
-                "Update": {
-                    "TableName": self._chats,
-                    "Key": {"user_id": _s(user_id), "chat_id": _s(chat_id)},
-                    "UpdateExpression": update,
-                    "ConditionExpression": "attribute_exists(chat_id)",
-                    "ExpressionAttributeValues": values,
-                }
-            }
-        puts = [
-            {
-                "Put": {
-                    "TableName": self._messages,
-                    "Item": {
-                        "chat_id": _s(chat_id),
-                        "message_id": _s(m.message_id),
-                        "user_id": _s(user_id),
-                        "role": _s(m.role),
-                        "content": _s(m.content),
-                        "created_at": _s(now),
-                    },
-                    "ConditionExpression": "attribute_not_exists(message_id)",
-                }
-            }
-            for m in saved
-        ]
+        chat_item = (
+            self._chat_put(user_id, chat_id, now, last, title)
+            if new
+            else self._chat_update(user_id, chat_id, now, last, title)
+        )
+        puts = [self._message_put(user_id, chat_id, now, m) for m in saved]
         try:
             # The chat's write and the messages' puts commit together or not at all.
             self._client.transact_write_items(TransactItems=[chat_item, *puts])  # type: ignore[list-item]
@@ -210,6 +164,59 @@ class DynamoChatRepository:
                 raise Forbidden(NOT_YOURS) from exc
             raise
         return saved
+
+    def _chat_put(self, user_id: str, chat_id: str, now: str, last: ChatMessage, title: str | None) -> dict[str, Any]:
+        """The transaction item creating a new chat whose last message is `last` (it must not exist yet)."""
+        item = {
+            "user_id": _s(user_id),
+            "chat_id": _s(chat_id),
+            "created_at": _s(now),
+            "last_activity": _s(now),
+            "last_message": _s(self._rules.preview(last.content)),
+            "activity_id": _s(last.message_id),
+            **({"title": _s(title)} if title else {}),
+        }
+        return {"Put": {"TableName": self._chats, "Item": item, "ConditionExpression": "attribute_not_exists(chat_id)"}}
+
+    def _chat_update(
+        self, user_id: str, chat_id: str, now: str, last: ChatMessage, title: str | None
+    ) -> dict[str, Any]:
+        """The transaction item moving an existing chat's activity to `last` (and titling it once, if untitled)."""
+        update = "SET last_message = :preview, last_activity = :now, activity_id = :activity"
+        values = {
+            ":preview": _s(self._rules.preview(last.content)),
+            ":now": _s(now),
+            ":activity": _s(last.message_id),
+        }
+        if title:
+            update += ", title = if_not_exists(title, :title)"
+            values[":title"] = _s(title)
+        return {
+            "Update": {
+                "TableName": self._chats,
+                "Key": {"user_id": _s(user_id), "chat_id": _s(chat_id)},
+                "UpdateExpression": update,
+                "ConditionExpression": "attribute_exists(chat_id)",
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    def _message_put(self, user_id: str, chat_id: str, now: str, message: ChatMessage) -> dict[str, Any]:
+        """The transaction item putting one message of the chat (it must not exist yet)."""
+        return {
+            "Put": {
+                "TableName": self._messages,
+                "Item": {
+                    "chat_id": _s(chat_id),
+                    "message_id": _s(message.message_id),
+                    "user_id": _s(user_id),
+                    "role": _s(message.role),
+                    "content": _s(message.content),
+                    "created_at": _s(now),
+                },
+                "ConditionExpression": "attribute_not_exists(message_id)",
+            }
+        }
 
     def get_messages(
         self, user_id: str, chat_id: str, cursor: str | None = None, limit: int | None = None
