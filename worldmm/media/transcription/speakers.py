@@ -14,7 +14,7 @@ import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -117,59 +117,104 @@ def label_speakers(
     seconds = np.array([segments[i].end_s - segments[i].start_s for i in usable])
     if len(usable) < 2 or seconds.sum() < ENOUGH_SPEECH_S:
         return list(segments), []
-    from scipy.cluster.hierarchy import fcluster, linkage
-
-    vectors = np.array([encoder.embed(samples[spans[i][0] : spans[i][1]]) for i in usable], dtype=np.float64)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    groups = fcluster(linkage(vectors, method="average", metric="cosine"), SAME_VOICE, criterion="distance")
-
-    def centroid(members: set[int]) -> NDArray[np.float64]:
-        mask = np.isin(groups, list(members))
-        total = (vectors[mask] * seconds[mask, None]).sum(axis=0)
-        return total / np.linalg.norm(total)
-
-    remembered = _remembered(known, vectors.shape[1])
-    own = {int(group): centroid({int(group)}) for group in set(groups)}
+    heard = _group_voices(samples, encoder, [spans[i] for i in usable], seconds)
+    remembered = _remembered(known, heard.vectors.shape[1])
+    own = {int(group): heard.centroid({int(group)}) for group in set(heard.groups)}
     talk: dict[int, float] = defaultdict(float)
-    for group, length in zip(groups, seconds, strict=True):
+    for group, length in zip(heard.groups, seconds, strict=True):
         talk[int(group)] += float(length)
-    wearer = _wearer(own, talk, remembered)
-    names = _names(segments, usable, groups, wearer)
-    names[wearer] = WEARER
-    addressed_groups = set(names)
-    for group in set(own) - set(names):
-        if float(seconds[groups == group].max()) >= SURE_SECONDS and (name := _recognised(own[group], remembered)):
-            names[group] = name
-
+    names, addressed_groups = _group_names(segments, usable, heard, own, talk, remembered)
     voices: dict[str, set[int]] = defaultdict(set)
     for group, name in names.items():
         voices[name].add(group)
-    centroids = {name: centroid(members) for name, members in voices.items()}
-    speaker_of: dict[int, str | None] = dict(names)
-    for group in set(own) - set(names):
-        closeness = {name: float(own[group] @ c) for name, c in centroids.items()}
-        closest = max(closeness, key=lambda name: closeness[name])
-        long_enough = float(seconds[groups == group].max()) >= SURE_SECONDS
-        if closeness[closest] >= JOINS:
-            speaker_of[group] = closest
-        elif closeness[WEARER] < NOT_WEARER and long_enough:
-            speaker_of[group] = SOMEONE
-        else:
-            speaker_of[group] = None
+    speaker_of = _group_speakers(heard, own, names, voices)
     labelled = list(segments)
-    for n, (i, group) in enumerate(zip(usable, groups, strict=True)):
+    for n, (i, group) in enumerate(zip(usable, heard.groups, strict=True)):
         speaker = speaker_of[int(group)]
         if speaker == WEARER and seconds[n] >= SURE_SECONDS:
             # one line of another voice can sit in the wearer's group (average linkage over many lines)
-            speaker = _recognised(vectors[n], remembered) or speaker
+            speaker = _recognised(heard.vectors[n], remembered) or speaker
         labelled[i] = replace(segments[i], speaker=speaker)
     heard_named = {name: members & addressed_groups for name, members in voices.items()}
     named = [
-        Voice(name, tuple(float(x) for x in centroid(members)), sum(talk[g] for g in members))
+        Voice(name, tuple(float(x) for x in heard.centroid(members)), sum(talk[g] for g in members))
         for name, members in heard_named.items()
         if members
     ]
     return labelled, named
+
+
+@dataclass(frozen=True)
+class _HeardVoices:
+    """The usable lines' voices: unit vectors, seconds spoken, and the voice group each line falls in."""
+
+    vectors: NDArray[np.float64]
+    seconds: NDArray[np.float64]
+    groups: NDArray[Any]
+
+    def centroid(self, members: set[int]) -> NDArray[np.float64]:
+        """The unit mean voice of these groups' lines, weighted by their seconds."""
+        mask = np.isin(self.groups, list(members))
+        total = (self.vectors[mask] * self.seconds[mask, None]).sum(axis=0)
+        return np.asarray(total / np.linalg.norm(total))
+
+    def long_enough(self, group: int) -> bool:
+        """Whether one of the group's lines is long enough (`SURE_SECONDS`) to tell its voice."""
+        return float(self.seconds[self.groups == group].max()) >= SURE_SECONDS
+
+
+def _group_voices(
+    samples: NDArray[np.float32], encoder: VoiceEncoder, spans: list[tuple[int, int]], seconds: NDArray[np.float64]
+) -> _HeardVoices:
+    """Each span's voice vector, grouped by voice (average-linkage clustering, kept strict: `SAME_VOICE`)."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    vectors = np.array([encoder.embed(samples[a:b]) for a, b in spans], dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    groups = fcluster(linkage(vectors, method="average", metric="cosine"), SAME_VOICE, criterion="distance")
+    return _HeardVoices(vectors, seconds, groups)
+
+
+def _group_names(
+    segments: Sequence[TranscriptSegment],
+    usable: list[int],
+    heard: _HeardVoices,
+    own: dict[int, NDArray[np.float64]],
+    talk: dict[int, float],
+    remembered: dict[str, NDArray[np.float64]],
+) -> tuple[dict[int, str], set[int]]:
+    """Voice group → name: the wearer's, the addressed ones, then the remembered voices recognised (long enough
+    to tell); and the groups named in this recording (the wearer's and the addressed)."""
+    wearer = _wearer(own, talk, remembered)
+    names = _names(segments, usable, heard.groups, wearer)
+    names[wearer] = WEARER
+    addressed_groups = set(names)
+    for group in set(own) - set(names):
+        if heard.long_enough(group) and (name := _recognised(own[group], remembered)):
+            names[group] = name
+    return names, addressed_groups
+
+
+def _group_speakers(
+    heard: _HeardVoices,
+    own: dict[int, NDArray[np.float64]],
+    names: dict[int, str],
+    voices: dict[str, set[int]],
+) -> dict[int, str | None]:
+    """Every group's speaker: its name; else the closest named voice when it is close (`JOINS`); else
+    `SOMEONE` when far from the wearer's voice and long enough to tell; else None."""
+    centroids = {name: heard.centroid(members) for name, members in voices.items()}
+    speaker_of: dict[int, str | None] = dict(names)
+    for group in set(own) - set(names):
+        closeness = {name: float(own[group] @ c) for name, c in centroids.items()}
+        closest = max(closeness, key=lambda name: closeness[name])
+        if closeness[closest] >= JOINS:
+            speaker_of[group] = closest
+        elif closeness[WEARER] < NOT_WEARER and heard.long_enough(group):
+            speaker_of[group] = SOMEONE
+        else:
+            speaker_of[group] = None
+    return speaker_of
 
 
 def _remembered(known: Sequence[Voice], dim: int) -> dict[str, NDArray[np.float64]]:
