@@ -98,7 +98,10 @@ def served(settings: Settings, db: Database, scripted_llm: ScriptedLLM, tmp_path
 def timeline(served: Services) -> list[Segment]:
     """Alice: 12 windows (6 minutes) and two 3-min summaries; Bob: 3 windows at the same times."""
     windows = [_segment(ALICE, i) for i in range(12)]
-    summaries = [_segment(ALICE, i, seconds=180, caption=f"summary {i // 6}") for i in (0, 6)]
+    summaries = [
+        _segment(ALICE, i, seconds=180, caption=f"summary {i // 6}", caption_source=source)
+        for i, source in ((0, "written"), (6, "extractive"))
+    ]
     _insert(served.db, ALICE, *windows, *summaries)
     _insert(served.db, BOB, *[_segment(BOB, i, caption=f"bob {i}") for i in range(3)])
     return windows + summaries
@@ -117,6 +120,8 @@ def test_timeline_lists_the_callers_memories_in_time_order_at_each_scale(timelin
     assert (first["caption_source"], first["session_id"], first["status"]) == ("heard", SESSION, "complete")
     assert uuid.UUID(first["id"]) and first["duration_seconds"] == 30
     assert [m["caption"] for m in summaries["memories"]] == ["summary 0", "summary 1"]
+    # AND a summary says whether a model wrote it or it is its windows' own lines
+    assert [m["caption_source"] for m in summaries["memories"]] == ["written", "extractive"]
     # AND a span lists what overlaps it, summaries included, ordered by start then length
     assert [m["caption"] for m in span["memories"]] == ["window 0", "summary 0", "window 1", "window 2"]
     # AND a span from the first instant a time can name lists from the start (no bound overflows)

@@ -18,7 +18,7 @@ MEMORY_ID_PATTERN = r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-
 
 MemoryStatus = Literal["pending", "complete", "failed"]
 WindowStatus = Literal["pending", "complete", "failed", "waiting_for_gpu"]
-CaptionSource = Literal["seen", "tidied", "heard"]
+CaptionSource = Literal["seen", "tidied", "heard", "written", "extractive"]
 
 _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
 
@@ -83,7 +83,9 @@ class Memory(BaseModel):
     duration_seconds: int
     caption: str | None
     caption_source: CaptionSource | None = Field(
-        description="heard: from the transcript alone; tidied: the transcript tidied by a model; seen: from frames"
+        description="a window's: heard (from the transcript alone), tidied (the transcript tidied by a model) or seen "
+        "(from frames); a summary's: written (a model wrote it, every detail checked against the span) or "
+        "extractive (its windows' own lines)"
     )
     session_id: str
     window_index: int

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from itertools import islice
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, get_args, runtime_checkable
 
 from sqlalchemy import Select, select, tuple_
 from sqlalchemy.orm import aliased
@@ -24,6 +24,7 @@ from worldmm.errors import BadRequest, Forbidden
 from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.ingest.sessions.port import SessionInfo, window_span
 from worldmm.memories.models import (
+    CaptionSource,
     MediaLink,
     MemoriesPage,
     MemoriesQuery,
@@ -61,7 +62,7 @@ def _memory_fields(row: Segment) -> dict[str, object]:
         "end_time": iso_timestamp(row.end_time),
         "duration_seconds": row.duration_seconds,
         "caption": row.caption,
-        "caption_source": row.caption_source if row.caption_source in ("seen", "tidied", "heard") else None,
+        "caption_source": row.caption_source if row.caption_source in get_args(CaptionSource) else None,
         "session_id": row.session_id,
         "window_index": row.window_index,
         "status": ProcessingStatus(row.processing_status).value,

@@ -469,9 +469,9 @@ export interface components {
             caption: string | null;
             /**
              * Caption Source
-             * @description heard: from the transcript alone; tidied: the transcript tidied by a model; seen: from frames
+             * @description a window's: heard (from the transcript alone), tidied (the transcript tidied by a model) or seen (from frames); a summary's: written (a model wrote it, every detail checked against the span) or extractive (its windows' own lines)
              */
-            caption_source: ("seen" | "tidied" | "heard") | null;
+            caption_source: ("seen" | "tidied" | "heard" | "written" | "extractive") | null;
             /** Session Id */
             session_id: string;
             /** Window Index */
@@ -500,9 +500,9 @@ export interface components {
             caption: string | null;
             /**
              * Caption Source
-             * @description heard: from the transcript alone; tidied: the transcript tidied by a model; seen: from frames
+             * @description a window's: heard (from the transcript alone), tidied (the transcript tidied by a model) or seen (from frames); a summary's: written (a model wrote it, every detail checked against the span) or extractive (its windows' own lines)
              */
-            caption_source: ("seen" | "tidied" | "heard") | null;
+            caption_source: ("seen" | "tidied" | "heard" | "written" | "extractive") | null;
             /** Session Id */
             session_id: string;
             /** Window Index */

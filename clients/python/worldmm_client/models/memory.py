@@ -31,8 +31,9 @@ class Memory:
             end_time (str):
             duration_seconds (int):
             caption (None | str):
-            caption_source (MemoryCaptionSourceType0 | None): heard: from the transcript alone; tidied: the transcript
-                tidied by a model; seen: from frames
+            caption_source (MemoryCaptionSourceType0 | None): a window's: heard (from the transcript alone), tidied (the
+                transcript tidied by a model) or seen (from frames); a summary's: written (a model wrote it, every detail
+                checked against the span) or extractive (its windows' own lines)
             session_id (str):
             window_index (int):
             status (MemoryStatus):
