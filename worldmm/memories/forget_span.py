@@ -32,14 +32,14 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
-from sqlalchemy import text
 
 from worldmm.chat.models import iso_timestamp
 from worldmm.crashpoints import crash_point
+from worldmm.db.queries import erase
 from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.forget import ForgetPorts, tally
@@ -47,7 +47,6 @@ from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.ingest.sessions.port import window_span
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
 from worldmm.memory.entities import delete_unreferenced_entities
-from worldmm.scale import SCALES, Scale
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -81,14 +80,6 @@ class SpanReport:
     def add(self, store: str, count: int) -> None:
         if count:
             self.deleted[store] = self.deleted.get(store, 0) + count
-
-
-@dataclass(frozen=True)
-class _Windows:
-    """The span's 30 s windows (id, session, index) and summaries (id) found in PostgreSQL."""
-
-    windows: list[tuple[uuid.UUID, str, int]]
-    summaries: list[uuid.UUID]
 
 
 def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requested_by: str = "api") -> SpanReport:
@@ -145,13 +136,7 @@ def check_session_owner(services: ForgetPorts, user_id: str, session_id: str) ->
             raise Forbidden(SESSION_NOT_YOURS)
         return
     with services.db.unit_of_work(user_id) as session:
-        known = session.execute(
-            text(
-                "SELECT EXISTS (SELECT 1 FROM worldmm_segments WHERE user_id = :u AND session_id = :s) "
-                "OR EXISTS (SELECT 1 FROM worldmm_forgotten_spans WHERE user_id = :u AND session_id = :s)"
-            ),
-            {"u": user_id, "s": session_id},
-        ).scalar()
+        known = erase.session_known(session, user_id, session_id)
     if not known:
         raise Forbidden(SESSION_NOT_YOURS)
 
@@ -160,73 +145,22 @@ def check_session_owner(services: ForgetPorts, user_id: str, session_id: str) ->
 
 
 def _write_tombstone(services: ForgetPorts, user_id: str, target: SpanTarget, requested_by: str) -> int:
+    """Step 1: the span's tombstone (and audit row), committed under the user's forget lock; its id."""
     with services.db.unit_of_work(user_id) as session:
         lock_forgetting(session, user_id)  # waits for claims in flight; later ones see the tombstone
-        return int(
-            session.execute(
-                text(
-                    "INSERT INTO worldmm_forgotten_spans (user_id, session_id, span_start, span_end, requested_by) "
-                    "VALUES (:u, :s, :start, :end, :by) RETURNING id"
-                ),
-                {
-                    "u": user_id,
-                    "s": target.session_id,
-                    "start": target.start,
-                    "end": target.end,
-                    "by": (requested_by or "api")[:128],
-                },
-            ).scalar_one()
-        )
+        return erase.insert_span_tombstone(
+            session, user_id, session_id=target.session_id, start=target.start, end=target.end,
+            requested_by=(requested_by or "api")[:128],
+        )  # fmt: skip
 
 
-def _target_sql(target: SpanTarget, alias: str = "s") -> str:
-    if target.session_id is not None:
-        return f"{alias}.session_id = :sid"
-    # A segment lasts at most an hour: the lower bound on start_time lets ix_segments_user_time range it.
-    return f"{alias}.start_time < :end AND {alias}.end_time > :start AND {alias}.start_time > :earliest"
-
-
-def _params(user_id: str, target: SpanTarget) -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "u": user_id, "sid": target.session_id, "start": target.start, "end": target.end, "window": int(Scale.WINDOW)
-    }
-    if target.start is not None:
-        floor = datetime.min.replace(tzinfo=UTC)
-        longest = timedelta(seconds=max(SCALES))
-        params["earliest"] = target.start - longest if target.start > floor + longest else floor
-    return params
-
-
-def _find(services: ForgetPorts, user_id: str, target: SpanTarget) -> _Windows:
-    where, params = _target_sql(target), _params(user_id, target)
+def _find(services: ForgetPorts, user_id: str, target: SpanTarget) -> erase.SpanRows:
+    """The span's windows and the summaries made from them."""
     with services.db.unit_of_work(user_id) as session:
-        windows = session.execute(
-            text(
-                f"SELECT s.id, s.session_id, s.window_index FROM worldmm_segments s "
-                f"WHERE s.user_id = :u AND s.duration_seconds = :window AND {where}"
-            ),
-            params,
-        ).all()
-        # A summary is made from the windows under it: it is touched when a window of the target lies under it
-        # (a summary re-made after an earlier erase of the same span is not), or for a session, always.
-        under = (
-            ""
-            if target.session_id is not None
-            else "AND EXISTS (SELECT 1 FROM worldmm_segments w WHERE w.user_id = :u AND w.duration_seconds = :window "
-            f"AND w.session_id = s.session_id AND w.start_time >= s.start_time AND w.start_time < s.end_time "
-            f"AND {_target_sql(target, 'w')})"
-        )
-        summaries = session.execute(
-            text(
-                "SELECT s.id FROM worldmm_segments s "
-                f"WHERE s.user_id = :u AND s.duration_seconds > :window AND {where} {under}"
-            ),
-            params,
-        ).scalars()
-        return _Windows([(r[0], r[1], r[2]) for r in windows], list(summaries))
+        return erase.find_span_rows(session, user_id, session_id=target.session_id, start=target.start, end=target.end)
 
 
-def _indices_by_session(found: _Windows) -> dict[str, set[int]]:
+def _indices_by_session(found: erase.SpanRows) -> dict[str, set[int]]:
     by_session: dict[str, set[int]] = {}
     for _, sid, index in found.windows:
         by_session.setdefault(sid, set()).add(index)
@@ -247,7 +181,7 @@ def _span_indices(services: ForgetPorts, user_id: str, session_id: str, target: 
 
 
 def _erase_objects(
-    services: ForgetPorts, user_id: str, target: SpanTarget, found: _Windows, report: SpanReport
+    services: ForgetPorts, user_id: str, target: SpanTarget, found: erase.SpanRows, report: SpanReport
 ) -> dict[str, set[int]]:
     """Erase the target's objects; the windows of the span per session (ingested or only uploaded)."""
     store = services.store
@@ -274,99 +208,59 @@ def _erase_objects(
 
 
 def _erase_postgres(
-    services: ForgetPorts, user_id: str, target: SpanTarget, found: _Windows, report: SpanReport
+    services: ForgetPorts, user_id: str, target: SpanTarget, found: erase.SpanRows, report: SpanReport
 ) -> None:
+    """Step 3: the span's rows in PostgreSQL, in one transaction under the user's forget lock."""
     window_ids = [w for w, _, _ in found.windows]
     ids = window_ids + found.summaries
     with services.db.unit_of_work(user_id) as session:
         lock_forgetting(session, user_id)
-        params = {"u": user_id, "ids": ids, "wids": window_ids, "sids": found.summaries, "window": int(Scale.WINDOW)}
-        run = _runner(session, report, params)
         # The voices a recording named go with any part of it: a voice is heard over the whole recording.
-        run(
+        report.add(
             "postgres.voices",
-            "DELETE FROM worldmm_voices WHERE user_id = :u AND "
-            + ("session_id = :sid" if target.session_id else "recorded_from < :end AND recorded_to > :start"),
-            sid=target.session_id,
-            start=target.start,
-            end=target.end,
+            erase.delete_span_voices(
+                session, user_id, session_id=target.session_id, start=target.start, end=target.end
+            ),
         )
         # App events of the span's windows (their ids and counts), and of a forgotten session all of them.
-        run(
+        report.add(
             "postgres.events",
-            "DELETE FROM worldmm_event_outbox WHERE user_id = :u AND "
-            + ("session_id = :sid" if target.session_id else "detail->>'segmentId' = ANY(:wid_texts)"),
-            sid=target.session_id,
-            wid_texts=[str(w) for w in window_ids],
+            erase.delete_span_events(session, user_id, session_id=target.session_id, window_ids=window_ids),
         )
         if not ids:
             return
-        run(
-            "postgres.memory_history",
-            "DELETE FROM worldmm_memory_history WHERE user_id = :u AND (segment_id = ANY(:ids) OR triple_id IN "
-            "(SELECT id FROM worldmm_triples WHERE user_id = :u AND segment_id = ANY(:ids)))",
-        )
-        run(
-            "postgres.semantic_restored",
-            "UPDATE worldmm_triples SET invalidated_at = NULL, invalidated_by_segment_id = NULL "
-            "WHERE user_id = :u AND invalidated_by_segment_id = ANY(:ids) AND NOT (segment_id = ANY(:ids))",
-        )
-        entities = session.execute(
-            text(
-                "DELETE FROM worldmm_triples WHERE user_id = :u AND segment_id = ANY(:ids) "
-                "RETURNING subject_entity_id, object_entity_id"
-            ),
-            {"u": user_id, "ids": ids},
-        ).all()
-        report.add("postgres.triples", len(entities))
-        run(
-            "postgres.visual_embeddings",
-            "DELETE FROM worldmm_visual_embeddings WHERE user_id = :u AND segment_id = ANY(:wids)",
-        )
-        run("postgres.windows", "DELETE FROM worldmm_segments WHERE user_id = :u AND id = ANY(:wids)")
-        # A summary with no window left under it goes; one with windows left is emptied, to be re-made.
-        run(
-            "postgres.summaries",
-            "DELETE FROM worldmm_segments s WHERE s.user_id = :u AND s.id = ANY(:sids) AND NOT EXISTS ("
-            "SELECT 1 FROM worldmm_segments w WHERE w.user_id = :u AND w.session_id = s.session_id "
-            "AND w.duration_seconds = :window AND w.start_time >= s.start_time AND w.start_time < s.end_time)",
-        )
-        run(
-            "postgres.summaries_invalidated",
-            "UPDATE worldmm_segments SET processing_status = 'failed', caption = NULL, transcript = NULL, "
-            "caption_source = NULL, caption_embedding = NULL, source_fingerprint = NULL, enriched = false, "
-            "claim_token = NULL, claimed_at = NULL, claim_owner = NULL, error = :why, updated_at = now() "
-            "WHERE user_id = :u AND id = ANY(:sids)",
-            why=FORGOTTEN_SUMMARY,
-        )
-        candidates = {e for pair in entities for e in pair if e is not None}
-        report.add("postgres.entities", delete_unreferenced_entities(session, user_id, candidates))
+        _erase_segments(session, user_id, window_ids, found.summaries, report)
 
 
-def _runner(session: Session, report: SpanReport, params: dict[str, Any]) -> Any:
-    def run(store: str, sql: str, **extra: Any) -> None:
-        result = session.execute(text(sql), params | extra)
-        report.add(store, int(getattr(result, "rowcount", 0) or 0))
-
-    return run
+def _erase_segments(
+    session: Session, user_id: str, window_ids: list[uuid.UUID], summary_ids: list[uuid.UUID], report: SpanReport
+) -> None:
+    """The span's segments and what hangs off them; summaries left with windows are emptied, to be re-made."""
+    ids = window_ids + summary_ids
+    report.add("postgres.memory_history", erase.delete_memory_history(session, user_id, ids))
+    report.add("postgres.semantic_restored", erase.restore_invalidated_triples(session, user_id, ids))
+    entities = erase.delete_segment_triples(session, user_id, ids)
+    report.add("postgres.triples", len(entities))
+    report.add("postgres.visual_embeddings", erase.delete_visual_embeddings(session, user_id, window_ids))
+    report.add("postgres.windows", erase.delete_windows(session, user_id, window_ids))
+    # A summary with no window left under it goes; one with windows left is emptied, to be re-made.
+    report.add("postgres.summaries", erase.delete_emptied_summaries(session, user_id, summary_ids))
+    report.add(
+        "postgres.summaries_invalidated", erase.invalidate_summaries(session, user_id, summary_ids, FORGOTTEN_SUMMARY)
+    )
+    candidates = {e for pair in entities for e in pair if e is not None}
+    report.add("postgres.entities", delete_unreferenced_entities(session, user_id, candidates))
 
 
 def _finish_tombstone(services: ForgetPorts, user_id: str, audit_id: int, report: SpanReport) -> None:
+    """Step 4's end: the tombstone marked complete with the counts deleted."""
     import json
 
     with services.db.unit_of_work(user_id) as session:
-        session.execute(
-            text(
-                "UPDATE worldmm_forgotten_spans SET finished_at = :now, complete = true, "
-                "deleted = CAST(:deleted AS jsonb) WHERE user_id = :u AND id = :id"
-            ),
-            {
-                "now": datetime.now(UTC),
-                "deleted": json.dumps(dict(sorted(report.deleted.items()))),
-                "u": user_id,
-                "id": audit_id,
-            },
-        )
+        erase.finish_span_tombstone(
+            session, user_id, audit_id, finished_at=datetime.now(UTC),
+            deleted_json=json.dumps(dict(sorted(report.deleted.items()))),
+        )  # fmt: skip
 
 
 def forget_memories(
