@@ -21,13 +21,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, Field
-from sqlalchemy import text
 
 from worldmm.config import AgentMode
+from worldmm.db.queries import search
 from worldmm.errors import MemoryUnavailableError
 from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
@@ -197,12 +197,6 @@ def _action_note(failures: list[str], valid: bool) -> str | None:
 MEMORY_FRAME_AFTER = timedelta(days=7)
 """Relative time words reach back at most a week ("on Friday"): memory older than this is read in its own frame."""
 
-_NEWEST_MEMORY_SQL = """
-SELECT max(end_time) FROM worldmm_segments
-WHERE user_id = :user_id AND processing_status = 'complete' AND end_time <= :asked_at
-"""
-
-
 NewestMemory = Callable[["AgentPorts", str, datetime], "datetime | None"]
 """When the user's newest memory (at or before the moment asked) ended; None when there is none."""
 
@@ -215,12 +209,12 @@ def newest_memory_end(services: AgentPorts, user_id: str, asked_at: datetime) ->
 
     try:
         with services.db.unit_of_work(user_id) as session:
-            newest = session.execute(text(_NEWEST_MEMORY_SQL), {"user_id": user_id, "asked_at": asked_at}).scalar()
+            newest = search.newest_memory_end(session, user_id, asked_at)
     except Exception as exc:
         if memory_unreachable(exc):
             raise MemoryUnavailableError() from exc
         raise
-    return cast("datetime | None", newest)
+    return newest
 
 
 def _read_at(newest: datetime | None, asked_at: datetime) -> datetime:
@@ -254,7 +248,28 @@ def answer_question(
     if mode == AgentMode.PLAN:
         return _answer_by_plan(services, retrievers, user_id, question_text, (now, asked_at), context, trace, started)
 
-    answered = False
+    answered = _agent_rounds(services, retrievers, user_id, question_text, now, context, trace)
+    trace.forced_answer = not answered
+    context.require_memory()
+    if context.failures:
+        trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
+    answer = _final_answer(services, user_id, question_text, (now, asked_at), context, trace)
+    trace.total_ms = _ms(started)
+    return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
+
+
+def _agent_rounds(
+    services: AgentPorts,
+    retrievers: Mapping[MemoryKind, Retriever],
+    user_id: str,
+    question_text: str,
+    now: datetime,
+    context: _Context,
+    trace: Trace,
+) -> bool:
+    """The agent loop's rounds, each one action; whether it answered (False: forced, after an invalid action or
+    the last round)."""
+    settings = services.settings
     for round_no in range(1, settings.max_agent_rounds + 1):
         round_started = time.perf_counter()
         action, responses, failures = _next_action(services, question_text, now, round_no, context)
@@ -273,23 +288,8 @@ def answer_question(
                     note=note,
                 )
             )
-            if action is None:
-                # Spec 001's forced answer: the response step answers from what was retrieved so far. With
-                # nothing retrieved yet, the fixed plan's searches gather the memories it answers from.
-                if not context.searches:
-                    _plan_searches(services, retrievers, user_id, question_text, now, context, trace)
-                trace.answer_note = "no valid action after a repair: answered from the memories retrieved"
-                break
-            answered = True
-            if context.searches and not context.memories and not context.failures:
-                # An answer resting on searches that found nothing: before "I don't remember", the question
-                # itself is searched as the fixed plan does (in the rounds left), so a refusal never stands
-                # on a small model's misdirected query alone.
-                _plan_searches(
-                    services, retrievers, user_id, question_text, now, context, trace,
-                    rounds_left=settings.max_agent_rounds - round_no,
-                )  # fmt: skip
-            break
+            rounds_left = settings.max_agent_rounds - round_no
+            return _last_round(services, retrievers, user_id, question_text, now, context, trace, action, rounds_left)
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
         grounded, drift_note = _grounded_query(action.query)
         query = grounded or question_text
@@ -299,11 +299,48 @@ def answer_question(
         trace.rounds.append(
             _search_round(round_no, query, result, round_started, tokens_in, tokens_out, note, len(failures))
         )
-    trace.forced_answer = not answered
-    context.require_memory()
-    if context.failures:
-        trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
+    return False
 
+
+def _last_round(
+    services: AgentPorts,
+    retrievers: Mapping[MemoryKind, Retriever],
+    user_id: str,
+    question_text: str,
+    now: datetime,
+    context: _Context,
+    trace: Trace,
+    action: AgentAction | None,
+    rounds_left: int,
+) -> bool:
+    """After an ANSWER (True) or an action still invalid after its repair (False): the plan's searches where
+    the answer would otherwise rest on nothing."""
+    if action is None:
+        # Spec 001's forced answer: the response step answers from what was retrieved so far. With
+        # nothing retrieved yet, the fixed plan's searches gather the memories it answers from.
+        if not context.searches:
+            _plan_searches(services, retrievers, user_id, question_text, now, context, trace)
+        trace.answer_note = "no valid action after a repair: answered from the memories retrieved"
+        return False
+    if context.searches and not context.memories and not context.failures:
+        # An answer resting on searches that found nothing: before "I don't remember", the question
+        # itself is searched as the fixed plan does (in the rounds left), so a refusal never stands
+        # on a small model's misdirected query alone.
+        _plan_searches(services, retrievers, user_id, question_text, now, context, trace, rounds_left=rounds_left)
+    return True
+
+
+def _final_answer(
+    services: AgentPorts,
+    user_id: str,
+    question_text: str,
+    times: tuple[datetime, datetime],
+    context: _Context,
+    trace: Trace,
+) -> str:
+    """The response model's answer over the memories retrieved, its citations checked (the answer composed
+    from the memories when the model's fails validation); the citations go to `trace`."""
+    now, asked_at = times
     numbered = context.ordered()
     composed_from = partial(compose_answer, services, question_text, numbered, asked_at)
     structured = _respond(services, trace, question_text, now, numbered)
@@ -312,18 +349,16 @@ def answer_question(
         composed = composed_from()
         trace.answer_note = "the structured answer failed validation: composed from the memories"
         trace.citations = cite(services, user_id, composed.memories)
-        answer = composed.answer
-    else:
-        answer = structured.answer.strip()
-        cited = [numbered[n - 1] for n in dict.fromkeys(structured.cited) if 1 <= n <= len(numbered)]
-        if len(cited) < len(set(structured.cited)):
-            trace.answer_note = "citations of memories that were not retrieved were dropped"
-        if not cited:  # the memory whose sentence scores best backs the model's answer
-            best = score(services, question_text, numbered).candidates[:1]
-            cited = [c.memory for c in best]
-        trace.citations = cite(services, user_id, cited)
-    trace.total_ms = _ms(started)
-    return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
+        return composed.answer
+    answer = structured.answer.strip()
+    cited = [numbered[n - 1] for n in dict.fromkeys(structured.cited) if 1 <= n <= len(numbered)]
+    if len(cited) < len(set(structured.cited)):
+        trace.answer_note = "citations of memories that were not retrieved were dropped"
+    if not cited:  # the memory whose sentence scores best backs the model's answer
+        best = score(services, question_text, numbered).candidates[:1]
+        cited = [c.memory for c in best]
+    trace.citations = cite(services, user_id, cited)
+    return answer
 
 
 def _respond(

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
-from sqlalchemy import text
 
-from worldmm.db.queries import vector_literal
+# `text` and `vector_literal` are re-exported: tests/integration/test_vector_plan.py reads them from here.
+from sqlalchemy import text as text
+
+from worldmm.db.queries import search
+from worldmm.db.queries import vector_literal as vector_literal
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.lexical import SegmentIndex, query_lexemes, segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
@@ -34,6 +37,7 @@ from worldmm.scale import SCALES
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from worldmm.config import Settings
     from worldmm.retrieval.port import HybridPorts
 
 K = TypeVar("K", bound=Hashable)
@@ -49,43 +53,10 @@ SHORTLIST_MIN = 20  # near-duplicates are dropped from the best 2 × limit candi
 # rows: HNSW p50 8 ms vs exact 25 ms, same top 20).
 EXACT_SCAN_MAX_FLOATS = 4_000_000
 EXACT_SCAN_MAX_SHARE = 0.25
-_TABLE_ROWS_SQL = "SELECT reltuples::bigint FROM pg_class WHERE oid = 'worldmm_segments'::regclass"
-
-# The HNSW index with pgvector's iterative scan (it keeps walking the graph until `pool` rows pass the
-# user and time filters); the outer query restores the exact order of what it found.
-_VECTOR_SQL = """
-WITH candidates AS MATERIALIZED (
-    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS halfvec) AS distance
-    FROM worldmm_segments s
-    WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
-      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
-    ORDER BY s.caption_embedding <=> CAST(:embedding AS halfvec)
-    LIMIT :pool
-)
-SELECT id, distance FROM candidates ORDER BY distance, id
-"""
-
-_HNSW_SETTINGS_SQL = (
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', :ef, true)"
-)
-
-# Exact per-user scan: used when the index walk stopped short of the rows the user has.
-_VECTOR_EXACT_SQL = """
-WITH candidates AS MATERIALIZED (
-    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS halfvec) AS distance
-    FROM worldmm_segments s
-    WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
-      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
-)
-SELECT id, distance FROM candidates ORDER BY distance, id LIMIT :pool
-"""
-
-_ROWS_SQL = """
-SELECT s.id, s.caption, s.transcript, s.start_time, s.end_time, s.duration_seconds,
-       vector_send(CAST(s.caption_embedding AS vector)) AS embedding
-FROM worldmm_segments s
-WHERE s.user_id = :user_id AND s.id = ANY(:ids)
-"""
+# The vector leg's statements, planned by tests/integration/test_vector_storage.py under these names.
+_VECTOR_SQL = search.VECTOR_SQL
+_VECTOR_EXACT_SQL = search.VECTOR_EXACT_SQL
+_HNSW_SETTINGS_SQL = search.HNSW_SETTINGS_SQL
 
 
 @dataclass(frozen=True)
@@ -236,23 +207,15 @@ def rank_segments(
         candidates = np.flatnonzero(mask & (scores > 0))
         best = candidates[np.argsort(-scores[candidates], kind="stable")[:pool]]
         lexical = [(index.ids[i], float(scores[i])) for i in best]
-    params = {
-        "embedding": vector_literal(embedding),
-        "user_id": user_id,
-        "durations": durations,
-        "until": reference.until,
-        "since": reference.since,
-        "pool": pool,
-    }
+    query_vector = search.CaptionVectorQuery(user_id, embedding, durations, reference.until, reference.since, pool)
     visible = int(mask.sum())
     if _prefer_exact_scan(session, visible, services.settings.embedding_dim):
         # A user with few rows in range: reading them all is faster than the index walk, and exact.
-        return SegmentRankings.of(lexical, list(session.execute(text(_VECTOR_EXACT_SQL), params)))
+        return SegmentRankings.of(lexical, search.nearest_segments_exact(session, query_vector))
     ef_search = str(max(services.settings.hnsw_ef_search, pool))
-    session.execute(text(_HNSW_SETTINGS_SQL), {"ef": ef_search})
-    dense = list(session.execute(text(_VECTOR_SQL), params))
+    dense = search.nearest_segments_walked(session, query_vector, ef_search)
     if len(dense) < min(pool, visible):
-        dense = list(session.execute(text(_VECTOR_EXACT_SQL), params))
+        dense = search.nearest_segments_exact(session, query_vector)
     return SegmentRankings.of(lexical, dense)
 
 
@@ -260,14 +223,14 @@ def _prefer_exact_scan(session: Session, visible: int, dim: int) -> bool:
     """Whether to read the user's `visible` rows exactly rather than walk the HNSW index (see above)."""
     if visible * dim > EXACT_SCAN_MAX_FLOATS:
         return False
-    table_rows = int(session.execute(text(_TABLE_ROWS_SQL)).scalar() or -1)  # the planner's estimate
+    table_rows = search.segment_table_rows(session)  # the planner's estimate
     return table_rows <= 0 or visible <= EXACT_SCAN_MAX_SHARE * table_rows
 
 
 def load_rows(session: Session, user_id: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, SegmentRow]:
     """The candidates' text, times and embeddings."""
     rows: dict[uuid.UUID, SegmentRow] = {}
-    for r in session.execute(text(_ROWS_SQL), {"user_id": user_id, "ids": list(ids)}):
+    for r in search.candidate_rows(session, user_id, ids):
         body = segment_memory_text(r.caption, r.transcript)
         if not body:
             continue
@@ -305,68 +268,74 @@ def hybrid_search(
             reason = reason or f"nothing in {reference.describe()}; searched everything before it was asked"
             reference = reference.unbounded()
             rankings = rank_segments(services, session, user_id, query, query_embedding, reference, scales, pool)
-        fused = score_fuse(
-            [
-                ScoredLeg(rankings.lexical, rankings.lexical_scores, 0.0),
-                ScoredLeg(rankings.dense, rankings.dense_scores, min(rankings.dense_scores, default=0.0)),
-            ],
-            [settings.fusion_weight_lexical, settings.fusion_weight_dense],
-        )
-        graph = list(graph_ranking)[:pool]
-        if graph and fused:
-            # The graph only reorders what text and vector search found: a boost of at most its weight.
-            boost = rank_boost(graph, settings.rrf_k, settings.fusion_weight_graph)
-            fused = {i: score + boost.get(i, 0.0) for i, score in fused.items()}
-        elif graph:
-            fused = rank_boost(graph, settings.rrf_k, 1.0)
+        fused = _fuse(settings, rankings, list(graph_ranking)[:pool])
         shortlist = sorted(fused, key=lambda i: (-fused[i], i))[: max(2 * limit, SHORTLIST_MIN)]
         rows = load_rows(session, user_id, shortlist)
 
-    bonus = time_order_bonus(rows, reference.focus, settings.time_tiebreak)
-    lowest = min((fused[i] for i in rows), default=0.0)
-    relevance = {i: fused[i] - lowest + bonus[i] for i in rows}  # shown as the score: ≥ 0
-    # On equal relevance the finer memory goes first: a window states what a summary paraphrases.
-    order = sorted(relevance, key=lambda i: (-relevance[i], rows[i].duration_seconds, i))
-    if diversify:
-        similarity = similarity_matrix([rows[i] for i in order])
-        chosen = drop_near_duplicates(order, similarity, settings.duplicate_similarity, limit)
-    else:
-        chosen = order[:limit]
-    items = [
-        RetrievedMemory(
-            id=str(segment_id),
-            memory_type=MemoryKind.EPISODIC,
-            text=rows[segment_id].text,
-            score=relevance[segment_id],
-            source="hybrid",
-            start_time=rows[segment_id].start_time,
-            end_time=rows[segment_id].end_time,
-            duration_seconds=rows[segment_id].duration_seconds,
-            segment_id=str(segment_id),
-        )
-        for segment_id in chosen
-    ]
+    chosen, relevance = _choose(settings, rows, fused, reference.focus, limit, diversify=diversify)
+    items = [_segment_memory(rows[segment_id], relevance[segment_id], "hybrid") for segment_id in chosen]
     if not items and reason is None:
         reason = "no matching memories" + (f" in {reference.describe()}" if reference.since else "")
     searched = reference.describe() if reference.since is not None else None
     return RetrievalResult(memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason, searched=searched)
 
 
-# The 30-second windows that touch a retrieved one (ending where it starts, starting where it ends).
-_ADJACENT_SQL = """
-SELECT s.id FROM worldmm_segments s
-WHERE s.user_id = :user_id AND s.duration_seconds = 30 AND s.caption_embedding IS NOT NULL
-  AND (s.start_time = ANY(CAST(:ends AS timestamptz[])) OR s.end_time = ANY(CAST(:starts AS timestamptz[])))
-"""
+def _fuse(settings: Settings, rankings: SegmentRankings, graph: list[uuid.UUID]) -> dict[uuid.UUID, float]:
+    """The candidates' fused BM25 and vector scores, boosted by their rank in `graph` (the graph's ranking alone
+    when text and vector search found nothing)."""
+    fused = score_fuse(
+        [
+            ScoredLeg(rankings.lexical, rankings.lexical_scores, 0.0),
+            ScoredLeg(rankings.dense, rankings.dense_scores, min(rankings.dense_scores, default=0.0)),
+        ],
+        [settings.fusion_weight_lexical, settings.fusion_weight_dense],
+    )
+    if graph and fused:
+        # The graph only reorders what text and vector search found: a boost of at most its weight.
+        boost = rank_boost(graph, settings.rrf_k, settings.fusion_weight_graph)
+        return {i: score + boost.get(i, 0.0) for i, score in fused.items()}
+    if graph:
+        return rank_boost(graph, settings.rrf_k, 1.0)
+    return fused
 
 
-# The newest 30-second windows that end in a time reference's range.
-_WINDOWS_IN_SQL = """
-SELECT s.id FROM worldmm_segments s
-WHERE s.user_id = :user_id AND s.duration_seconds = 30 AND s.caption_embedding IS NOT NULL
-  AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
-ORDER BY s.end_time DESC LIMIT :limit
-"""
+def _choose(
+    settings: Settings,
+    rows: dict[uuid.UUID, SegmentRow],
+    fused: dict[uuid.UUID, float],
+    focus: TimeFocus,
+    limit: int,
+    *,
+    diversify: bool,
+) -> tuple[list[uuid.UUID], dict[uuid.UUID, float]]:
+    """The best `limit` of the loaded candidates (near-duplicates moved back when `diversify`), and each one's
+    relevance: its fused score above the lowest, plus the time-order tie-break."""
+    bonus = time_order_bonus(rows, focus, settings.time_tiebreak)
+    lowest = min((fused[i] for i in rows), default=0.0)
+    relevance = {i: fused[i] - lowest + bonus[i] for i in rows}  # shown as the score: ≥ 0
+    # On equal relevance the finer memory goes first: a window states what a summary paraphrases.
+    order = sorted(relevance, key=lambda i: (-relevance[i], rows[i].duration_seconds, i))
+    if diversify:
+        similarity = similarity_matrix([rows[i] for i in order])
+        return drop_near_duplicates(order, similarity, settings.duplicate_similarity, limit), relevance
+    return order[:limit], relevance
+
+
+def _segment_memory(row: SegmentRow, score: float, source: str) -> RetrievedMemory:
+    """A loaded segment as an episodic memory found by `source`."""
+    return RetrievedMemory(
+        id=str(row.id),
+        memory_type=MemoryKind.EPISODIC,
+        text=row.text,
+        score=score,
+        source=source,
+        start_time=row.start_time,
+        end_time=row.end_time,
+        duration_seconds=row.duration_seconds,
+        segment_id=str(row.id),
+    )
+
+
 WINDOWS_IN_LIMIT = 240
 """The most 30-second windows read for a question over a span ("Who did I talk to this morning?"): two hours."""
 
@@ -374,49 +343,34 @@ WINDOWS_IN_LIMIT = 240
 def windows_in(services: HybridPorts, user_id: str, reference: TimeReference) -> list[RetrievedMemory]:
     """The newest `WINDOWS_IN_LIMIT` 30-second windows in `reference`'s range, oldest first: everything heard
     then, for a question about all of it rather than the few windows a search ranks best."""
-    params = {"user_id": user_id, "until": reference.until, "since": reference.since, "limit": WINDOWS_IN_LIMIT}
-    return _windows_selected(services, user_id, _WINDOWS_IN_SQL, params)
-
-
-# The 30-second windows a summary spans.
-_WINDOWS_WITHIN_SQL = """
-SELECT s.id FROM worldmm_segments s
-WHERE s.user_id = :user_id AND s.duration_seconds = 30 AND s.caption_embedding IS NOT NULL
-  AND s.start_time >= :since AND s.end_time <= :until
-"""
+    return _windows_selected(
+        services, user_id,
+        lambda session: search.window_ids_in(session, user_id, reference.until, reference.since, WINDOWS_IN_LIMIT),
+    )  # fmt: skip
 
 
 def windows_within(services: HybridPorts, user_id: str, summary: RetrievedMemory) -> list[RetrievedMemory]:
     """The 30-second windows that `summary` spans, oldest first (none for a memory without a span)."""
-    if summary.start_time is None or summary.end_time is None:
+    since, until = summary.start_time, summary.end_time
+    if since is None or until is None:
         return []
-    params = {"user_id": user_id, "since": summary.start_time, "until": summary.end_time}
-    return _windows_selected(services, user_id, _WINDOWS_WITHIN_SQL, params)
+    return _windows_selected(
+        services, user_id, lambda session: search.window_ids_within(session, user_id, since, until)
+    )
 
 
-def _windows_selected(services: HybridPorts, user_id: str, sql: str, params: dict[str, Any]) -> list[RetrievedMemory]:
-    """The 30-second windows whose ids `sql` selects, oldest first."""
+def _windows_selected(
+    services: HybridPorts, user_id: str, select_ids: Callable[[Session], list[uuid.UUID]]
+) -> list[RetrievedMemory]:
+    """The 30-second windows whose ids `select_ids` reads, oldest first."""
     with services.db.unit_of_work(user_id) as session:
-        ids = list(session.execute(text(sql), params).scalars())
+        ids = select_ids(session)
         rows = load_rows(session, user_id, ids) if ids else {}
     return _as_windows(rows.values())
 
 
 def _as_windows(rows: Iterable[SegmentRow]) -> list[RetrievedMemory]:
-    return [
-        RetrievedMemory(
-            id=str(row.id),
-            memory_type=MemoryKind.EPISODIC,
-            text=row.text,
-            score=0.0,
-            source="adjacent",
-            start_time=row.start_time,
-            end_time=row.end_time,
-            duration_seconds=row.duration_seconds,
-            segment_id=str(row.id),
-        )
-        for row in sorted(rows, key=lambda r: r.start_time)
-    ]
+    return [_segment_memory(row, 0.0, "adjacent") for row in sorted(rows, key=lambda r: r.start_time)]
 
 
 def adjacent_windows(services: HybridPorts, user_id: str, memories: Sequence[RetrievedMemory]) -> list[RetrievedMemory]:
@@ -427,12 +381,9 @@ def adjacent_windows(services: HybridPorts, user_id: str, memories: Sequence[Ret
     if not windows:
         return []
     have = {m.segment_id or m.id for m in windows}
-    params = {
-        "user_id": user_id,
-        "starts": [m.start_time for m in windows],
-        "ends": [m.end_time for m in windows],
-    }
+    starts = [m.start_time for m in windows if m.start_time]
+    ends = [m.end_time for m in windows if m.end_time]  # every window has both
     with services.db.unit_of_work(user_id) as session:
-        ids = [i for i in session.execute(text(_ADJACENT_SQL), params).scalars() if str(i) not in have]
+        ids = [i for i in search.adjacent_window_ids(session, user_id, starts, ends) if str(i) not in have]
         rows = load_rows(session, user_id, ids) if ids else {}
     return _as_windows(rows.values())
