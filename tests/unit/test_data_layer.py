@@ -81,11 +81,6 @@ def sql_offenders(root: Path, packages: tuple[str, ...] = PACKAGES, exempt: tupl
     return found
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 66 in progress: SQL still in worldmm/memories/forget_span.py, worldmm/retrieval/agent.py and "
-    "worldmm/retrieval/hybrid.py (moved by their owners; remove this mark when they are done)",
-)
 def test_no_module_outside_the_data_layer_holds_sql_text() -> None:
     # GIVEN every module of worldmm/ and handlers/ but the data layer
     # WHEN their string constants are read

@@ -1,4 +1,5 @@
-"""Vector queries that must be exact per user (filtered HNSW can silently return too few rows)."""
+"""The data layer's named queries, one module per area; here the vector queries that must be exact per user
+(filtered HNSW can silently return too few rows)."""
 
 from __future__ import annotations
 
