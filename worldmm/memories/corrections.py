@@ -86,11 +86,7 @@ class EntityCorrections:
                 )
             )
             session.flush()
-            aliases = session.scalars(
-                select(Entity.surface_form)
-                .where(Entity.user_id == user_id, or_(Entity.id == target_id, Entity.canonical_entity_id == target_id))
-                .order_by(Entity.created_at, Entity.id)
-            ).all()
+            aliases = self._aliases(session, user_id, target_id)
         if merged:
             self._invalidate(user_id)
         return EntityCorrected(
@@ -98,7 +94,18 @@ class EntityCorrections:
             canonical_id=str(target_id),
             name=name,
             action="merge" if merged else "rename",
-            aliases=list(aliases),
+            aliases=aliases,
+        )
+
+    @staticmethod
+    def _aliases(session: Session, user_id: str, target_id: uuid.UUID) -> list[str]:
+        """Every surface form of the entity `target_id` and its group, oldest first."""
+        return list(
+            session.scalars(
+                select(Entity.surface_form)
+                .where(Entity.user_id == user_id, or_(Entity.id == target_id, Entity.canonical_entity_id == target_id))
+                .order_by(Entity.created_at, Entity.id)
+            ).all()
         )
 
     @staticmethod
