@@ -6,9 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 
 from tests.support.retrieval import MemoryWriter
+from worldmm.db.queries import vector_literal
 from worldmm.retrieval import hybrid
 from worldmm.retrieval.hybrid import rank_segments
 from worldmm.retrieval.timeref import TimeReference
@@ -33,7 +34,7 @@ def _dense(services: Services, query: str) -> list[str]:
         rankings = rank_segments(services, session, "u1", query, embedding, TimeReference(until=NOW), [30], 4)
         texts = dict(
             session.execute(
-                hybrid.text("SELECT id, caption FROM worldmm_segments WHERE id = ANY(:ids)"), {"ids": rankings.dense}
+                text("SELECT id, caption FROM worldmm_segments WHERE id = ANY(:ids)"), {"ids": rankings.dense}
             ).all()
         )
     return [texts[i] for i in rankings.dense]
@@ -55,11 +56,11 @@ def test_dense_ranking_is_the_exact_nearest_under_either_plan(
         exact = [
             row[0]
             for row in session.execute(
-                hybrid.text(
+                text(
                     "SELECT caption FROM worldmm_segments ORDER BY (caption_embedding <=> CAST(:e AS halfvec)) + 0, id "
                     "LIMIT 4"
                 ),
-                {"e": hybrid.vector_literal(services.embedder.embed(["watering the tomatoes"])[0])},
+                {"e": vector_literal(services.embedder.embed(["watering the tomatoes"])[0])},
             )
         ]
     assert found == exact
@@ -85,7 +86,7 @@ def test_the_exact_scan_is_chosen_only_for_a_small_share_of_the_table(services: 
         w.segment(f"moment {n}", start=NOW - timedelta(minutes=n + 1), embed=False)
     engine = create_engine(pg.admin_url)
     with engine.connect() as conn:
-        conn.execute(hybrid.text("ANALYZE worldmm_segments"))
+        conn.execute(text("ANALYZE worldmm_segments"))
         conn.commit()
     engine.dispose()
     with services.db.unit_of_work("u1") as session:

@@ -19,7 +19,7 @@ from worldmm.db.queries import NEAREST_CANONICAL_SQL, vector_literal
 from worldmm.db.queries.consolidation import CANDIDATES_SQL
 from worldmm.db.queries.entities import NEAREST_FOR_EACH_SQL
 from worldmm.db.queries.retrieval import NEAREST_VISUAL_SQL, SEMANTIC_SEED_SQL
-from worldmm.retrieval import hybrid
+from worldmm.db.queries.search import HNSW_SETTINGS_SQL, VECTOR_EXACT_SQL, VECTOR_SQL
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -75,15 +75,15 @@ def test_the_caption_vector_leg_walks_the_halfvec_hnsw_index(services: Services)
     }
     # WHEN the planner may not sort (as at 90 days, where walking the index is cheaper than sorting)
     no_sort = ("SET LOCAL enable_sort = off", "SET LOCAL enable_seqscan = off")
-    plan = _plan(services, hybrid._VECTOR_SQL, params, *no_sort)
+    plan = _plan(services, VECTOR_SQL, params, *no_sort)
     # THEN the query walks the halfvec HNSW index (halfvec <=> halfvec, halfvec_cosine_ops)
     assert "Index Scan using ix_segments_caption_embedding" in plan, plan
     assert "::halfvec" in plan
     # AND the ranking it returns is the exact cosine order over the stored vectors
     with services.db.unit_of_work("u1") as session:
-        session.execute(text(hybrid._HNSW_SETTINGS_SQL), {"ef": "100"})
-        walked = [r.id for r in session.execute(text(hybrid._VECTOR_SQL), params)]
-        exact = [r.id for r in session.execute(text(hybrid._VECTOR_EXACT_SQL), params)]
+        session.execute(text(HNSW_SETTINGS_SQL), {"ef": "100"})
+        walked = [r.id for r in session.execute(text(VECTOR_SQL), params)]
+        exact = [r.id for r in session.execute(text(VECTOR_EXACT_SQL), params)]
     assert walked == exact
 
 

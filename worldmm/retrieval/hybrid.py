@@ -23,11 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
-# `text` and `vector_literal` are re-exported: tests/integration/test_vector_plan.py reads them from here.
-from sqlalchemy import text as text
-
 from worldmm.db.queries import search
-from worldmm.db.queries import vector_literal as vector_literal
 from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.lexical import SegmentIndex, query_lexemes, segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
@@ -53,10 +49,6 @@ SHORTLIST_MIN = 20  # near-duplicates are dropped from the best 2 × limit candi
 # rows: HNSW p50 8 ms vs exact 25 ms, same top 20).
 EXACT_SCAN_MAX_FLOATS = 4_000_000
 EXACT_SCAN_MAX_SHARE = 0.25
-# The vector leg's statements, planned by tests/integration/test_vector_storage.py under these names.
-_VECTOR_SQL = search.VECTOR_SQL
-_VECTOR_EXACT_SQL = search.VECTOR_EXACT_SQL
-_HNSW_SETTINGS_SQL = search.HNSW_SETTINGS_SQL
 
 
 @dataclass(frozen=True)
