@@ -113,8 +113,6 @@ class ForgetPorts(DatabasePorts, Protocol):
     def placement(self) -> UserPlacement: ...
 
 
-FORGET_AUDIT_TABLE = "worldmm_forget_audit"  # the audit row's table (worldmm.db.queries.forget writes it)
-
 # Tenant tables in the order their rows go (children first); any other table with a user_id column found in
 # the schema is erased after them, and the generation counters last (the triggers on the deletes above
 # write them). Those counters' values come from sequences and are never reused (migrations 0005, 0009).

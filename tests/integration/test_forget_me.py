@@ -27,7 +27,8 @@ from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType
-from worldmm.forget import FORGET_AUDIT_TABLE, forget_user, user_hash
+from worldmm.db.queries.forget import FORGET_AUDIT_TABLE
+from worldmm.forget import forget_user, user_hash
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
 from worldmm.graph.cache.local import LocalGraphCache
 from worldmm.graph.cache.port import GENERATION_COUNTER_KEY, stored_generation

@@ -8,7 +8,8 @@ from sqlalchemy import create_engine, text
 
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
-from worldmm.forget import FORGET_AUDIT_TABLE, forget_user
+from worldmm.db.queries.forget import FORGET_AUDIT_TABLE
+from worldmm.forget import forget_user
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

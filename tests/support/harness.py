@@ -18,7 +18,7 @@ from worldmm.config import Settings
 from worldmm.db import migrate
 from worldmm.db.local import LocalDatabase, start_local_database
 from worldmm.db.models import MEMORY_TABLES
-from worldmm.forget import FORGET_AUDIT_TABLE
+from worldmm.db.queries.forget import FORGET_AUDIT_TABLE
 
 TEST_EMBEDDING_DIM = 8
 TEST_VISUAL_DIM = 8

@@ -7,8 +7,11 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+FORGET_AUDIT_TABLE = "worldmm_forget_audit"
+"""The table of forget-me's audit rows, one a request (the application role may append, not read)."""
+
 _AUDIT_SQL = (
-    "INSERT INTO worldmm_forget_audit "
+    f"INSERT INTO {FORGET_AUDIT_TABLE} "
     "(user_hash, requested_by, started_at, finished_at, complete, deleted, error) "
     "VALUES (:h, :by, :started, :finished, :complete, CAST(:deleted AS jsonb), :error)"
 )
