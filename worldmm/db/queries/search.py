@@ -16,14 +16,18 @@ from worldmm.db.queries import vector_literal
 
 TABLE_ROWS_SQL = "SELECT reltuples::bigint FROM pg_class WHERE oid = 'worldmm_segments'::regclass"
 
-# The HNSW index with pgvector's iterative scan (it keeps walking the graph until `pool` rows pass the
-# user and time filters); the outer query restores the exact order of what it found.
-VECTOR_SQL = """
-WITH candidates AS MATERIALIZED (
+# The user's segments of `durations` ending in (since, until], each with its cosine distance to the query:
+# the caption-vector leg's candidates under either plan.
+_CANDIDATES = """
     SELECT s.id, s.caption_embedding <=> CAST(:embedding AS halfvec) AS distance
     FROM worldmm_segments s
     WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
-      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
+      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)"""
+
+# The HNSW index with pgvector's iterative scan (it keeps walking the graph until `pool` rows pass the
+# user and time filters); the outer query restores the exact order of what it found.
+VECTOR_SQL = f"""
+WITH candidates AS MATERIALIZED ({_CANDIDATES}
     ORDER BY s.caption_embedding <=> CAST(:embedding AS halfvec)
     LIMIT :pool
 )
@@ -35,12 +39,8 @@ HNSW_SETTINGS_SQL = (
 )
 
 # Exact per-user scan: used when the index walk stopped short of the rows the user has.
-VECTOR_EXACT_SQL = """
-WITH candidates AS MATERIALIZED (
-    SELECT s.id, s.caption_embedding <=> CAST(:embedding AS halfvec) AS distance
-    FROM worldmm_segments s
-    WHERE s.user_id = :user_id AND s.caption_embedding IS NOT NULL AND s.duration_seconds = ANY(:durations)
-      AND s.end_time <= :until AND (CAST(:since AS timestamptz) IS NULL OR s.end_time > :since)
+VECTOR_EXACT_SQL = f"""
+WITH candidates AS MATERIALIZED ({_CANDIDATES}
 )
 SELECT id, distance FROM candidates ORDER BY distance, id LIMIT :pool
 """
