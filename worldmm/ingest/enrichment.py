@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from worldmm.config import CaptionMode
 from worldmm.db.models import MemoryType, ProcessingStatus, Segment, VisualEmbedding
+from worldmm.db.queries.segments import complete_segment
 from worldmm.db.tombstones import is_forgotten, lock_claiming
 from worldmm.errors import UnavailableError, WorldMMError
 from worldmm.ingest.claim_owner import owner_for, owner_gone
@@ -276,20 +277,9 @@ def complete_without_enrichment(
     """Mark a window complete with only its transcript (spec 000 audio-only: enriched=false)."""
     with services.db.unit_of_work(user_id) as session:
         _check_claim(session, user_id, segment_id, claim_token)
-        session.execute(
-            update(Segment)
-            .where(Segment.user_id == user_id, Segment.id == segment_id)
-            .values(
-                processing_status=ProcessingStatus.COMPLETE,
-                transcript=transcript or None,
-                enriched=False,
-                visual_stored=False,
-                error=None,
-                claim_token=None,
-                claimed_at=None,
-                claim_owner=None,
-                updated_at=func.now(),
-            )
+        # The claim was proven above, its row locked: the update needs no claim filter.
+        complete_segment(
+            session, user_id, segment_id, None, transcript=transcript or None, enriched=False, visual_stored=False
         )
 
 
@@ -459,29 +449,21 @@ def _complete_segment(
 
     Returns the segment's start time and duration; ClaimLostError when the claim is no longer ours.
     """
-    complete = update(_SEGMENTS).where(_SEGMENTS.c.user_id == user_id, _SEGMENTS.c.id == segment_id)
-    if claim_token is not None:
-        complete = complete.where(_SEGMENTS.c.claim_token == claim_token)
-    completed = session.execute(
-        complete.values(
-            processing_status=ProcessingStatus.COMPLETE,
-            caption=window_caption.text,
-            caption_source=window_caption.source.value,
-            caption_embedding=caption_vector,
-            transcript=transcript or None,
-            enriched=True,
-            visual_stored=visual_stored,
-            error=None,
-            claim_token=None,
-            claimed_at=None,
-            claim_owner=None,
-            updated_at=func.now(),
-        ).returning(_SEGMENTS.c.start_time, _SEGMENTS.c.duration_seconds)
-    ).one_or_none()
+    completed = complete_segment(
+        session,
+        user_id,
+        segment_id,
+        claim_token,
+        caption=window_caption.text,
+        caption_source=window_caption.source.value,
+        caption_embedding=caption_vector,
+        transcript=transcript or None,
+        enriched=True,
+        visual_stored=visual_stored,
+    )
     if completed is None:
         raise ClaimLostError(f"segment {segment_id} is no longer claimed by this invocation")
-    start_time, scale = completed
-    return start_time, scale
+    return completed
 
 
 def _upsert_visual(
