@@ -1,9 +1,9 @@
 """Answers on the sample session, with the real local models: how many are right, how long each takes.
 
 Ingests `examples/sample-session` once into a fresh local home (its own embedded PostgreSQL), then asks each
-question file through the chat-verbose handler three times (`VARIANTS`): with the local reader, whose model
-reranks the composer's best sentences and writes a short answer checked against the sentence it rests on; with
-the reader but no reranking; and with neither (the composer's quoted sentence, the baseline).
+question file through the chat-verbose handler twice (`VARIANTS`): with the local reader, whose model writes a
+short answer checked against the sentence it rests on; and without it (the composer's quoted sentence, the
+baseline).
 
     python -m bench.bench_answers [--files questions.jsonl questions-dev.jsonl] [--variants reader] [--out FILE]
                                   [--heard script] [--session evening|next-morning]
@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_FILES = ("questions.jsonl", "questions-dev.jsonl")
-VARIANTS = (("reader", True, True), ("reader, no rerank", True, False), ("composer", False, False))
-"""The answer path as shipped (the reader's model reranks the composer's best sentences, then writes), the
-reader without reranking, and the composer alone (the baseline)."""
+VARIANTS = (("reader", True), ("composer", False))
+"""The answer path as shipped (the reader's model writes from the composer's best sentence), and the composer
+alone (the baseline)."""
 
 
 def _score(answers: list[Any], heard: str) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def _score(answers: list[Any], heard: str) -> dict[str, Any]:
         "wrong_but_written": sum(
             1 for a in answers if not a.right and "local reader" in (a.trace.get("answer_note") or "")
         ),
-        "reranked": sum(1 for a in answers if "reader's model judged" in (a.trace.get("answer_note") or "")),
+        "unheard": sum(1 for a in answers if "no memory mentions" in (a.trace.get("answer_note") or "")),
         "median_s": round(statistics.median(seconds), 2),
         "slowest_s": round(max(seconds), 2),
         "over_5_s": [
@@ -143,8 +143,8 @@ def main() -> None:
         return ScriptTranscriber(recording, speakers=speakers) if args.heard.startswith("script") else None
 
     with fresh_local_home() as (home, local):
-        for variant, reader, rerank in (v for v in VARIANTS if v[0] in args.variants):
-            settings = local_profile(home, local, answer_reader=reader, answer_rerank=rerank)
+        for variant, reader in (v for v in VARIANTS if v[0] in args.variants):
+            settings = local_profile(home, local, answer_reader=reader)
             with contextlib.redirect_stdout(io.StringIO()):
                 for earlier in recordings[:-1]:  # ingested (once: resumable), nothing asked
                     run_demo(settings, earlier, questions=[], transcriber=transcriber(earlier))

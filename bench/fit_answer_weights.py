@@ -2,10 +2,10 @@
 
 Ingests the recordings (as `bench.bench_answers` does), gathers for each development question what the fixed
 plan answers from, and scores every candidate sentence (`compose.features`); a sentence is a positive when it
-states every fact its question expects. The reader's model judges the best `--judged` of each of the first
-`--judge-questions` questions. Then, by logistic regression (L2): the feature weights on every candidate; the
-judge's weight on the judged ones, beside the first score; and the two refusal thresholds that best part the
-unanswerable questions from the answerable ones whose best sentence answers.
+states every fact its question expects. Then, by logistic regression (L2), the feature weights on every
+candidate; the refusal threshold that best parts the unanswerable questions from the answerable ones whose best
+sentence answers; and the rarity (`asks.rarity`) from which a thing the question names that no memory says is
+refused: the one that refuses most unanswerable questions less the answerable ones whose best sentence answers.
 
     python -m bench.fit_answer_weights [--files sample-session/questions-dev.jsonl ...] [--write]
 """
@@ -71,16 +71,27 @@ def _threshold(tops: list[tuple[float, bool, bool]]) -> tuple[float, float]:
     return cut, sum(t < cut for t in unanswerable) / max(1, len(unanswerable))
 
 
-def gather(files: list[str], judged: int, judge_questions: int, home: Path | None = None) -> list[dict[str, Any]]:
-    """Per question: its candidates' features, labels, first scores and (for some) the judge's log-odds."""
-    from functools import partial
+def _unheard_threshold(rows: list[dict[str, Any]], first: list[np.ndarray], labels: list[np.ndarray]) -> float:
+    """The rarity from which an unheard thing refuses: most unanswerable questions refused less answerable ones
+    whose best sentence answers (the larger on a tie: it refuses less)."""
 
+    def gain(cut: float) -> int:
+        return sum((1 if r["refusal"] else -int(bool(len(y)) and bool(y[int(sc.argmax())]))) * (r["unheard"] >= cut)
+                   for r, sc, y in zip(rows, first, labels, strict=True))  # fmt: skip
+
+    cuts = sorted({r["unheard"] for r in rows if r["unheard"] > 0}, reverse=True)
+    return max(cuts, key=gain, default=float("inf"))
+
+
+def gather(files: list[str], home: Path | None = None) -> list[dict[str, Any]]:
+    """Per question: its candidates' features and labels, and the rarity of the rarest thing it names unheard."""
     from worldmm.db.local import start_local_database
     from worldmm.demo import DEMO_USER, RECORDINGS, load_questions, local_profile, run_demo
     from worldmm.retrieval import agent, compose
+    from worldmm.retrieval.asks import analyse, rarity
     from worldmm.retrieval.hybrid import adjacent_windows
+    from worldmm.retrieval.lexical import said_stems
     from worldmm.retrieval.models import Trace
-    from worldmm.retrieval.reader import judge, load_model
     from worldmm.services import Services
 
     kept = home is not None
@@ -97,10 +108,9 @@ def gather(files: list[str], judged: int, judge_questions: int, home: Path | Non
             for recording in recordings:
                 run_demo(settings, recording, questions=[])
         services = Services(settings)
-        load_model(services)
-        judges = partial(judge, services)
         asked_at = datetime.now(UTC)
-        judged_kind = {True: 0, False: 0}  # as many unanswerable questions judged as answerable ones
+        with services.db.unit_of_work(DEMO_USER) as session:
+            said = said_stems(session, DEMO_USER)
         for name in files:
             for q in load_questions((EXAMPLES / name).parent, (EXAMPLES / name).name):
                 context = agent._Context(settings.memory_text_max_chars)  # the fixed plan's searches, as it makes them
@@ -110,17 +120,14 @@ def gather(files: list[str], judged: int, judge_questions: int, home: Path | Non
                 found = list(context.memories.values())
                 memories = [*found, *adjacent_windows(services, DEMO_USER, found)]
                 scored = compose.score(services, q.question, memories)
-                top = scored.candidates[:judged]
-                judging = judged_kind[q.refusal] < judge_questions // 2
-                judged_kind[q.refusal] += judging
-                odds = judges(q.question, top) if judging else [None] * len(top)
+                unheard = [rarity(text) or 0.0 for text, stem in analyse(q.question).things if stem not in said]
                 rows.append(
                     {
                         "id": q.id,
                         "refusal": q.refusal,
                         "features": scored.features.tolist(),
                         "labels": [bool(q.facts) and q.is_right(c.quote) for c in scored.candidates],
-                        "log_odds": odds,
+                        "unheard": max(unheard, default=0.0),
                     }
                 )
     finally:
@@ -138,28 +145,14 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     w = _listwise(list(zip(matrices, labels, strict=True)))
     first = [x @ w for x in matrices]
     weights: dict[str, Any] = {"features": dict(zip(FEATURES, map(float, w), strict=True)), "bias": 0.0}
-    judged = [
-        (sc[: len(r["log_odds"])], np.asarray([np.nan if lo is None else lo for lo in r["log_odds"]]), y, r["refusal"])
-        for r, sc, y in zip(rows, first, labels, strict=True)
-        if r["log_odds"] and r["log_odds"][0] is not None
-    ]
-    judge = _listwise([(np.stack([s, lo], axis=1), y[: len(s)]) for s, lo, y, _ in judged if not np.isnan(lo).any()])
-    weights["judge"], weights["judge_centre"] = float(judge[1] / judge[0]), 0.0
-    unjudged_tops = [(float(sc.max()), r["refusal"], bool(y[int(sc.argmax())]))
-                     for r, sc, y in zip(rows, first, labels, strict=True) if len(sc)]  # fmt: skip
-    judged_tops = []
-    for s, lo, y, refusal in judged:  # the judge's surest log-odds decides whether anything answers
-        final = s + weights["judge"] * np.nan_to_num(lo, nan=0.0)
-        judged_tops.append((float(np.nanmax(lo)), refusal, bool(y[int(final.argmax())])))
-    weights["refuse_below_unjudged"], refused_unjudged = _threshold(unjudged_tops)
-    weights["refuse_below_judged"], refused_judged = _threshold(judged_tops)
+    tops = [(float(sc.max()), r["refusal"], bool(y[int(sc.argmax())]))
+            for r, sc, y in zip(rows, first, labels, strict=True) if len(sc)]  # fmt: skip
+    weights["refuse_below"], refused = _threshold(tops)
+    weights["refuse_unheard_rarity"] = _unheard_threshold(rows, first, labels)
     weights["_fitted_on"] = {
         "questions": len(rows), "sentences": int(sum(len(y) for y in labels)),
-        "positives": int(sum(y.sum() for y in labels)), "judged_questions": len(judged_tops),
-        "unanswerable_refused_unjudged": round(refused_unjudged, 3),
-        "first_answers": round(float(np.mean([a for _, r, a in unjudged_tops if not r])), 3),
-        "unanswerable_refused_judged": round(refused_judged, 3),
-        "first_answers_judged": round(float(np.mean([a for _, r, a in judged_tops if not r])), 3),
+        "positives": int(sum(y.sum() for y in labels)), "unanswerable_refused": round(refused, 3),
+        "first_answers": round(float(np.mean([a for _, r, a in tops if not r])), 3),
     }  # fmt: skip
     return weights
 
@@ -167,8 +160,6 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", nargs="*", default=list(DEFAULT_FILES))
-    parser.add_argument("--judged", type=int, default=6)
-    parser.add_argument("--judge-questions", type=int, default=150)
     parser.add_argument("--rows", type=Path, help="read gathered rows from this file instead (or write them to it)")
     parser.add_argument("--home", type=Path, help="keep the ingested memory here (a second run skips the ingest)")
     parser.add_argument("--write", action="store_true", help=f"write the weights to {WEIGHTS}")
@@ -176,7 +167,7 @@ def main() -> None:
     if args.rows and args.rows.exists():
         rows = json.loads(args.rows.read_text())
     else:
-        rows = gather(args.files, args.judged, args.judge_questions, args.home)
+        rows = gather(args.files, args.home)
         if args.rows:
             args.rows.write_text(json.dumps(rows))
     weights = fit(rows)

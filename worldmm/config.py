@@ -485,11 +485,6 @@ class Settings(BaseSettings):
         description="In the fixed plan, the LLM writes a short answer from the best memory sentences; it is shown "
         "only when one sentence backs every word it states, else the sentence is quoted",
     )
-    answer_rerank: bool = Field(
-        True,
-        description="With the local reader: its model judges whether each of the composer's best sentences answers "
-        "the question, and one it is clearly surer of than of the composer's first goes first",
-    )
     answer_budget_s: float = Field(
         4.5,
         gt=0,

@@ -73,7 +73,7 @@ def test_the_answer_quotes_the_sentence_says_when_it_was_heard_and_cites_its_mem
         'This morning at 8:01, heard: "I am putting my keys in the drawer of my desk." '
         "(from your 30-second episodic memory of 08:01:00–08:01:30)."
     )
-    assert composed.memories == [memories[1]] and not composed.read and not composed.judged
+    assert composed.memories == [memories[1]] and not composed.read
     # AND a sentence seen, not heard, is quoted without "heard"
     seen = compose_answer(_services(), "What am I watering?", memories, NOW)
     assert seen.answer.startswith('This morning at 8:00: "I am watering the plants by the window."'), seen.answer
@@ -93,7 +93,7 @@ def test_nothing_that_shares_the_questions_words_is_not_remembered_and_cites_not
 
 def test_what_was_said_after_an_event_is_found_in_the_next_window(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN weights that count the words said around a sentence and refuse only below -1 (the step, not the fit)
-    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), -2.0, 1.0, 0.0, -1.0, -1.0)
+    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), bias=-2.0, refuse_below=-1.0)
     monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
     # AND leaving the cafe at the end of one window, and arriving at the office in the next, without a gap
     windows = _windows(

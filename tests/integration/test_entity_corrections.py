@@ -51,7 +51,7 @@ WINDOWS = (
 def _answers_never_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Weights that rank by shared words and refuse nothing: the corrected name's memory is under test here,
     not the fitted refusal (the hashing embedder gives the fitted weights no closeness in meaning)."""
-    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), 0.0, 1.0, 0.0, -99.0, -99.0)
+    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), bias=0.0, refuse_below=-99.0)
     monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
 
 

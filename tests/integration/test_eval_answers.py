@@ -69,7 +69,7 @@ def _reader(request: LLMRequest) -> dict[str, object]:
 @pytest.fixture(autouse=True)
 def _answers_never_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Weights that rank by shared words and refuse nothing: the eval's scoring is under test, not the refusal."""
-    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), 0.0, 1.0, 0.0, -99.0, -99.0)
+    plain = Weights((3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0), bias=0.0, refuse_below=-99.0)
     monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
 
 

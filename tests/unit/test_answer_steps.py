@@ -13,7 +13,7 @@ from worldmm.retrieval import compose
 from worldmm.retrieval.asks import PERSON, PLACE, WHEN, analyse, lexemes, sentence_labels
 from worldmm.retrieval.compose import NO_MEMORY, Weights, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.sentences import Candidate, candidates
+from worldmm.retrieval.sentences import candidates
 
 T0 = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)
 ANSWER_MAKING = ("compose.py", "reader.py", "sentences.py", "asks.py")
@@ -40,10 +40,10 @@ class _Ports:
 
 @pytest.fixture(autouse=True)
 def _plain_weights(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Weights that count shared words, the kind asked for and the judge, so each test reads one step."""
+    """Weights that count shared words and the kind asked for, so each test reads one step."""
     weights = Weights(
         features=(3.0, 1.0, 0.0, 1.0, -1.0, 0.5, 0.0, 0.0, 0.5, 0.0),
-        bias=-2.0, judge=1.0, judge_centre=0.0, refuse_below_judged=-1.0, refuse_below_unjudged=-1.0,
+        bias=-2.0, refuse_below=-1.0, refuse_unheard_rarity=2.2,
     )  # fmt: skip
     monkeypatch.setattr(compose, "fitted_weights", lambda: weights)
 
@@ -116,20 +116,31 @@ def test_nothing_that_shares_the_questions_words_is_not_remembered() -> None:
     assert answer.answer == NO_MEMORY and not answer.memories
 
 
-def test_the_judges_log_odds_put_the_sentence_it_is_sure_of_first() -> None:
-    memories = [_window(0, "I heard: My passport is old. My passport is in the red drawer.")]
-
-    def judge(question: str, pool: list[Candidate]) -> list[float | None]:
-        return [4.0 if "drawer" in c.text else -4.0 for c in pool]
-
-    answer = compose_answer(_Ports(), "Where is my passport?", memories, T0, judge=judge)  # type: ignore[arg-type]
-    assert "red drawer" in answer.answer and answer.judged
+def _said(*texts: str) -> frozenset[str]:
+    """Every stem the memories say, as the lexical index holds them."""
+    return frozenset().union(*(lexemes(t) for t in texts))
 
 
-def test_sentences_the_judge_is_sure_do_not_answer_are_not_remembered() -> None:
-    memories = [_window(0, "I heard: My passport is in the red drawer.")]
-    answer = compose_answer(_Ports(), "Where is my passport?", memories, T0, judge=lambda q, p: [-6.0] * len(p))  # type: ignore[arg-type]
-    assert answer.answer == NO_MEMORY and answer.judged_unanswered
+def test_a_question_naming_a_rare_thing_no_memory_says_is_not_remembered() -> None:
+    memories = [_window(0, "I heard: The bagels were four dollars.")]
+    said = _said("The bagels were four dollars.", "I bought bread at the bakery.")
+    answer = compose_answer(_Ports(), "How much did the pretzels cost?", memories, T0, said=said)  # type: ignore[arg-type]
+    assert answer.answer == NO_MEMORY and answer.unheard == "pretzels" and not answer.memories
+
+
+def test_a_rare_thing_a_memory_says_is_answered() -> None:
+    memories = [_window(0, "I heard: The pretzels were four dollars.")]
+    said = _said("The pretzels were four dollars.")
+    answer = compose_answer(_Ports(), "How much did the pretzels cost?", memories, T0, said=said)  # type: ignore[arg-type]
+    assert "four dollars" in answer.answer and answer.unheard is None
+
+
+def test_a_common_word_no_memory_says_does_not_refuse() -> None:
+    # "list" is among English's commonest words: the question's own wording, not a thing never heard of
+    memories = [_window(0, "I heard: Three things to do today. First, wash the car.")]
+    said = _said("Three things to do today. First, wash the car.")
+    answer = compose_answer(_Ports(), "What is the first thing on my list?", memories, T0, said=said)  # type: ignore[arg-type]
+    assert answer.answer != NO_MEMORY and answer.unheard is None
 
 
 def test_the_answer_says_when_it_was_said_and_quotes_the_sentence() -> None:

@@ -34,17 +34,17 @@ from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, bui
 from worldmm.retrieval.citations import cite
 from worldmm.retrieval.compose import compose_answer, score
 from worldmm.retrieval.hybrid import adjacent_windows
+from worldmm.retrieval.lexical import said_stems
 from worldmm.retrieval.models import (
     AgentAction,
     AgentAnswer,
-    JudgedSentence,
     MemoryKind,
     RetrievalResult,
     RetrievedMemory,
     Trace,
     TraceRound,
 )
-from worldmm.retrieval.reader import judge, read_answer
+from worldmm.retrieval.reader import read_answer
 from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
 
 if TYPE_CHECKING:
@@ -412,19 +412,19 @@ def _answer_by_plan(
     then compose the answer from what was found and the windows around it (its words as of `times[1]`)."""
     _plan_searches(services, retrievers, user_id, question, times[0], context, trace)
     context.require_memory()
-    settings, skipped, judged = services.settings, list[str](), list[tuple[str, float]]()
+    settings, skipped = services.settings, list[str]()
     notes = [f"answered without the memories whose search failed: {', '.join(context.failures)}"] * bool(
         context.failures
     )
     deadline = started + settings.answer_budget_s
     read = partial(read_answer, services, deadline=deadline, skipped=skipped) if settings.reader_enabled else None
-    judging = settings.reader_enabled and settings.answer_rerank
-    judges = partial(judge, services, deadline=deadline, skipped=skipped, judged=judged) if judging else None
     memories = list(context.memories.values())
     around = adjacent_windows(services, user_id, memories)
-    composed = compose_answer(services, question, [*memories, *around], times[1], read, judges)
-    if composed.judged_unanswered:
-        notes.append("with the reader's model's judgement, no sentence found scores as an answer")
+    with services.db.unit_of_work(user_id) as session:
+        said = said_stems(session, user_id, services.graph_cache)
+    composed = compose_answer(services, question, [*memories, *around], times[1], read, said)
+    if composed.unheard:
+        notes.append(f"no memory mentions {composed.unheard!r}")
     if composed.read:
         notes.append("written by the local reader; the quoted sentence backs every word of it")
     if skipped:
@@ -433,7 +433,6 @@ def _answer_by_plan(
             + " and ".join(skipped)
         )
     trace.answer_note = "; ".join(notes) or None
-    trace.judged = [JudgedSentence(sentence=sentence, log_odds=round(odds, 3)) for sentence, odds in judged]
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=memories, trace=trace)

@@ -60,6 +60,8 @@ class Asked:
     names: frozenset[str] = frozenset()
     side: str | None = None
     event: frozenset[str] = field(default_factory=frozenset)
+    things: tuple[tuple[str, str], ...] = ()
+    """Each thing the question names (a noun with its compound words, or a name) and its head word's stem."""
 
 
 @cache
@@ -108,7 +110,30 @@ def analyse(question: str) -> Asked:
         if token.lower_ in SIDES and token.dep_ in ("prep", "mark") and token.i > 1:
             side, event = token.lower_, lexemes(" ".join(t.text for t in token.subtree if t.i != token.i))
             break
-    return Asked(labels, terms, names, side, event)
+    return Asked(labels, terms, names, side, event, _things(doc))
+
+
+def _things(doc: Any) -> tuple[tuple[str, str], ...]:
+    """The things `doc` names: entities other than times, amounts and ranks, and nouns (with their compound
+    words) that name no kind of answer — of "the coffee cost", the coffee."""
+    spans = [(e.text, e.root) for e in doc.ents if e.label_ not in WHEN | COUNT | {"ORDINAL"}]
+    taken = {t.i for e in doc.ents for t in e}
+    for token in doc:
+        if token.pos_ in ("NOUN", "PROPN") and token.dep_ != "compound" and token.i not in taken:
+            words = [t for t in (*(c for c in token.children if c.dep_ == "compound"), token) if t.tag_ != "POS"]
+            words = words[:-1] if _stem(token) in _measure_stems() else words
+            spans += [(doc[words[0].i : words[-1].i + 1].text, words[-1])] if words else []
+    return tuple((text, _stem(root)) for text, root in spans if root.lower_ not in FUNCTION_WORDS)
+
+
+def rarity(phrase: str) -> float | None:
+    """How rare `phrase` is in English: 7 less its Zipf frequency (wordfreq; 0 for the commonest words), or None
+    where wordfreq is not installed."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:
+        return None
+    return max(0.0, 7.0 - zipf_frequency(phrase, "en"))
 
 
 def _wh_labels(lowered: list[str]) -> frozenset[str] | None:
@@ -126,11 +151,16 @@ def _wh_labels(lowered: list[str]) -> frozenset[str] | None:
 
 def _head_labels(doc: Any) -> frozenset[str]:
     """A 'what'/'which' question's kind of answer: the noun the wh-word determines, or the first word that names one."""
-    measures = {_stemmer().stemWord(noun): labels for noun, labels in MEASURE_NOUNS.items()}
+    measures = _measure_stems()
     for token in doc:
         if token.tag_ in ("WDT", "WP") and token.dep_ == "det" and _stem(token.head) in measures:
             return measures[_stem(token.head)]
     return next((measures[_stem(t)] for t in doc if _stem(t) in measures), frozenset())
+
+
+@cache
+def _measure_stems() -> dict[str, frozenset[str]]:
+    return {_stemmer().stemWord(noun): labels for noun, labels in MEASURE_NOUNS.items()}
 
 
 def _stem(token: Any) -> str:

@@ -4,16 +4,17 @@ General steps, each a model or a library: the candidates are the sentences of th
 the windows around them (`sentences`); what the question asks for comes from its parse (`asks`); each
 sentence is scored by a handful of features — shared words by rarity, shared words in what was said around
 it, closeness in meaning (the text embedder), whether it names the kind of fact asked for, who said it —
-combined by weights fitted on development questions (`answer_weights.json`, `bench.fit_answer_weights`); the
-reader's model judges the best few (log-odds of "yes"), which join the score with their own fitted weight;
-below the fitted threshold nothing found answers and the answer is "I don't remember that.".
+combined by weights fitted on development questions (`answer_weights.json`, `bench.fit_answer_weights`). The
+answer is "I don't remember that." when the question names a thing, rare in English, that none of the user's
+memories says (of "How much did the pretzels cost?", pretzels never heard of), or when the best sentence's
+score is below the fitted threshold.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from aws_lambda_powertools import Logger
 
-from worldmm.retrieval.asks import Asked, analyse, lexemes, sentence_labels
+from worldmm.retrieval.asks import Asked, analyse, lexemes, rarity, sentence_labels
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import Candidate, candidates, evidence
 
@@ -38,21 +39,18 @@ FEATURES = (
     "lexical", "context", "meaning", "kind", "no_kind", "statement", "retrieved", "semantic", "speaker", "short",
 )  # fmt: skip
 """What each candidate sentence is scored by (`features`), in the order of the fitted weights."""
-JUDGED = 4
-"""How many of the best sentences the reader's model judges."""
 
 
 @dataclass(frozen=True)
 class Weights:
-    """The fitted combination: a weight per feature and a bias; the judge's weight and centre; the threshold
-    below which the best sentence's score means that nothing found answers."""
+    """The fitted combination: a weight per feature and a bias; the score below which the best sentence means
+    that nothing found answers."""
 
     features: tuple[float, ...]
     bias: float
-    judge: float
-    judge_centre: float
-    refuse_below_judged: float
-    refuse_below_unjudged: float
+    refuse_below: float
+    refuse_unheard_rarity: float = math.inf
+    """A question naming a thing no memory says, at least this rare in English (`asks.rarity`), is refused."""
 
 
 @cache
@@ -71,10 +69,8 @@ class Composed:
     memories: list[RetrievedMemory]
     read: bool = False
     """Whether the reader wrote the answer (else it is the quoted sentence)."""
-    judged: bool = False
-    """Whether the reader's model judged the best sentences."""
-    judged_unanswered: bool = False
-    """Whether the answer is "I don't remember that." because the judged score is below the threshold."""
+    unheard: str | None = None
+    """The thing the question names that no memory says, when that is why the answer is "I don't remember that."."""
 
 
 @dataclass(frozen=True)
@@ -87,18 +83,15 @@ class ReadAnswer:
 
 @dataclass(frozen=True)
 class Scored:
-    """The candidate sentences, their features (one row each), their score and the judge's log-odds."""
+    """The candidate sentences, best first, their features (one row each) and their scores."""
 
     candidates: list[Candidate]
     features: np.ndarray
     scores: list[float]
-    log_odds: list[float | None]
 
 
 Reader = Callable[[str, Candidate], ReadAnswer | None]
 """Writes a checked short answer from the best sentence (`reader.read_answer`), or None."""
-Judge = Callable[[str, list[Candidate]], list[float | None]]
-"""The reader's model's log-odds that each sentence answers the question; None for one it did not judge."""
 
 
 def features(services: ComposePorts, asked: Asked, question: str, pool: list[Candidate]) -> np.ndarray:
@@ -155,28 +148,23 @@ def _cosines(services: ComposePorts, question: str, quotes: list[str]) -> list[f
     return [float(v) for v in matrix[1:] @ matrix[0]]
 
 
-def score(services: ComposePorts, question: str, memories: list[RetrievedMemory], judge: Judge | None = None) -> Scored:
-    """Every candidate sentence of `memories` scored, best first; the best `JUDGED` judged when `judge` is given."""
+def _unheard(asked: Asked, said: Container[str]) -> str | None:
+    """The rarest thing `asked` names that `said` lacks, when it is rare enough to refuse on; else None."""
+    unsaid = [(rarity(text) or 0.0, text) for text, stem in asked.things if stem not in said]
+    rarest = max(unsaid, default=(0.0, ""))
+    return rarest[1] if rarest[0] >= fitted_weights().refuse_unheard_rarity else None
+
+
+def score(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> Scored:
+    """Every candidate sentence of `memories` scored, best first."""
     pool = candidates(memories)
     if not pool:
-        return Scored([], np.zeros((0, len(FEATURES))), [], [])
+        return Scored([], np.zeros((0, len(FEATURES))), [])
     weights = fitted_weights()
     rows = features(services, analyse(question), question, pool)
     first = rows @ np.asarray(weights.features) + weights.bias
     order = sorted(range(len(pool)), key=lambda i: -first[i])
-    pool, rows = [pool[i] for i in order], rows[order]
-    scores = [float(first[i]) for i in order]
-    log_odds: list[float | None] = [None] * len(pool)
-    if judge is not None:
-        log_odds[:JUDGED] = judge(question, pool[:JUDGED])
-        if any(lo is not None for lo in log_odds):  # the judged are the candidates: no lower one escapes the judge
-            pool, rows, scores, log_odds = pool[:JUDGED], rows[:JUDGED], scores[:JUDGED], log_odds[:JUDGED]
-        scores = [s + (weights.judge * (lo - weights.judge_centre) if lo is not None else 0.0)
-                  for s, lo in zip(scores, log_odds, strict=True)]  # fmt: skip
-        order = sorted(range(len(pool)), key=lambda i: -scores[i])
-        pool, rows = [pool[i] for i in order], rows[order]
-        scores, log_odds = [scores[i] for i in order], [log_odds[i] for i in order]
-    return Scored(pool, rows, scores, log_odds)
+    return Scored([pool[i] for i in order], rows[order], [float(first[i]) for i in order])
 
 
 def compose_answer(
@@ -185,20 +173,19 @@ def compose_answer(
     memories: list[RetrievedMemory],
     now: datetime,
     read: Reader | None = None,
-    judge: Judge | None = None,
+    said: Container[str] | None = None,
 ) -> Composed:
     """The best sentence of the memories, when it was said and which memory it comes from, after a short answer
-    the reader wrote from it (checked against it) when it could; "I don't remember that." when the best score
-    is below the fitted threshold."""
-    scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL], judge)
-    if not scored.candidates:
+    the reader wrote from it (checked against it) when it could; "I don't remember that." when the question
+    names a rare thing that none of the user's memories says (`said`: every stem they say), or when the best
+    score is below the fitted threshold."""
+    unheard = _unheard(analyse(question), said) if said is not None else None
+    if unheard is not None:
+        return Composed(NO_MEMORY, [], unheard=unheard)
+    scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL])
+    if not scored.candidates or scored.scores[0] < fitted_weights().refuse_below:
         return Composed(NO_MEMORY, [])
-    weights = fitted_weights()
-    judged = scored.log_odds[0] is not None
-    surest = max((lo for lo in scored.log_odds if lo is not None), default=math.inf)
-    if surest < weights.refuse_below_judged or (not judged and scored.scores[0] < weights.refuse_below_unjudged):
-        return Composed(NO_MEMORY, [], judged=judged, judged_unanswered=judged)
     best = scored.candidates[0]
     written = read(question, best) if read is not None else None
-    said = f"{written.text}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
-    return Composed(said[:1].upper() + said[1:], [best.memory], read=written is not None, judged=judged)
+    said_when = f"{written.text}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
+    return Composed(said_when[:1].upper() + said_when[1:], [best.memory], read=written is not None)

@@ -201,6 +201,11 @@ def query_lexemes(session: Session, user_id: str, query: str) -> tuple[int, list
     return queries.query_lexemes(session, user_id, query)
 
 
+def said_stems(session: Session, user_id: str, store: GraphCache | None = None) -> dict[str, int]:
+    """Every stem the user's memories say (their index's vocabulary)."""
+    return segment_indexes.get(session, user_id, store=store).vocabulary
+
+
 class SegmentIndexCache:
     """Per-process LRU of users' segment indexes, each revalidated by the segment generation on every use.
 

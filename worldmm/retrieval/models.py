@@ -124,13 +124,6 @@ class Citation(BaseModel):
         )
 
 
-class JudgedSentence(BaseModel):
-    """A memory sentence the local reader's model judged, and how sure it was that it answers the question."""
-
-    sentence: str
-    log_odds: float = Field(description='log-odds of "yes, it answers": above 0 the model leans to yes')
-
-
 class Trace(BaseModel):
     """Every round of one answer, the final answer step, its citations, and totals."""
 
@@ -147,9 +140,6 @@ class Trace(BaseModel):
     answer_completion_tokens: int = 0
     answer_parse_failures: int = Field(default=0, description="answer replies that did not validate")
     answer_note: str | None = None
-    judged: list[JudgedSentence] = Field(
-        default_factory=list, description="the fixed plan's local reader: each sentence its model judged, in order"
-    )
     total_ms: float = 0.0
 
     @computed_field  # type: ignore[prop-decorator]

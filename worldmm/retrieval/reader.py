@@ -1,10 +1,10 @@
-"""The local reader: a small model judges whether each of the best sentences answers the question (log-odds of
-"yes", `judge`), and writes a short answer from the best (`read_answer`), shown only when one sentence of what
-it read states every name, number and content word of it that the question does not.
+"""The local reader: a small model writes a short answer from the composer's best sentence (`read_answer`), shown
+only when one sentence of what it read states every name, number and content word of it that the question does
+not.
 
-Every judgement and reading starts with the same instructions and worked judgements (`JUDGE_EXAMPLES`), so the
-model's cache of that start is reused. Both keep to the answer's deadline: a call that the recent ones say would
-end after it is not made (the composer's order and quoted sentence stand).
+Every reading starts with the same instructions and worked judgements (`JUDGE_EXAMPLES`), so the model's cache of
+that start is reused. It keeps to the answer's deadline: a reading that the recent ones say would end after it
+is not made (the composer's quoted sentence stands).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from weakref import WeakSet
 
 from aws_lambda_powertools import Logger
 
-from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, ModelBusyError, YesNoJudge
+from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, ModelBusyError
 from worldmm.llm.prompts import load_prompt, render_prompt
 from worldmm.retrieval.asks import lexemes
 from worldmm.retrieval.compose import ReadAnswer
@@ -35,9 +35,9 @@ _T = TypeVar("_T")
 READ_PURPOSE = "read_answer"
 JUDGE_PURPOSE = "judge_sentence"
 SENTENCE_SYSTEM = "heard_sentence_system"
-"""The instructions a judgement and a reading of a heard sentence both start with."""
+"""The instructions a reading of a heard sentence starts with."""
 JUDGE_EXAMPLES = "judge_sentence_examples"
-"""Worked judgements (two yes, two no; none about the sample recordings) shown before each judgement."""
+"""Worked judgements (two yes, two no; none about the sample recordings) shown before each reading."""
 READER_MAX_TOKENS = 16
 """A short answer's tokens: a reading cut off here is dropped, not asked again."""
 MAX_ANSWER_CHARS = 120
@@ -62,14 +62,12 @@ def read_answer(
     deadline: float | None = None,
     skipped: list[str] | None = None,
 ) -> ReadAnswer | None:
-    """The model's short answer to `question` from `line` (the best, after judging), or None when it fails the
-    check or would not be written by `deadline` (`time.perf_counter`; then `skipped` is told), or when `skipped`
-    already holds a call of this answer that the deadline left unmade."""
+    """The model's short answer to `question` from `line` (the composer's best), or None when it fails the check
+    or would not be written by `deadline` (`time.perf_counter`; then `skipped` is told)."""
     limit = services.settings.memory_text_max_chars
     request = _read_request(services, question, sanitize_memory_text(line.quote, limit))
     try:
-        # A judgement that did not fit is shorter than a reading: the reading would not fit either.
-        timed = None if skipped else _ready(services, request, deadline)
+        timed = _ready(services, request, deadline)
         if timed is None:
             logger.info("reader skipped: past the answer's deadline")
             if skipped is not None:
@@ -101,58 +99,21 @@ def read_answer(
     return None
 
 
-def judge(
-    services: ReaderPorts,
-    question: str,
-    pool: list[Candidate],
-    deadline: float | None = None,
-    skipped: list[str] | None = None,
-    judged: list[tuple[str, float]] | None = None,
-) -> list[float | None]:
-    """The model's log-odds that each sentence of `pool` answers `question`, in turn while a judgement is
-    expected to end by `deadline`; None for those it could not judge (no judging model, past the deadline —
-    then `skipped` is told —, or a failed call). Each sentence judged, and its log-odds, goes to `judged`."""
-    model = services.reader_llm
-    odds: list[float | None] = [None] * len(pool)
-    if not isinstance(model, YesNoJudge):
-        return odds
-    limit = services.settings.memory_text_max_chars
-    try:
-        for i, candidate in enumerate(pool):
-            sentence = sanitize_memory_text(candidate.quote, limit)
-            request = _ready(services, _judge_request(services, question, sentence), deadline)
-            if request is None:
-                raise ModelBusyError("past the answer's deadline")
-            odds[i] = _timed(services, request, model.yes_log_odds)
-            if judged is not None:
-                judged.append((sentence, odds[i] or 0.0))
-    except ModelBusyError:
-        if skipped is not None:
-            skipped.append(f"judging {odds.count(None)} of {len(pool)} sentences")
-    except Exception as exc:  # the composer's order stands; the log says why
-        logger.warning("reader cannot judge: %s", type(exc).__name__)
-    return odds
-
-
 _TIMING_QUESTION, _WARM_UP_LINE = "Where did I leave my keys?", "My keys are on the hallway shelf."
 _TIMING_LINE = "I am putting my keys in the drawer of my desk."
 
 
 def load_model(services: ReaderPorts) -> None:
     """Load the reader's model once (a server's start-up, or the first question), warm it untimed — the first
-    call reads the shared start and pages the weights in — then time one judgement and one reading, so that the
-    deadline knows this host's speed. A model that cannot be loaded is logged; the composer answers."""
+    call reads the shared start and pages the weights in — then time one reading, so that the deadline knows
+    this host's speed. A model that cannot be loaded is logged; the composer answers."""
     model = services.reader_llm
     if not isinstance(model, LoadsOnFirstUse) or model in _LOADED:
         return
     try:
         model.load()
         _LOADED.add(model)  # loaded: a call that fails below fails as a question's would, not loaded again
-        if isinstance(model, YesNoJudge):
-            model.yes_log_odds(_judge_request(services, _TIMING_QUESTION, _WARM_UP_LINE))
-            _timed(services, _judge_request(services, _TIMING_QUESTION, _TIMING_LINE), model.yes_log_odds)
-        else:
-            model.complete(_read_request(services, _TIMING_QUESTION, _WARM_UP_LINE))
+        model.complete(_read_request(services, _TIMING_QUESTION, _WARM_UP_LINE))
         _timed(services, _read_request(services, _TIMING_QUESTION, _TIMING_LINE), model.complete)
     except Exception as exc:  # the first question tries again; the composer answers meanwhile
         logger.warning("reader model not loaded: %s", type(exc).__name__)
@@ -190,10 +151,6 @@ def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMReq
     """The reading of `sentence`: its first line, not asked again when cut off at `READER_MAX_TOKENS`."""
     request = _asking(services, READ_PURPOSE, reading_messages(question, sentence), max_tokens=READER_MAX_TOKENS)
     return replace(request, stop=("\n",), grow_when_cut_off=False)
-
-
-def _judge_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
-    return _asking(services, JUDGE_PURPOSE, judgement_messages(question, sentence), max_tokens=1)
 
 
 def judgement_messages(question: str, sentence: str, purpose: str = JUDGE_PURPOSE) -> list[dict[str, str]]:
