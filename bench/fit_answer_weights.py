@@ -120,7 +120,7 @@ def gather(files: list[str], home: Path | None = None) -> list[dict[str, Any]]:
                 found = list(context.memories.values())
                 memories = [*found, *adjacent_windows(services, DEMO_USER, found)]
                 scored = compose.score(services, q.question, memories)
-                unheard = [rarity(text) or 0.0 for text, stem in analyse(q.question).things if stem not in said]
+                unheard = [rarity(text) or 0.0 for text, stem, _ in analyse(q.question).things if stem not in said]
                 rows.append(
                     {
                         "id": q.id,

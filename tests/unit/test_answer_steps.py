@@ -135,6 +135,16 @@ def test_a_rare_thing_a_memory_says_is_answered() -> None:
     assert "four dollars" in answer.answer and answer.unheard is None
 
 
+def test_a_name_said_with_another_spelling_is_not_taken_for_one_never_heard() -> None:
+    # GIVEN speech recognition that wrote "Marko" for the Marco asked about, and never wrote "Melissa"
+    memories = [_window(0, "I heard: Marko: My presentation is on Friday afternoon.")]
+    said = _said("Marko: My presentation is on Friday afternoon.")
+    asked = compose_answer(_Ports(), "When is Marco's presentation?", memories, T0, said=said)  # type: ignore[arg-type]
+    assert asked.unheard is None and "Friday" in asked.answer
+    never = compose_answer(_Ports(), "When is Melissa's presentation?", memories, T0, said=said)  # type: ignore[arg-type]
+    assert never.answer == NO_MEMORY and never.unheard == "Melissa"
+
+
 def test_a_common_word_no_memory_says_does_not_refuse() -> None:
     # "list" is among English's commonest words: the question's own wording, not a thing never heard of
     memories = [_window(0, "I heard: Three things to do today. First, wash the car.")]

@@ -60,8 +60,9 @@ class Asked:
     names: frozenset[str] = frozenset()
     side: str | None = None
     event: frozenset[str] = field(default_factory=frozenset)
-    things: tuple[tuple[str, str], ...] = ()
-    """Each thing the question names (a noun with its compound words, or a name) and its head word's stem."""
+    things: tuple[tuple[str, str, bool], ...] = ()
+    """Each thing the question names (a noun with its compound words, or a name), its head word's stem, and
+    whether it is a name (an entity or a proper noun)."""
 
 
 @cache
@@ -113,7 +114,7 @@ def analyse(question: str) -> Asked:
     return Asked(labels, terms, names, side, event, _things(doc))
 
 
-def _things(doc: Any) -> tuple[tuple[str, str], ...]:
+def _things(doc: Any) -> tuple[tuple[str, str, bool], ...]:
     """The things `doc` names: entities other than times, amounts and ranks, and nouns (with their compound
     words) that name no kind of answer — of "the coffee cost", the coffee."""
     spans = [(e.text, e.root) for e in doc.ents if e.label_ not in WHEN | COUNT | {"ORDINAL"}]
@@ -123,7 +124,11 @@ def _things(doc: Any) -> tuple[tuple[str, str], ...]:
             words = [t for t in (*(c for c in token.children if c.dep_ == "compound"), token) if t.tag_ != "POS"]
             words = words[:-1] if _stem(token) in _measure_stems() else words
             spans += [(doc[words[0].i : words[-1].i + 1].text, words[-1])] if words else []
-    return tuple((text, _stem(root)) for text, root in spans if root.lower_ not in FUNCTION_WORDS)
+    return tuple(
+        (text, _stem(root), root.ent_type_ != "" or root.pos_ == "PROPN")
+        for text, root in spans
+        if root.lower_ not in FUNCTION_WORDS
+    )
 
 
 def rarity(phrase: str) -> float | None:

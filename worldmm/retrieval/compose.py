@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Container
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -148,11 +148,24 @@ def _cosines(services: ComposePorts, question: str, quotes: list[str]) -> list[f
     return [float(v) for v in matrix[1:] @ matrix[0]]
 
 
-def _unheard(asked: Asked, said: Container[str]) -> str | None:
-    """The rarest thing `asked` names that `said` lacks, when it is rare enough to refuse on; else None."""
-    unsaid = [(rarity(text) or 0.0, text) for text, stem in asked.things if stem not in said]
+def _unheard(asked: Asked, said: Collection[str]) -> str | None:
+    """The rarest thing `asked` names that `said` lacks — a name one letter from a word said counts as said
+    (Marco, Marko) —, when it is rare enough to refuse on; else None."""
+    unsaid = [
+        (rarity(text) or 0.0, text)
+        for text, stem, name in asked.things
+        if stem not in said and not (name and any(_one_edit(stem, word) for word in said))
+    ]
     rarest = max(unsaid, default=(0.0, ""))
     return rarest[1] if rarest[0] >= fitted_weights().refuse_unheard_rarity else None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter after the first changed, added or dropped."""
+    if abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4 or a[0] != b[0]:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[i + 1 :] == b[i + 1 :] or a[i:] == b[i + 1 :] or a[i + 1 :] == b[i:]
 
 
 def score(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> Scored:
@@ -173,7 +186,7 @@ def compose_answer(
     memories: list[RetrievedMemory],
     now: datetime,
     read: Reader | None = None,
-    said: Container[str] | None = None,
+    said: Collection[str] | None = None,
 ) -> Composed:
     """The best sentence of the memories, when it was said and which memory it comes from, after a short answer
     the reader wrote from it (checked against it) when it could; "I don't remember that." when the question
