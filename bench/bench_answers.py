@@ -124,6 +124,9 @@ def main() -> None:
         " recordings up to it",
     )
     args = parser.parse_args()
+    # A benchmark asks a hundred questions in minutes as one user: no allowance of model calls (a rate limit, not an
+    # answer method), as bench_fresh_days.
+    os.environ.setdefault("CHAT_ALLOWANCE_MODEL_CALLS", "0")
 
     from worldmm.demo import DEMO_USER, RECORDINGS, load_questions, local_profile, run_demo
     from worldmm.eval.speech import ScriptTranscriber
