@@ -242,6 +242,24 @@ def test_the_reader_writes_only_while_the_answer_is_within_its_budget(
     assert ("past the answer's 1e-09 s deadline, the reader's model skipped writing" in note) is not read, note
 
 
+def test_a_question_that_waited_past_its_deadline_is_given_the_composers_answer(
+    pg: LocalDatabase, sample: Services
+) -> None:
+    # GIVEN the local reader and a 4.5 s answer budget
+    settings = _plan_settings(pg, worldmm_profile="local", llm_provider="local", answer_budget_s=4.5)
+    reader = ScriptedLLM().script(READ_PURPOSE, "On the hallway shelf.")
+    services = Services(settings, db=sample.db, llm=ScriptedLLM(), reader_llm=reader, embedder=sample.embedder)
+    # WHEN the question reaches the answer path after waiting 5 s behind other requests
+    result = answer_question(services, USER, "Where did I leave the spare key?", now=ASKED_AT, waited_s=5.0)
+    # THEN the wait counts: the reader's model is not asked, and the composer's sentence is given at once
+    assert not reader.calls_for(READ_PURPOSE)
+    assert "hallway shelf" in result.answer.lower(), result.answer
+    assert "past the answer's 4.5 s deadline" in (result.trace.answer_note or "")
+    # AND one that did not wait is read
+    fresh = answer_question(services, USER, "Where did I leave the spare key?", now=ASKED_AT)
+    assert fresh.answer.startswith("On the hallway shelf."), fresh.answer
+
+
 def test_a_question_naming_a_rare_thing_no_memory_says_is_not_remembered(pg: LocalDatabase, sample: Services) -> None:
     # GIVEN the local reader, and a memory that never mentions a snorkel
     settings = _plan_settings(pg, worldmm_profile="local", llm_provider="local", answer_budget_s=60.0)

@@ -76,8 +76,10 @@ def handle_chat(
     *,
     verbose: bool = False,
     now: datetime | None = None,
+    waited_s: float = 0.0,
 ) -> ChatResult:
-    """Check ownership, answer with the reasoning agent, then save both messages to the thread.
+    """Check ownership, answer with the reasoning agent, then save both messages to the thread. `waited_s`:
+    how long the request waited before it reached here (the answer's deadline counts it).
 
     A question longer than MAX_QUESTION_CHARS is `BadRequest` and a chat_id that is not the caller's (or
     does not exist) `Forbidden`, before anything runs. While the GPU worker that answers is starting, the
@@ -88,7 +90,7 @@ def handle_chat(
     if len(question) > MAX_QUESTION_CHARS:
         raise BadRequest(f"the question is longer than {MAX_QUESTION_CHARS} characters")
     try:
-        return _handle_chat(services, user_id, question, chat_id, verbose=verbose, now=now)
+        return _handle_chat(services, user_id, question, chat_id, verbose=verbose, now=now, waited_s=waited_s)
     except MemoryUnavailableError:
         logger.warning("chat unavailable: memory unreachable", extra={"step": "chat.memory-unreachable"})
         raise
@@ -110,6 +112,7 @@ def _handle_chat(
     *,
     verbose: bool,
     now: datetime | None,
+    waited_s: float,
 ) -> ChatResult:
     if chat_id is not None and not services.chats.chat_owned_by(user_id, chat_id):
         raise Forbidden("chat not found or not yours")
@@ -119,7 +122,7 @@ def _handle_chat(
     from worldmm.retrieval.agent import answer_question
 
     try:
-        result = answer_question(services, user_id, question, now=now)
+        result = answer_question(services, user_id, question, now=now, waited_s=waited_s)
     except GpuUnavailableError as exc:
         if services.settings.llm_provider != LLMProvider.GPU:
             raise

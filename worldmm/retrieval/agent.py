@@ -234,10 +234,13 @@ def answer_question(
     now: datetime | None = None,
     retrievers: Mapping[MemoryKind, Retriever] | None = None,
     newest_memory: NewestMemory = newest_memory_end,
+    waited_s: float = 0.0,
 ) -> AgentAnswer:
-    """Answer `question` from `user_id`'s memories (agent loop or fixed plan); the trace shows how and cites."""
+    """Answer `question` from `user_id`'s memories (agent loop or fixed plan); the trace shows how and cites.
+    `waited_s`: how long the question waited before it reached here (behind other requests): the answer's
+    deadline counts it."""
     settings = services.settings
-    started = time.perf_counter()
+    started = time.perf_counter() - max(0.0, waited_s)
     asked_at = now or datetime.now(UTC)
     now = _read_at(newest_memory(services, user_id, asked_at), asked_at)
     retrievers = retrievers if retrievers is not None else default_retrievers()

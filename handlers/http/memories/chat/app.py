@@ -1,10 +1,13 @@
 """POST /memories/chat and /memories/chat/verbose: answer a question from the caller's memories inside a
 chat thread (spec 004); the verbose route adds the reasoning agent's trace. Each question is charged to the
-caller's allowance of model calls first (worldmm.allowance: 429 with Retry-After when it is used up). ChatFunction and
+caller's allowance of model calls first (worldmm.allowance: 429 with Retry-After when it is used up). The answer's
+deadline counts from when the API received the request (`requestContext.timeEpoch`): a question that waited behind
+others, or for a cold start, is given the composer's answer rather than a late one. ChatFunction and
 ChatVerboseFunction both run this module; the route decides the response."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -27,7 +30,13 @@ def _answer(*, verbose: bool) -> ChatResult:
     services = get_services().for_user(user_id)  # the caller's database cell, resolved once
     charge_question(services, user_id)  # 429 before any model is called when the caller's allowance is used up
     with timed("ChatLatency"):
-        return handle_chat(services, user_id, request.question, request.chat_id, verbose=verbose)
+        return handle_chat(services, user_id, request.question, request.chat_id, verbose=verbose, waited_s=_waited_s())
+
+
+def _waited_s() -> float:
+    """Seconds since the API received the request (`requestContext.timeEpoch`; 0 for an event without one)."""
+    epoch_ms = app.current_event.raw_event.get("requestContext", {}).get("timeEpoch") or 0
+    return max(0.0, time.time() - epoch_ms / 1000) if epoch_ms else 0.0
 
 
 @app.post("/memories/chat")
