@@ -148,13 +148,14 @@ def _cosines(services: ComposePorts, question: str, quotes: list[str]) -> list[f
     return [float(v) for v in matrix[1:] @ matrix[0]]
 
 
-def _unheard(asked: Asked, said: Collection[str]) -> str | None:
-    """The rarest thing `asked` names that `said` lacks — a name one letter from a word said counts as said
-    (Marco, Marko) —, when it is rare enough to refuse on; else None."""
+def _unheard(asked: Asked, said: Collection[str], memories: list[RetrievedMemory]) -> str | None:
+    """The rarest thing `asked` names that neither `said` nor the `memories` in hand say — a name one letter from
+    a word said counts as said (Marco, Marko) —, when it is rare enough to refuse on; else None."""
+    in_hand = lexemes(" ".join(m.text for m in memories))
     unsaid = [
         (rarity(text) or 0.0, text)
         for text, stem, name in asked.things
-        if stem not in said and not (name and any(_one_edit(stem, word) for word in said))
+        if not any(stem in words or (name and any(_one_edit(stem, w) for w in words)) for words in (said, in_hand))
     ]
     rarest = max(unsaid, default=(0.0, ""))
     return rarest[1] if rarest[0] >= fitted_weights().refuse_unheard_rarity else None
@@ -192,7 +193,7 @@ def compose_answer(
     the reader wrote from it (checked against it) when it could; "I don't remember that." when the question
     names a rare thing that none of the user's memories says (`said`: every stem they say), or when the best
     score is below the fitted threshold."""
-    unheard = _unheard(analyse(question), said) if said is not None else None
+    unheard = _unheard(analyse(question), said, memories) if said is not None else None
     if unheard is not None:
         return Composed(NO_MEMORY, [], unheard=unheard)
     scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL])
