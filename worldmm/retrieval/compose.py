@@ -169,13 +169,13 @@ def _one_edit(a: str, b: str) -> bool:
     return a[i + 1 :] == b[i + 1 :] or a[i:] == b[i + 1 :] or a[i + 1 :] == b[i:]
 
 
-def score(services: ComposePorts, question: str, memories: list[RetrievedMemory]) -> Scored:
-    """Every candidate sentence of `memories` scored, best first."""
+def score(services: ComposePorts, question: str, memories: list[RetrievedMemory], asked: Asked | None = None) -> Scored:
+    """Every candidate sentence of `memories` scored, best first (`asked`: the question's analysis, if made)."""
     pool = candidates(memories)
     if not pool:
         return Scored([], np.zeros((0, len(FEATURES))), [])
     weights = fitted_weights()
-    rows = features(services, analyse(question), question, pool)
+    rows = features(services, asked or analyse(question), question, pool)
     first = rows @ np.asarray(weights.features) + weights.bias
     order = sorted(range(len(pool)), key=lambda i: -first[i])
     return Scored([pool[i] for i in order], rows[order], [float(first[i]) for i in order])
@@ -193,10 +193,11 @@ def compose_answer(
     the reader wrote from it (checked against it) when it could; "I don't remember that." when the question
     names a rare thing that none of the user's memories says (`said`: every stem they say), or when the best
     score is below the fitted threshold."""
-    unheard = _unheard(analyse(question), said, memories) if said is not None else None
+    asked = analyse(question)
+    unheard = _unheard(asked, said, memories) if said is not None else None
     if unheard is not None:
         return Composed(NO_MEMORY, [], unheard=unheard)
-    scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL])
+    scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL], asked)
     if not scored.candidates or scored.scores[0] < fitted_weights().refuse_below:
         return Composed(NO_MEMORY, [])
     best = scored.candidates[0]
