@@ -31,6 +31,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from worldmm.ingest.app_events import EVENT_RETENTION_S
+
 ROOT = Path(__file__).resolve().parent.parent
 PRICES = ROOT / "bench" / "prices.json"
 WINDOW_S = 30
@@ -39,11 +41,20 @@ CONFIGS: dict[str, dict[str, str]] = {
     # The environment each configuration adds to every function (what the template would set).
     "shipped": {},
     "cheaper": {"CAPTION_FRAMES": "2", "GROQ_MODEL": "whisper-large-v3-turbo"},
+    "short_vectors": {},
 }
+PARAMETERS: dict[str, dict[str, str]] = {
+    # The template parameters a configuration deploys with (the database is migrated to match).
+    "short_vectors": {"EmbeddingDim": "512"},
+}
+RETAINED_DAYS = {"worldmm_event_outbox": EVENT_RETENTION_S / 86_400}
+"""Tables whose rows are pruned after a retention: their bytes stop growing after it (worldmm/ingest/app_events)."""
 CONFIG_NOTES = {
     "shipped": "template.yaml defaults",
     "cheaper": "CAPTION_FRAMES=2 (2 of the 16 sampled frames go to the captioner instead of 4); "
     "GROQ_MODEL=whisper-large-v3-turbo",
+    "short_vectors": "EmbeddingDim=512 (text-embedding-3-large's `dimensions`; captions, entities and semantic "
+    "facts embedded in 512 dimensions instead of 1536)",
 }
 
 CAPTION = (
@@ -431,7 +442,7 @@ def run_config(name: str, args: argparse.Namespace, prices: dict[str, Any], redi
     from worldmm.config import Settings
 
     meter = Meter(prices, tuple(args.frame_px))  # type: ignore[arg-type]
-    overrides = {"RedisUrl": redis_url} if redis_url else {}
+    overrides = {**PARAMETERS.get(name, {}), **({"RedisUrl": redis_url} if redis_url else {})}
     with emulated_stack(**overrides) as emulated:
         _realistic(emulated.scripted)
         reply = emulated.scripted.reply
@@ -575,17 +586,34 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def growth(measured: dict[str, Any], hours_per_day: float) -> dict[str, Any]:
     """Storage of one wearer's memory after 1, 7, 30, 90 days: extrapolated linearly from this hour's bytes."""
     scale = 120 / measured["windows"]
+    pruned = {t: v for t, v in measured["postgres"].items() if t in RETAINED_DAYS}
     per_hour = {
         "s3_bytes": measured["s3"]["bytes_written"] * scale,
         "postgres_bytes": measured["postgres_bytes"] * scale,
         "postgres_rows": measured["postgres_rows"] * scale,
         "redis_bytes": measured["redis_bytes"] * scale,
     }
-    days = {str(d): {k: int(v * hours_per_day * d) for k, v in per_hour.items()} for d in (1, 7, 30, 90)}
+    kept = {
+        "postgres_bytes": (measured["postgres_bytes"] - sum(v["bytes"] for v in pruned.values())) * scale,
+        "postgres_rows": (measured["postgres_rows"] - sum(v["rows"] for v in pruned.values())) * scale,
+    }
+
+    def held(key: str, d: int) -> int:
+        if key not in kept:
+            return int(per_hour[key] * hours_per_day * d)
+        bounded = sum(
+            v[key.removeprefix("postgres_")] * scale * hours_per_day * min(d, RETAINED_DAYS[t])
+            for t, v in pruned.items()
+        )
+        return int(kept[key] * hours_per_day * d + bounded)
+
+    days = {str(d): {k: held(k, d) for k in per_hour} for d in (1, 7, 30, 90)}
     return {
         "method": f"linear extrapolation of one measured wearer-hour at {hours_per_day} h a day (not measured "
-        "at those sizes: index and graph-snapshot growth is not linear)",
+        "at those sizes: index and graph-snapshot growth is not linear); tables pruned after a retention "
+        f"({', '.join(f'{t}: {d:g} days' for t, d in RETAINED_DAYS.items())}) stop growing after it",
         "per_wearer_hour": {k: int(v) for k, v in per_hour.items()},
+        "kept_per_wearer_hour": {k: int(v) for k, v in kept.items()},
         "days": days,
     }
 

@@ -655,10 +655,10 @@ class SampleSizedCaptureEnd(CaptureEnd):
 
 
 class Migration0017(WritePath):
-    """Migration 0017 (halfvec vectors, no vector on episodic triples) converting a database written at 0016,
-    in batches of 2 rows: killed, then `worldmm migrate` run again. Each case has a database of its own on
-    the server; every vector must come through (to half precision), episodic ones dropped, nothing left
-    staged, every index valid."""
+    """Migrations 0017 (halfvec vectors, no vector on episodic triples) to head (0021: the triples' hashed key)
+    converting a database written at 0016, in batches of 2 rows: killed, then `worldmm migrate` run again.
+    Each case has a database of its own on the server; every vector must come through (to half precision),
+    episodic ones dropped, nothing left staged, every index valid, the triples keyed by `uq_triple_fact`."""
 
     name = "migration"
     ROWS = 5  # segments, entities, semantic and episodic triples, visual embeddings: 5 of each
@@ -785,6 +785,12 @@ class Migration0017(WritePath):
                 )
                 if hnsw != {"ix_segments_caption_embedding", "ix_entities_embedding_hnsw"}:
                     problems.append(f"HNSW indexes {sorted(hnsw)}")
+                triple_indexes = set(
+                    conn.execute(text("SELECT indexname FROM pg_indexes WHERE tablename = 'worldmm_triples'")).scalars()
+                )
+                replaced = {"uq_triple_in_segment", "ix_triples_segment"}
+                if "uq_triple_fact" not in triple_indexes or triple_indexes & replaced:
+                    problems.append(f"triple indexes {sorted(triple_indexes)}")
                 stored: dict[str, str | None] = {}
                 for key_sql in (
                     "SELECT 'segment ' || id, CAST(caption_embedding AS text) FROM worldmm_segments",

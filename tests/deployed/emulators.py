@@ -71,11 +71,13 @@ def model_server(scripted: ScriptedModels) -> FakeModelServer:
 
 
 @contextmanager
-def deployed_postgres() -> Iterator[LocalDatabase]:
-    """PostgreSQL migrated with the template's embedding dimensions (1536), as production is."""
+def deployed_postgres(**parameter_overrides: str) -> Iterator[LocalDatabase]:
+    """PostgreSQL migrated with the template's embedding dimensions (1536 unless overridden), as production is."""
     dims = {
-        "embedding_dim": int(template_default("EmbeddingDim")),
-        "visual_embedding_dim": int(template_default("VisualEmbeddingDim")),
+        "embedding_dim": int(parameter_overrides.get("EmbeddingDim") or template_default("EmbeddingDim")),
+        "visual_embedding_dim": int(
+            parameter_overrides.get("VisualEmbeddingDim") or template_default("VisualEmbeddingDim")
+        ),
     }
     with embedded_postgres(make_settings(**dims)) as local:
         yield local
@@ -159,7 +161,7 @@ class Emulated:
 def emulated_stack(**parameter_overrides: str) -> Iterator[Emulated]:
     """Everything at once, for scripts (the benchmarks); tests use the session fixtures instead."""
     with ExitStack() as stack:
-        pg = stack.enter_context(deployed_postgres())
+        pg = stack.enter_context(deployed_postgres(**parameter_overrides))
         moto_url = stack.enter_context(moto_server())
         scripted = ScriptedModels()
         server = model_server(scripted)

@@ -21,7 +21,7 @@ from tests.support.ingest import (
     script_window_models,
 )
 from worldmm.db.models import EventOutboxRow, ProcessingStatus, Segment
-from worldmm.events.outbox import event_id, publish_pending, unpublished
+from worldmm.events.outbox import event_id, publish_pending, record, unpublished
 from worldmm.ingest.app_events import recover_events
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.window import ingest_window
@@ -180,3 +180,44 @@ def test_another_user_cannot_read_or_mark_the_owners_events(svc, db):
         assert s.execute(text("SELECT count(*) FROM worldmm_event_outbox")).scalar() == 0
         s.execute(update(EventOutboxRow).values(published_at=None))
     assert [e.type for e in unpublished(db, USER)] == ["WindowProcessed"]
+
+
+def test_the_recovery_prunes_events_published_longer_ago_than_the_retention(svc, db, publisher):
+    # GIVEN two users' windows ingested and published, and one event of the first left unpublished
+    ingest(svc, 0)
+    with db.unit_of_work("other-user") as s:
+        detail = {"windows": 1, "complete": 1, "failed": 0}
+        record(s, "other-user", "s-other", "session:s-other:processed", "SessionProcessed", detail)
+    publish_pending(db, publisher)
+    ingest(svc, 1)
+    kept = outbox(db)[-1].id
+    with db.unit_of_work(USER) as s:
+        s.execute(update(EventOutboxRow).where(EventOutboxRow.id == kept).values(published_at=None))
+    # WHEN all were written 15 days ago (past the 14-day retention) and the recovery's full round runs
+    for user in (USER, "other-user"):
+        with db.unit_of_work(user) as s:
+            s.execute(
+                update(EventOutboxRow).values(
+                    created_at=text("created_at - interval '15 days'"),
+                    published_at=text("published_at - interval '15 days'"),
+                )
+            )
+    report = recover_events(svc)
+    # THEN every user's old published event is gone; the unpublished one was published now, not pruned
+    assert report["pruned"] == 2
+    assert [r.id for r in outbox(db)] == [kept]
+    with db.unit_of_work("other-user") as s:
+        assert s.scalars(select(EventOutboxRow)).all() == []
+
+
+def test_the_database_keeps_published_events_eight_days_whatever_the_caller_asks(svc, db):
+    # GIVEN a window's event published seven days ago (within the recovery sweep's window)
+    ingest(svc, 0)
+    with db.unit_of_work(USER) as s:
+        s.execute(update(EventOutboxRow).values(published_at=text("now() - interval '7 days'")))
+    # WHEN a caller asks to prune everything published over a second ago
+    with db.unit_of_work(None) as s:
+        pruned = s.execute(text("SELECT worldmm_prune_published_events(1, 100)")).scalar()
+    # THEN nothing goes
+    assert pruned == 0
+    assert len(outbox(db)) == 1

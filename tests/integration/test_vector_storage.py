@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError
 
 from tests.support.harness import TEST_EMBEDDING_DIM, TEST_VISUAL_DIM, make_settings
 from tests.support.retrieval import BASE, MemoryWriter
@@ -198,3 +199,49 @@ def test_migration_0017_converts_a_0016_database_in_place(pg: LocalDatabase) -> 
     with server.connect() as conn:
         conn.execute(text("DROP DATABASE mig0017 WITH (FORCE)"))
     server.dispose()
+
+
+def _indexes(services: Services, table: str) -> dict[str, str]:
+    with services.db.unit_of_work(None) as session:
+        rows = session.execute(text("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = :t"), {"t": table})
+        return dict(rows.all())
+
+
+def test_a_triple_is_unique_per_segment_type_subject_and_case_folded_fact(services: Services) -> None:
+    # GIVEN migration 0021's hashed key and no separate segment index
+    indexes = _indexes(services, "worldmm_triples")
+    assert "md5(" in indexes["uq_triple_fact"] and "UNIQUE" in indexes["uq_triple_fact"]
+    assert "uq_triple_in_segment" not in indexes and "ix_triples_segment" not in indexes
+    w = MemoryWriter(services, "u1")
+    segment = w.segment("Kate pours tea")
+    w.triple(segment, "Kate", "pours", literal="tea")
+    # WHEN the same fact is written again in other letter case, THEN the key refuses it
+    with pytest.raises(IntegrityError, match="uq_triple_fact"):
+        w.triple(segment, "Kate", "Pours", literal="TEA")
+    # AND another object, another memory type, or the predicate and object split differently are other facts
+    w.triple(segment, "Kate", "pours", literal="milk")
+    w.triple(segment, "Kate", "pours", literal="tea", memory_type=MemoryType.SEMANTIC)
+    w.triple(segment, "Kate", "pours tea", literal="")
+    # AND a segment's triples are found by the key's leading column
+    plan = _plan(
+        services,
+        "SELECT id FROM worldmm_triples WHERE segment_id = :s",
+        {"s": segment},
+        "SET LOCAL enable_seqscan = off",
+    )
+    assert "uq_triple_fact" in plan, plan
+
+
+def test_visual_vectors_are_stored_in_the_row(services: Services) -> None:
+    # GIVEN a visual vector written after migration 0021
+    w = MemoryWriter(services, "u1")
+    w.visual(w.segment("a clip"), [0.5] * TEST_VISUAL_DIM)
+    with services.db.unit_of_work(None) as session:
+        storage = session.execute(
+            text(
+                "SELECT attstorage FROM pg_attribute WHERE attrelid = 'worldmm_visual_embeddings'::regclass "
+                "AND attname = 'embedding'"
+            )
+        ).scalar()
+    # THEN the column may compress but stays in the row (MAIN), not in TOAST chunks
+    assert storage == "m"

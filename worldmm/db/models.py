@@ -139,11 +139,8 @@ class Triple(Base):
 
     __tablename__ = "worldmm_triples"
     __table_args__ = (
-        CheckConstraint(
-            "(object_entity_id IS NULL) <> (object_literal IS NULL)", name="ck_triple_exactly_one_object"
-        ),
+        CheckConstraint("(object_entity_id IS NULL) <> (object_literal IS NULL)", name="ck_triple_exactly_one_object"),
         Index("ix_triples_user_type", "user_id", "memory_type"),
-        Index("ix_triples_segment", "segment_id"),
         Index(
             "ix_triples_valid_semantic",
             "user_id",

@@ -3,7 +3,8 @@
 Window outcomes are written by a trigger on the segments table (migration 0019); `SessionProcessed` by
 `record` in the transaction that finds the session done. `publish_pending` hands what is unpublished to the
 publisher and only then marks it published: killed between the two, the events are published again by the
-next call (at least once; the id makes a duplicate detectable).
+next call (at least once; the id makes a duplicate detectable). `prune_published` deletes events published
+longer ago than a retention (the SSE stream replays what is left).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from worldmm.events.models import app_event
 from worldmm.events.port import Event, EventPublisher
 
 BATCH = 100
+PRUNE_BATCH = 5_000
 
 
 def event_id(user_id: str, subject: str) -> uuid.UUID:
@@ -160,3 +162,14 @@ def sessions_awaiting_event(db: Database, within_s: int, limit: int) -> list[tup
         rows = queries.sessions_awaiting_event(session, within_s, limit)
     return [(r.user_id, r.session_id) for r in rows]
 
+
+def prune_published(db: Database, keep_s: int) -> int:
+    """Delete every user's events published more than `keep_s` seconds ago (the database keeps at least 8 days:
+    migration 0021), a batch a transaction; how many went."""
+    pruned = 0
+    while True:
+        with db.unit_of_work(None) as session:
+            batch = queries.prune_published_events(session, keep_s, PRUNE_BATCH)
+        pruned += batch
+        if batch < PRUNE_BATCH:
+            return pruned

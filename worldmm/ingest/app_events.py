@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from worldmm.config import Settings
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.port import DatabasePorts
-from worldmm.events.outbox import publish_in, publish_pending, record, sessions_awaiting_event
+from worldmm.events.outbox import prune_published, publish_in, publish_pending, record, sessions_awaiting_event
 from worldmm.events.port import EventPublisher
 from worldmm.ingest.sessions.port import SessionInfo, SessionPorts, session_info
 from worldmm.observability import count
@@ -30,6 +30,8 @@ logger = Logger(child=True)
 RECOVERY_WINDOW_S = 7 * 86_400
 """How far back the recovery sweep looks for sessions whose `SessionProcessed` is missing."""
 RECOVERY_MAX_SESSIONS = 500
+EVENT_RETENTION_S = 14 * 86_400
+"""Published events older than this are pruned (the SSE stream replays two weeks; the outbox stops growing)."""
 
 
 class EventPorts(DatabasePorts, SessionPorts, Protocol):
@@ -114,14 +116,15 @@ def _error(exc: Exception) -> dict[str, str]:
 
 
 def recover_events(services: EventPorts, *, sessions: bool = True) -> dict[str, int]:
-    """Record the `SessionProcessed` no run recorded (unless `sessions` is False), then publish every user's
-    unpublished events."""
+    """Publish every user's unpublished events; unless `sessions` is False, first record the `SessionProcessed`
+    no run recorded and last prune the events published longer ago than `EVENT_RETENTION_S`."""
     recorded = 0
     if sessions:
         for user_id, session_id in sessions_awaiting_event(services.db, RECOVERY_WINDOW_S, RECOVERY_MAX_SESSIONS):
             recorded += note_session_processed(services, user_id, session_id)
     published = publish_pending(services.db, services.event_publisher)
-    if recorded or published:
+    pruned = prune_published(services.db, EVENT_RETENTION_S) if sessions else 0
+    if recorded or published or pruned:
         count("AppEventsRecovered", published)
-        logger.info("events_recovered", extra={"sessions_recorded": recorded, "published": published})
-    return {"sessions_recorded": recorded, "published": published}
+        logger.info("events_recovered", extra={"sessions_recorded": recorded, "published": published, "pruned": pruned})
+    return {"sessions_recorded": recorded, "published": published, "pruned": pruned}
