@@ -14,6 +14,7 @@ from worldmm.retrieval.asks import PERSON, PLACE, WHEN, analyse, lexemes, senten
 from worldmm.retrieval.compose import NO_MEMORY, Weights, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import candidates
+from worldmm.retrieval.vocabulary import Vocabulary
 
 T0 = datetime(2025, 3, 11, 8, 0, tzinfo=UTC)
 ANSWER_MAKING = ("compose.py", "reader.py", "sentences.py", "asks.py")
@@ -116,9 +117,9 @@ def test_nothing_that_shares_the_questions_words_is_not_remembered() -> None:
     assert answer.answer == NO_MEMORY and not answer.memories
 
 
-def _said(*texts: str) -> frozenset[str]:
+def _said(*texts: str) -> Vocabulary:
     """Every stem the memories say, as the lexical index holds them."""
-    return frozenset().union(*(lexemes(t) for t in texts))
+    return Vocabulary(frozenset().union(*(lexemes(t) for t in texts)))
 
 
 def test_a_question_naming_a_rare_thing_no_memory_says_is_not_remembered() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -27,6 +27,7 @@ from aws_lambda_powertools import Logger
 from worldmm.retrieval.asks import Asked, analyse, lexemes, rarity, sentence_labels
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import Candidate, candidates, evidence
+from worldmm.retrieval.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from worldmm.retrieval.port import ComposePorts
@@ -148,25 +149,17 @@ def _cosines(services: ComposePorts, question: str, quotes: list[str]) -> list[f
     return [float(v) for v in matrix[1:] @ matrix[0]]
 
 
-def _unheard(asked: Asked, said: Collection[str], memories: list[RetrievedMemory]) -> str | None:
+def _unheard(asked: Asked, said: Vocabulary, memories: list[RetrievedMemory]) -> str | None:
     """The rarest thing `asked` names that neither `said` nor the `memories` in hand say — a name one letter from
     a word said counts as said (Marco, Marko) —, when it is rare enough to refuse on; else None."""
-    in_hand = lexemes(" ".join(m.text for m in memories))
+    in_hand = Vocabulary(lexemes(" ".join(m.text for m in memories)))
     unsaid = [
         (rarity(text) or 0.0, text)
         for text, stem, name in asked.things
-        if not any(stem in words or (name and any(_one_edit(stem, w) for w in words)) for words in (said, in_hand))
+        if not any(stem in words or (name and words.near(stem)) for words in (said, in_hand))
     ]
     rarest = max(unsaid, default=(0.0, ""))
     return rarest[1] if rarest[0] >= fitted_weights().refuse_unheard_rarity else None
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Whether `b` is `a` with one letter after the first changed, added or dropped."""
-    if abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 4 or a[0] != b[0]:
-        return False
-    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    return a[i + 1 :] == b[i + 1 :] or a[i:] == b[i + 1 :] or a[i + 1 :] == b[i:]
 
 
 def score(services: ComposePorts, question: str, memories: list[RetrievedMemory], asked: Asked | None = None) -> Scored:
@@ -187,7 +180,7 @@ def compose_answer(
     memories: list[RetrievedMemory],
     now: datetime,
     read: Reader | None = None,
-    said: Collection[str] | None = None,
+    said: Vocabulary | None = None,
 ) -> Composed:
     """The best sentence of the memories, when it was said and which memory it comes from, after a short answer
     the reader wrote from it (checked against it) when it could; "I don't remember that." when the question

@@ -18,11 +18,13 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
 from worldmm.db.queries import retrieval as queries
+from worldmm.retrieval.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from scipy.sparse import csc_matrix
@@ -83,6 +85,11 @@ class SegmentIndex:
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    @cached_property
+    def said(self) -> Vocabulary:
+        """Every stem the segments say, kept with the index (so what `near` gathers is gathered once a generation)."""
+        return Vocabulary(self.vocabulary)
 
     def visible(self, durations: list[int], until_s: float, since_s: float | None = None) -> np.ndarray:
         """Boolean mask of the segments of these scales that end in (since, until]."""
@@ -201,9 +208,9 @@ def query_lexemes(session: Session, user_id: str, query: str) -> tuple[int, list
     return queries.query_lexemes(session, user_id, query)
 
 
-def said_stems(session: Session, user_id: str, store: GraphCache | None = None) -> dict[str, int]:
+def said_stems(session: Session, user_id: str, store: GraphCache | None = None) -> Vocabulary:
     """Every stem the user's memories say (their index's vocabulary)."""
-    return segment_indexes.get(session, user_id, store=store).vocabulary
+    return segment_indexes.get(session, user_id, store=store).said
 
 
 class SegmentIndexCache:
