@@ -14,7 +14,9 @@ from worldmm.errors import GpuUnavailableError, MemoryUnavailableError
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.retrieval import agent
+from worldmm.retrieval.asks import lexemes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
+from worldmm.retrieval.vocabulary import Vocabulary
 from worldmm.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("postgres_lexemes")]
@@ -29,6 +31,7 @@ class RecordingRetriever:
         self.kind = kind
         self.texts = texts if texts is not None else [f"{kind.value} memory"]
         self.error = error
+        self.said: Vocabulary | None = None  # the words said, where the search reads a lexical index
         self.calls: list[tuple[str, str, datetime | None]] = []
 
     def __call__(
@@ -53,6 +56,7 @@ class RecordingRetriever:
             ],
             prompt_tokens=7,
             completion_tokens=3,
+            said=self.said,
         )
 
 
@@ -385,6 +389,39 @@ def test_retrieval_agent_plan_mode_without_a_relevant_memory_does_not_remember()
     # THEN no memory is quoted as if it were evidence, and nothing is cited
     assert result.answer == "I don't remember that."
     assert result.trace.citations == []
+
+
+def test_retrieval_agent_plan_mode_checks_the_questions_names_against_the_words_the_episodic_search_read() -> None:
+    # GIVEN the fixed plan, and an episodic search that read the user's words from their lexical index: the
+    # snorkel was said, though not in the memories it returns (the database holds no memory of this user)
+    retrievers = _retrievers(episodic=["I left it in the drawer of my desk."], semantic=["Katrina is my roommate"])
+    retrievers[MemoryKind.EPISODIC].said = Vocabulary(lexemes("I packed the snorkel for the trip."))
+    # WHEN the wearer asks where the snorkel is
+    result = answer_question(
+        _services(ScriptedLLM(), agent_mode="plan"),
+        "user-words-from-the-search",
+        "Where did I leave my snorkel?",
+        now=NOW,
+        retrievers=retrievers,
+    )
+    # THEN the snorkel counts as heard, by the words the search read: the index is not read again
+    assert "no memory mentions" not in (result.trace.answer_note or ""), result.trace.answer_note
+
+
+def test_retrieval_agent_plan_mode_reads_the_words_said_from_the_index_when_no_search_did() -> None:
+    # GIVEN the fixed plan, searches that read no lexical index, and a user whose memory never said "snorkel"
+    retrievers = _retrievers(episodic=["I left it in the drawer of my desk."], semantic=["Katrina is my roommate"])
+    # WHEN the wearer asks where the snorkel is
+    result = answer_question(
+        _services(ScriptedLLM(), agent_mode="plan"),
+        "user-words-from-the-index",
+        "Where did I leave my snorkel?",
+        now=NOW,
+        retrievers=retrievers,
+    )
+    # THEN the user's words are read from their index, and the question is refused for the snorkel never heard
+    assert result.answer == "I don't remember that."
+    assert "no memory mentions 'snorkel'" in (result.trace.answer_note or ""), result.trace.answer_note
 
 
 def test_retrieval_agent_unstructured_answer_is_never_returned_raw() -> None:

@@ -46,6 +46,7 @@ from worldmm.retrieval.models import (
 )
 from worldmm.retrieval.reader import read_answer
 from worldmm.retrieval.sanitize import format_memories, numbered_memories, sanitize_question
+from worldmm.retrieval.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
@@ -91,9 +92,12 @@ class _Context:
         self.history: list[str] = []
         self.searches = 0
         self.failures: list[str] = []  # searches that failed (not "nothing found"): "episodic: ValueError"
+        self.said: Vocabulary | None = None  # every stem the user's memories say, as a search read them
 
     def add(self, round_no: int, result: RetrievalResult) -> None:
         self.searches += 1
+        if result.said is not None:
+            self.said = result.said
         for item in result.items:
             self.memories.setdefault(f"{item.memory_type.value}:{item.id}", item)
         header = f'Round {round_no}: SEARCH {result.memory_type.value} "{_quote(result.query)}"'
@@ -423,8 +427,7 @@ def _answer_by_plan(
     read = partial(read_answer, services, deadline=deadline, skipped=skipped) if settings.reader_enabled else None
     memories = list(context.memories.values())
     around = adjacent_windows(services, user_id, memories)
-    with services.db.unit_of_work(user_id) as session:
-        said = said_stems(session, user_id, services.graph_cache)
+    said = _said(services, user_id, context)
     composed = compose_answer(services, question, [*memories, *around], times[1], read, said)
     if composed.unheard:
         notes.append(f"no memory mentions {composed.unheard!r}")
@@ -439,6 +442,15 @@ def _answer_by_plan(
     trace.citations = cite(services, user_id, composed.memories)
     trace.total_ms = _ms(started)
     return AgentAnswer(answer=composed.answer, memories=memories, trace=trace)
+
+
+def _said(services: AgentPorts, user_id: str, context: _Context) -> Vocabulary:
+    """Every stem the user's memories say: as the episodic search read them from the lexical index, else (that
+    search failed, or its retriever reads no index) from the index now, in a unit of work of its own."""
+    if context.said is not None:
+        return context.said
+    with services.db.unit_of_work(user_id) as session:
+        return said_stems(session, user_id, services.graph_cache)
 
 
 def _plan_searches(

@@ -224,4 +224,5 @@ def retrieve_episodic(
         searched=fused.searched,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+        said=fused.said,
     )

@@ -28,6 +28,7 @@ from worldmm.memory.episodic.segment_text import segment_memory_text
 from worldmm.retrieval.lexical import SegmentIndex, query_lexemes, segment_indexes
 from worldmm.retrieval.models import MemoryKind, RetrievalResult, RetrievedMemory
 from worldmm.retrieval.timeref import TimeFocus, TimeReference, parse_time_reference
+from worldmm.retrieval.vocabulary import Vocabulary
 from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
@@ -72,15 +73,18 @@ class SegmentRankings:
     dense: list[uuid.UUID]
     lexical_scores: list[float]
     dense_scores: list[float]
+    said: Vocabulary
+    """Every stem the user's segments say: the lexical index's vocabulary."""
 
     @classmethod
-    def of(cls, lexical: list[tuple[uuid.UUID, float]], dense: Sequence[Any]) -> SegmentRankings:
-        """From (id, BM25) pairs and the vector query's (id, distance) rows."""
+    def of(cls, lexical: list[tuple[uuid.UUID, float]], dense: Sequence[Any], said: Vocabulary) -> SegmentRankings:
+        """From (id, BM25) pairs, the vector query's (id, distance) rows and the lexical index's vocabulary."""
         return cls(
             lexical=[i for i, _ in lexical],
             dense=[row.id for row in dense],
             lexical_scores=[score for _, score in lexical],
             dense_scores=[1.0 - float(row.distance) for row in dense],
+            said=said,
         )
 
 
@@ -203,12 +207,12 @@ def rank_segments(
     visible = int(mask.sum())
     if _prefer_exact_scan(session, visible, services.settings.embedding_dim):
         # A user with few rows in range: reading them all is faster than the index walk, and exact.
-        return SegmentRankings.of(lexical, search.nearest_segments_exact(session, query_vector))
+        return SegmentRankings.of(lexical, search.nearest_segments_exact(session, query_vector), index.said)
     ef_search = str(max(services.settings.hnsw_ef_search, pool))
     dense = search.nearest_segments_walked(session, query_vector, ef_search)
     if len(dense) < min(pool, visible):
         dense = search.nearest_segments_exact(session, query_vector)
-    return SegmentRankings.of(lexical, dense)
+    return SegmentRankings.of(lexical, dense, index.said)
 
 
 def _prefer_exact_scan(session: Session, visible: int, dim: int) -> bool:
@@ -269,7 +273,9 @@ def hybrid_search(
     if not items and reason is None:
         reason = "no matching memories" + (f" in {reference.describe()}" if reference.since else "")
     searched = reference.describe() if reference.since is not None else None
-    return RetrievalResult(memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason, searched=searched)
+    return RetrievalResult(
+        memory_type=MemoryKind.EPISODIC, query=query, items=items, reason=reason, searched=searched, said=rankings.said
+    )
 
 
 def _fuse(settings: Settings, rankings: SegmentRankings, graph: list[uuid.UUID]) -> dict[uuid.UUID, float]:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from worldmm.llm.structured import NonPlaceholderStr
+from worldmm.retrieval.vocabulary import Vocabulary
 
 
 class MemoryKind(StrEnum):
@@ -36,6 +37,8 @@ class RetrievedMemory(BaseModel):
 class RetrievalResult(BaseModel):
     """What one search returned; `reason` says why it is empty or degraded."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # `said`, checked as an instance, never copied
+
     memory_type: MemoryKind
     query: str
     items: list[RetrievedMemory] = Field(default_factory=list)
@@ -48,6 +51,13 @@ class RetrievalResult(BaseModel):
     )
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    said: Vocabulary | None = Field(
+        default=None,
+        exclude=True,
+        repr=False,
+        description="every stem the user's memories say, where the search read the lexical index: the fixed plan "
+        "checks a question's names against it without reading the index again",
+    )
 
 
 class AgentAction(BaseModel):
