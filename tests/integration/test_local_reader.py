@@ -184,6 +184,19 @@ def test_a_server_loads_the_model_before_the_first_question() -> None:
     assert not remote.calls
 
 
+def test_a_server_reads_the_word_list_of_rarities_before_the_first_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a process that has looked up no word's rarity yet
+    import wordfreq
+
+    monkeypatch.setattr(wordfreq, "_wf_cache", {})
+    before = wordfreq.get_frequency_dict.cache_info()
+    # WHEN the server loads the question path's models (a remote reader's: nothing of the reader to load)
+    load_model(Services(make_settings(), llm=ScriptedLLM()))
+    # THEN wordfreq's English list was read then (or was already read), not in the first question's time
+    after = wordfreq.get_frequency_dict.cache_info()
+    assert after.hits + after.misses > before.hits + before.misses
+
+
 def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> None:
     # GIVEN a reading that lately took two seconds, and a deadline one second away
     llm = ScriptedLLM().script(READ_PURPOSE, "A large cappuccino.")
