@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -225,6 +226,41 @@ def test_chat_verbose_new_returns_answer_chat_and_trace(services: Services, llm:
         ("user", "Where are my keys?"),
         ("assistant", ANSWER),
     ]
+
+
+def _verbose_received(time_epoch_ms: int | None) -> tuple[dict[str, Any], float]:
+    """Alice's verbose chat through the handler, API Gateway having received it at `time_epoch_ms` (None: an event
+    without `requestContext.timeEpoch`): the answer's trace, and how long the handler took (ms)."""
+    raw = json.dumps({"question": "Where are my keys?"}).encode()
+    claims = {"sub": ALICE, "iss": "worldmm-local", "aud": "worldmm"}
+    event = build_event("POST", "/memories/chat/verbose", {"content-type": "application/json"}, raw, claims)
+    event["requestContext"].pop("timeEpoch")
+    if time_epoch_ms is not None:
+        event["requestContext"]["timeEpoch"] = time_epoch_ms
+    started = time.perf_counter()
+    response = verbose_handler(event, LocalLambdaContext(function_name="test"))
+    took_ms = (time.perf_counter() - started) * 1000
+    assert response["statusCode"] == 200, response
+    return json.loads(response["body"])["trace"], took_ms
+
+
+def test_chat_verbose_answer_time_counts_from_when_the_api_received_the_request(
+    services: Services, llm: ScriptedLLM
+) -> None:
+    # GIVEN a question API Gateway received 30 s before it reached the function (behind others, or a cold start)
+    received_ms = int(time.time() * 1000) - 30_000
+    # WHEN the handler answers it
+    trace, took_ms = _verbose_received(received_ms)
+    # THEN the answer path was given the 30 s waited: the answer's time, and so its deadline, counts them
+    assert 30_000 <= trace["total_ms"] <= 30_000 + took_ms + 1_000, (trace["total_ms"], took_ms)
+
+
+def test_chat_verbose_answer_time_without_a_receipt_time_counts_no_wait(services: Services, llm: ScriptedLLM) -> None:
+    # GIVEN an event without `requestContext.timeEpoch` (not from API Gateway)
+    # WHEN the handler answers it
+    trace, took_ms = _verbose_received(None)
+    # THEN the answer path was given no wait: the answer's time is within the handler's own
+    assert 0 < trace["total_ms"] <= took_ms, (trace["total_ms"], took_ms)
 
 
 def test_chat_verbose_existing_appends_to_the_owned_chat(services: Services, llm: ScriptedLLM) -> None:
