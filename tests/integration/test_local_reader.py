@@ -184,9 +184,13 @@ def test_a_server_loads_the_model_before_the_first_question() -> None:
     assert not remote.calls
 
 
-def test_a_server_reads_the_word_list_of_rarities_before_the_first_question(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a process that has looked up no word's rarity yet
+def test_a_server_loads_the_question_models_before_the_first_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a process that has looked up no word's rarity yet and loaded no question analyser
     import wordfreq
+
+    from worldmm.retrieval.asks import _nlp
+
+    _nlp.cache_clear()
 
     monkeypatch.setattr(wordfreq, "_wf_cache", {})
     before = wordfreq.get_frequency_dict.cache_info()
@@ -195,6 +199,8 @@ def test_a_server_reads_the_word_list_of_rarities_before_the_first_question(monk
     # THEN wordfreq's English list was read then (or was already read), not in the first question's time
     after = wordfreq.get_frequency_dict.cache_info()
     assert after.hits + after.misses > before.hits + before.misses
+    # AND the question analyser's spaCy pipeline is loaded then too
+    assert _nlp.cache_info().currsize == 1
 
 
 def test_no_answer_is_written_when_reading_would_end_after_the_deadline() -> None:

@@ -21,7 +21,7 @@ from aws_lambda_powertools import Logger
 
 from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, ModelBusyError
 from worldmm.llm.prompts import load_prompt, render_prompt
-from worldmm.retrieval.asks import lexemes, rarity
+from worldmm.retrieval.asks import analyse, lexemes, rarity
 from worldmm.retrieval.compose import ReadAnswer
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
@@ -106,8 +106,10 @@ _TIMING_LINE = "I am putting my keys in the drawer of my desk."
 def load_model(services: ReaderPorts) -> None:
     """Load the reader's model once (a server's start-up, or the first question), warm it untimed — the first
     call reads the shared start and pages the weights in — then time one reading, so that the deadline knows
-    this host's speed. A model that cannot be loaded is logged; the composer answers. wordfreq's English list
-    (a quarter of a second to read) is read here too, not in the first question's time."""
+    this host's speed. A model that cannot be loaded is logged; the composer answers. The question analyser's
+    spaCy model (~2 s to load) and wordfreq's English list (~0.25 s) are read here too, not in the first
+    question's time."""
+    analyse(_TIMING_QUESTION)
     rarity(_TIMING_QUESTION)
     model = services.reader_llm
     if not isinstance(model, LoadsOnFirstUse) or model in _LOADED:
