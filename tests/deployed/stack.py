@@ -9,6 +9,7 @@ emulator endpoints listed in `EMULATOR_ENDPOINTS`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -110,7 +111,17 @@ class LambdaInvokeRecorder:
 
 class FakeGpuWorker:
     """The GPU worker's HTTP API on 127.0.0.1 (health and VLM2Vec encodes), deterministic vectors; once told the
-    stack's worker key (`key`), it refuses unsigned encodes and signs its answers, as gpu_worker does."""
+    stack's worker key (`key`), it refuses unsigned encodes and signs its answers, as gpu_worker does.
+
+    A clip's vector is a unit vector drawn from a hash of the request, as incompressible as a model's (a
+    constant vector would compress to nothing and make the bytes a wearer-hour stores look small)."""
+
+    def vector(self, request: bytes) -> list[float]:
+        import numpy as np
+
+        seed = int.from_bytes(hashlib.sha256(request).digest()[:8], "big")
+        drawn = np.random.default_rng(seed).standard_normal(self.dim)
+        return [float(x) for x in drawn / np.linalg.norm(drawn)]
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
@@ -151,9 +162,7 @@ class FakeGpuWorker:
                         worker.refused += 1
                         self._json({"detail": "unsigned request"}, status=401)
                         return
-                vector = [0.0] * worker.dim
-                vector[0] = 1.0
-                self._json({"embedding": vector, "model": "fake-vlm2vec"}, signed_over=signed)
+                self._json({"embedding": worker.vector(body), "model": "fake-vlm2vec"}, signed_over=signed)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
