@@ -189,8 +189,10 @@ def test_a_server_loads_the_question_models_before_the_first_question(monkeypatc
     import wordfreq
 
     from worldmm.retrieval.asks import _nlp
+    from worldmm.retrieval.reader import _load_question_models
 
     _nlp.cache_clear()
+    _load_question_models.cache_clear()
 
     monkeypatch.setattr(wordfreq, "_wf_cache", {})
     before = wordfreq.get_frequency_dict.cache_info()

@@ -391,19 +391,24 @@ def test_retrieval_agent_plan_mode_without_a_relevant_memory_does_not_remember()
     assert result.trace.citations == []
 
 
+def _ask_where_the_snorkel_is(retrievers: dict[MemoryKind, Any], user_id: str) -> agent.AgentAnswer:
+    """The fixed plan's answer, with the scripted searches, to a question naming a thing of no returned memory."""
+    return answer_question(
+        _services(ScriptedLLM(), agent_mode="plan"),
+        user_id,
+        "Where did I leave my snorkel?",
+        now=NOW,
+        retrievers=retrievers,
+    )
+
+
 def test_retrieval_agent_plan_mode_checks_the_questions_names_against_the_words_the_episodic_search_read() -> None:
     # GIVEN the fixed plan, and an episodic search that read the user's words from their lexical index: the
     # snorkel was said, though not in the memories it returns (the database holds no memory of this user)
     retrievers = _retrievers(episodic=["I left it in the drawer of my desk."], semantic=["Katrina is my roommate"])
     retrievers[MemoryKind.EPISODIC].said = Vocabulary(lexemes("I packed the snorkel for the trip."))
     # WHEN the wearer asks where the snorkel is
-    result = answer_question(
-        _services(ScriptedLLM(), agent_mode="plan"),
-        "user-words-from-the-search",
-        "Where did I leave my snorkel?",
-        now=NOW,
-        retrievers=retrievers,
-    )
+    result = _ask_where_the_snorkel_is(retrievers, "user-words-from-the-search")
     # THEN the snorkel counts as heard, by the words the search read: the index is not read again
     assert "no memory mentions" not in (result.trace.answer_note or ""), result.trace.answer_note
 
@@ -412,13 +417,7 @@ def test_retrieval_agent_plan_mode_reads_the_words_said_from_the_index_when_no_s
     # GIVEN the fixed plan, searches that read no lexical index, and a user whose memory never said "snorkel"
     retrievers = _retrievers(episodic=["I left it in the drawer of my desk."], semantic=["Katrina is my roommate"])
     # WHEN the wearer asks where the snorkel is
-    result = answer_question(
-        _services(ScriptedLLM(), agent_mode="plan"),
-        "user-words-from-the-index",
-        "Where did I leave my snorkel?",
-        now=NOW,
-        retrievers=retrievers,
-    )
+    result = _ask_where_the_snorkel_is(retrievers, "user-words-from-the-index")
     # THEN the user's words are read from their index, and the question is refused for the snorkel never heard
     assert result.answer == "I don't remember that."
     assert "no memory mentions 'snorkel'" in (result.trace.answer_note or ""), result.trace.answer_note

@@ -109,8 +109,7 @@ def load_model(services: ReaderPorts) -> None:
     this host's speed. A model that cannot be loaded is logged; the composer answers. The question analyser's
     spaCy model (~2 s to load) and wordfreq's English list (~0.25 s) are read here too, not in the first
     question's time."""
-    analyse(_TIMING_QUESTION)
-    rarity(_TIMING_QUESTION)
+    _load_question_models()
     model = services.reader_llm
     if not isinstance(model, LoadsOnFirstUse) or model in _LOADED:
         return
@@ -121,6 +120,13 @@ def load_model(services: ReaderPorts) -> None:
         _timed(services, _read_request(services, _TIMING_QUESTION, _TIMING_LINE), model.complete)
     except Exception as exc:  # the first question tries again; the composer answers meanwhile
         logger.warning("reader model not loaded: %s", type(exc).__name__)
+
+
+@cache
+def _load_question_models() -> None:
+    """Once a process: spaCy's pipeline and wordfreq's list (`load_model` runs before every reading)."""
+    analyse(_TIMING_QUESTION)
+    rarity(_TIMING_QUESTION)
 
 
 _LOADED: WeakSet[LoadsOnFirstUse] = WeakSet()
