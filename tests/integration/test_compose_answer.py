@@ -13,9 +13,9 @@ from tests.support.memory import SteeredEmbedder
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.memory.embedding import providers
 from worldmm.retrieval import compose
+from worldmm.retrieval.citations import describe_when
 from worldmm.retrieval.compose import NO_MEMORY, Composed, Weights, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.sentences import describe_when
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

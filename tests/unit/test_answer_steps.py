@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from worldmm.retrieval import compose
-from worldmm.retrieval.asks import PERSON, PLACE, WHEN, analyse, lexemes, sentence_labels
+from worldmm.retrieval.asks import PERSON, PLACE, REQUEST, WHEN, analyse, lexemes, named_as, sentence_labels
 from worldmm.retrieval.compose import NO_MEMORY, Weights, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import candidates
@@ -158,6 +158,47 @@ def test_the_answer_says_when_it_was_said_and_quotes_the_sentence() -> None:
     memories = [_window(2, "I heard: My passport is in the red drawer.")]
     answer = compose_answer(_Ports(), "Where is my passport?", memories, T0 + timedelta(hours=1))  # type: ignore[arg-type]
     assert answer.answer.startswith('This morning at 8:01, heard: "My passport is in the red drawer."')
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I will call Matthew later. He is my best friend.",
+        "Matthew, my best friend, wants to meet up this week.",
+        "My best friend Matthew sent me a message.",
+    ],
+)
+def test_a_sentence_that_names_the_wearers_relation_names_the_person(sentence: str) -> None:
+    assert named_as(sentence, "friend") == "Matthew"
+
+
+def test_a_relation_named_beside_another_persons_act_names_no_one() -> None:
+    assert named_as("Matthew found my passport behind the sofa.", "passport") is None
+
+
+def test_a_question_about_a_relation_is_answered_about_the_person_it_names() -> None:
+    # GIVEN a memory that says who the best friend is, and elsewhere what Matthew and Emma did
+    memories = [
+        _window(0, "I heard: I will call Matthew later. He is my best friend."),
+        _window(4, "I heard: Emma: The film is at the Rex cinema tonight."),
+        _window(8, "I heard: Matthew: The concert is at the town hall tonight."),
+    ]
+    # WHEN the question names the friend by the relation only
+    best = score(_Ports(), "Where is my best friend going tonight?", memories).candidates[0]  # type: ignore[arg-type]
+    # THEN the answer is Matthew's line, not the sentence that says who he is
+    assert best.speaker == "Matthew" and "town hall" in best.text
+
+
+def test_who_the_relation_is_is_answered_by_the_sentence_that_names_them() -> None:
+    memories = [_window(0, "I heard: I will call Matthew later. He is my best friend.")]
+    best = score(_Ports(), "Who is my best friend?", memories).candidates[0]  # type: ignore[arg-type]
+    assert "Matthew" in best.quote and "best friend" in best.quote
+
+
+def test_what_someone_wanted_done_asks_for_a_request() -> None:
+    assert analyse("What did Emma want me to do?").labels >= REQUEST
+    asking, telling = sentence_labels(["Can you take the parcel to the post office?", "The parcel came today."])
+    assert asking >= REQUEST and not REQUEST & telling
 
 
 def test_answer_making_stays_within_800_lines_and_10_regular_expressions() -> None:

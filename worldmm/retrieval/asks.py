@@ -32,6 +32,7 @@ WHEN = frozenset({"DATE", "TIME"})
 MONEY = frozenset({"MONEY"})
 COUNT = frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"})
 REASON = frozenset({"REASON"})  # not spaCy's: a sentence gives a reason when a causal word joins its clauses
+REQUEST = frozenset({"REQUEST"})  # not spaCy's: "can you ...", "I need you to ..." answer "what did X want me to do"
 
 WH_LABELS: dict[str, frozenset[str]] = {
     "who": PERSON, "whom": PERSON, "whose": PERSON, "where": PLACE, "when": WHEN, "why": REASON,
@@ -63,6 +64,9 @@ class Asked:
     things: tuple[tuple[str, str, bool], ...] = ()
     """Each thing the question names (a noun with its compound words, or a name), its head word's stem, and
     whether it is a name (an entity or a proper noun)."""
+    relations: tuple[tuple[str, str], ...] = ()
+    """Each "my ..." phrase of the question ("my best friend") and its head word's stem: whom it means, a
+    sentence that names them so says (`named_as`)."""
 
 
 @cache
@@ -105,13 +109,37 @@ def analyse(question: str) -> Asked:
     doc = nlp(question)
     names = frozenset(e.text for e in doc.ents if e.label_ == "PERSON") | {t.text for t in doc if t.pos_ == "PROPN"}
     if labels is None:
-        labels = _head_labels(doc)
+        labels = _head_labels(doc) | (REQUEST if any(_before_to(t, "me") for t in doc) else frozenset())
     side, event = None, frozenset[str]()
     for token in doc:
         if token.lower_ in SIDES and token.dep_ in ("prep", "mark") and token.i > 1:
             side, event = token.lower_, lexemes(" ".join(t.text for t in token.subtree if t.i != token.i))
             break
-    return Asked(labels, terms, names, side, event, _things(doc))
+    relations = tuple((doc[poss.i : t.i + 1].text, _stem(t)) for t in doc for poss in _my(t))
+    return Asked(labels, terms, names, side, event, _things(doc), relations)
+
+
+def _my(token: Any) -> list[Any]:
+    """The "my"/"our" a noun is possessed by, if any."""
+    return [c for c in token.children if c.dep_ == "poss" and c.lower_ in ("my", "our")] if token.pos_ == "NOUN" else []
+
+
+def named_as(sentence: str, head: str) -> str | None:
+    """The person `sentence` names as the wearer's `head` ("Matthew is my best friend", "He is ..." after a
+    sentence naming him, "Geoffrey, my cousin", "my study partner Lawrence"), or None."""
+    nlp = _nlp()
+    doc = nlp(sentence) if nlp is not None else []
+    for t in doc:
+        for poss in _my(t) if _stem(t) == head else []:
+            beside = [doc[t.i + 1]] if t.i + 1 < len(doc) else []
+            beside += [doc[poss.i - 2]] if poss.i >= 2 and doc[poss.i - 1].text == "," else []
+            beside += [c for c in t.head.children if c.dep_ == "nsubj"] if t.dep_ == "attr" else []
+            for who in beside:
+                if who.pos_ == "PRON":  # "He is my best friend.": the person the sentence before names
+                    who = next((p for p in reversed(doc[: who.i]) if p.pos_ == "PROPN"), who)
+                if who.pos_ == "PROPN":
+                    return str(who.text)
+    return None
 
 
 def _things(doc: Any) -> tuple[tuple[str, str, bool], ...]:
@@ -180,12 +208,19 @@ def sentence_labels(sentences: list[str]) -> list[frozenset[str]]:
     out = []
     for doc in nlp.pipe(sentences, batch_size=64):
         labels = {e.label_ for e in doc.ents}
+        if any(_before_to(t, "you") or (t.lower_ == "you" and t.dep_ == "nsubj" and t.head.tag_ == "VB") for t in doc):
+            labels.add("REQUEST")
         if any(t.lower_ in CAUSAL and t.dep_ in ("mark", "cc", "advmod", "aux", "prep") for t in doc):
             labels.add("REASON")
         if any(t.lower_ in PLACE_PREPOSITIONS and t.dep_ == "prep" and _names_a_place(t) for t in doc):
             labels.add("FAC")
         out.append(frozenset(labels | _plain_labels(doc.text)))
     return out
+
+
+def _before_to(token: Any, pronoun: str) -> bool:
+    """Whether `token` is `pronoun` asked to do something: "want me to", "need you to"."""
+    return bool(token.lower_ == pronoun and token.i + 1 < len(token.doc) and token.nbor().lower_ == "to")
 
 
 def _names_a_place(preposition: Any) -> bool:

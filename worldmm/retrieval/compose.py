@@ -1,13 +1,9 @@
 """The answer composed from retrieved memories: the sentence that answers best, when it was said, which memory.
 
-General steps, each a model or a library: the candidates are the sentences of the retrieved memories and of
-the windows around them (`sentences`); what the question asks for comes from its parse (`asks`); each
-sentence is scored by a handful of features — shared words by rarity, shared words in what was said around
-it, closeness in meaning (the text embedder), whether it names the kind of fact asked for, who said it —
-combined by weights fitted on development questions (`answer_weights.json`, `bench.fit_answer_weights`). The
-answer is "I don't remember that." when the question names a thing, rare in English, that none of the user's
-memories says (of "How much did the pretzels cost?", pretzels never heard of), or when the best sentence's
-score is below the fitted threshold.
+Each candidate sentence (`sentences`) is scored by features of what the question asks for (`asks`) combined by
+weights fitted on development questions (`bench.fit_answer_weights`). The answer is "I don't remember that." when
+the question names a thing, rare in English, that no memory of the user says, or when the best score is below the
+fitted threshold. `docs/answers.md` tells the steps.
 """
 
 from __future__ import annotations
@@ -24,9 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from aws_lambda_powertools import Logger
 
-from worldmm.retrieval.asks import Asked, analyse, lexemes, rarity, sentence_labels
+from worldmm.retrieval.asks import PERSON, Asked, analyse, lexemes, named_as, rarity, sentence_labels
+from worldmm.retrieval.citations import evidence
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
-from worldmm.retrieval.sentences import Candidate, candidates, evidence
+from worldmm.retrieval.sentences import Candidate, candidates
 from worldmm.retrieval.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
@@ -75,14 +72,6 @@ class Composed:
 
 
 @dataclass(frozen=True)
-class ReadAnswer:
-    """A reader's checked short answer and the sentence that supports it."""
-
-    text: str
-    support: Candidate
-
-
-@dataclass(frozen=True)
 class Scored:
     """The candidate sentences, best first, their features (one row each) and their scores."""
 
@@ -91,7 +80,7 @@ class Scored:
     scores: list[float]
 
 
-Reader = Callable[[str, Candidate], ReadAnswer | None]
+Reader = Callable[[str, Candidate], str | None]
 """Writes a checked short answer from the best sentence (`reader.read_answer`), or None."""
 
 
@@ -162,13 +151,27 @@ def _unheard(asked: Asked, said: Vocabulary, memories: list[RetrievedMemory]) ->
     return rarest[1] if rarest[0] >= fitted_weights().refuse_unheard_rarity else None
 
 
+def _named(question: str, asked: Asked, pool: list[Candidate]) -> tuple[str, Asked, list[Candidate]]:
+    """A question about a person by their relation ("my best friend") asked about the person a sentence names
+    so ("What did Matthew want me to do?"), unless it asks who that is; the naming sentences are no answer."""
+    for phrase, head in () if asked.labels & PERSON else asked.relations:
+        said = [c.quote for c in pool if phrase.casefold() in c.quote.casefold()]
+        name = next(filter(None, (named_as(quote, head) for quote in said)), None)
+        if name is not None:
+            question = question.replace(phrase, name, 1)
+            rest = [c for c in pool if not any(quote.startswith(c.said) for quote in said) and c.quote not in said]
+            return question, analyse(question), rest
+    return question, asked, pool
+
+
 def score(services: ComposePorts, question: str, memories: list[RetrievedMemory], asked: Asked | None = None) -> Scored:
     """Every candidate sentence of `memories` scored, best first (`asked`: the question's analysis, if made)."""
     pool = candidates(memories)
     if not pool:
         return Scored([], np.zeros((0, len(FEATURES))), [])
     weights = fitted_weights()
-    rows = features(services, asked or analyse(question), question, pool)
+    question, asked, pool = _named(question, asked or analyse(question), pool)
+    rows = features(services, asked, question, pool)
     first = rows @ np.asarray(weights.features) + weights.bias
     order = sorted(range(len(pool)), key=lambda i: -first[i])
     return Scored([pool[i] for i in order], rows[order], [float(first[i]) for i in order])
@@ -195,5 +198,5 @@ def compose_answer(
         return Composed(NO_MEMORY, [])
     best = scored.candidates[0]
     written = read(question, best) if read is not None else None
-    said_when = f"{written.text}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
+    said_when = f"{written}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
     return Composed(said_when[:1].upper() + said_when[1:], [best.memory], read=written is not None)

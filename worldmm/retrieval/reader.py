@@ -22,7 +22,6 @@ from aws_lambda_powertools import Logger
 from worldmm.llm.port import LLMRequest, LoadsOnFirstUse, ModelBusyError
 from worldmm.llm.prompts import load_prompt, render_prompt
 from worldmm.retrieval.asks import analyse, lexemes, rarity
-from worldmm.retrieval.compose import ReadAnswer
 from worldmm.retrieval.sanitize import sanitize_memory_text
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ def read_answer(
     line: Candidate,
     deadline: float | None = None,
     skipped: list[str] | None = None,
-) -> ReadAnswer | None:
+) -> str | None:
     """The model's short answer to `question` from `line` (the composer's best), or None when it fails the check
     or would not be written by `deadline` (`time.perf_counter`; then `skipped` is told)."""
     limit = services.settings.memory_text_max_chars
@@ -94,7 +93,7 @@ def read_answer(
         return None  # says nothing the question does not
     # One sentence states it all: names and numbers from it alone, other words from it or the question.
     if any(names <= support and stated <= support | asked for support in map(lexemes, said)):
-        return ReadAnswer(answer.rstrip("."), line)
+        return answer.rstrip(".")
     logger.info("reader answer unsupported", extra={"unsupported": sorted(stated - asked)})
     return None
 
