@@ -106,7 +106,7 @@ def evaluate(root: Path, heard: str, expect_tree: Path | None) -> dict[str, Any]
     report: dict[str, Any] = {
         "machine": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
-        "worldmm": str(imported),
+        "worldmm": commit_of(imported.parent),
         "heard": heard,
         "days": [],
     }
@@ -164,8 +164,21 @@ def in_code_tree(args: argparse.Namespace) -> dict[str, Any]:
         if done.returncode:
             raise SystemExit(f"the evaluation with {tree}'s worldmm failed (exit {done.returncode})")
         report: dict[str, Any] = json.loads(out.read_text())
-    report["code_tree"] = str(tree)
+    report["code_tree"] = commit_of(tree)
     return report
+
+
+def commit_of(folder: Path) -> str:
+    """The commit `folder`'s checkout is at, with `+changes` when it has uncommitted ones: a report names the code
+    it ran by commit, never by a path of the machine it ran on."""
+    def git(*words: str) -> str:
+        done = subprocess.run(["git", "-C", str(folder), *words], capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return "not a git checkout"
+    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def main(argv: list[str] | None = None) -> None:

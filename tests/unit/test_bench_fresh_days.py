@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.bench_fresh_days import days_of, percentile, summarise
+from bench.bench_fresh_days import commit_of, days_of, percentile, summarise
 from worldmm.demo import NO_MEMORY, DemoAnswer, SampleQuestion
 
 pytestmark = pytest.mark.unit
@@ -77,3 +77,20 @@ def test_code_tree_imports_worldmm_and_handlers_from_the_other_checkout(tmp_path
     assert f"worldmm imported from {tree.resolve()}/worldmm/__init__.py" in done.stderr
     assert f"handlers from {tree.resolve()}/handlers/__init__.py" in done.stderr
     assert done.returncode != 0  # the stand-in has no worldmm.demo
+
+
+def test_a_report_names_the_code_by_commit_not_by_path(tmp_path) -> None:
+    assert commit_of(tmp_path) == "not a git checkout"
+
+    def git(*words: str) -> str:
+        done = subprocess.run(["git", "-C", str(tmp_path), *words], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    head = git("rev-parse", "HEAD")
+    assert commit_of(tmp_path) == head
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert commit_of(tmp_path) == f"{head}+changes"
