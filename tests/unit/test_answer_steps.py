@@ -176,6 +176,12 @@ def test_a_relation_named_beside_another_persons_act_names_no_one() -> None:
     assert named_as("Matthew found my passport behind the sofa.", "passport") is None
 
 
+def test_a_pronoun_is_not_read_as_the_place_named_before_it() -> None:
+    (manager,) = lexemes("manager")
+    assert named_as("We met at Becker's. She is my manager.", manager) is None
+    assert named_as("Tonya called me at Becker's. She is my manager.", manager) == "Tonya"
+
+
 def test_a_question_about_a_relation_is_answered_about_the_person_it_names() -> None:
     # GIVEN a memory that says who the best friend is, and elsewhere what Matthew and Emma did
     memories = [

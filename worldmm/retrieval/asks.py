@@ -135,8 +135,9 @@ def named_as(sentence: str, head: str) -> str | None:
             beside += [doc[poss.i - 2]] if poss.i >= 2 and doc[poss.i - 1].text == "," else []
             beside += [c for c in t.head.children if c.dep_ == "nsubj"] if t.dep_ == "attr" else []
             for who in beside:
-                if who.pos_ == "PRON":  # "He is my best friend.": the person the sentence before names
-                    who = next((p for p in reversed(doc[: who.i]) if p.pos_ == "PROPN"), who)
+                if who.pos_ == "PRON":  # "He is my best friend.": the person the sentence before names —
+                    # not a name after a preposition, which is a place more often than a person ("at Becker's")
+                    who = next((p for p in reversed(doc[: who.i]) if p.pos_ == "PROPN" and p.dep_ != "pobj"), who)
                 if who.pos_ == "PROPN":
                     return str(who.text)
     return None
