@@ -345,6 +345,10 @@ class Settings(BaseSettings):
     """CPU threads of the local LLM; unset: llama.cpp's default."""
     local_whisper_model: Path | None = None
     """Folder of the local faster-whisper model; default: the Whisper tiny.en package setup installs."""
+    local_whisper_language: str | None = Field(
+        "en", description="Language the local Whisper hears (a multilingual model such as Whisper base guesses it "
+        "when unset)"
+    )
     local_reader_gguf: Path | None = Field(
         None,
         description="GGUF of the local reader (the fixed plan's short written answers); default: the "

@@ -163,9 +163,11 @@ class FasterWhisperTranscriber:
         cpu_threads: int | None = None,
         beam_size: int = 5,
         compute_type: str = "float32",
+        language: str | None = "en",
         voices: VoiceEncoder | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
+        self.language = language
         self.compute_type = compute_type
         self.cpu_threads = cpu_threads
         self.beam_size = beam_size
@@ -203,7 +205,9 @@ class FasterWhisperTranscriber:
         vad = VadOptions()
         chunks = get_speech_timestamps(samples, vad)
         speech = [(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in chunks]
-        pieces, _info = model.transcribe(samples, beam_size=self.beam_size, vad_filter=True, vad_parameters=vad)
+        pieces, _info = model.transcribe(
+            samples, language=self.language, beam_size=self.beam_size, vad_filter=True, vad_parameters=vad
+        )
         segments = [
             segment
             for p in pieces
@@ -244,6 +248,7 @@ def build_transcriber(settings: Settings) -> Transcriber:
         return FasterWhisperTranscriber(
             settings.local_whisper_model or default_whisper_path(),
             compute_type=settings.local_whisper_compute_type,
+            language=settings.local_whisper_language,
             voices=ResemblyzerVoiceEncoder() if settings.speaker_labels else None,
         )
     raise TranscriberConfigurationError(f"unknown TRANSCRIBER {settings.transcriber!r}")
