@@ -207,6 +207,12 @@ def test_what_someone_wanted_done_asks_for_a_request() -> None:
     assert asking >= REQUEST and not REQUEST & telling
 
 
+def test_the_questions_own_name_is_not_the_kind_of_answer_it_asks_for() -> None:
+    # "Who did Emma meet?": a sentence naming only Emma names no person the answer could be
+    alone, met = sentence_labels(["Emma is here.", "Emma met Oliver."], asked=lexemes("Emma"))
+    assert not alone & PERSON and met & PERSON
+
+
 def test_answer_making_stays_within_800_lines_and_10_regular_expressions() -> None:
     # GIVEN the composer, the reader, their steps, and the fixed plan's functions of the agent module
     folder = Path(compose.__file__).parent

@@ -201,14 +201,15 @@ def _stem(token: Any) -> str:
     return str(_stemmer().stemWord(token.lower_))
 
 
-def sentence_labels(sentences: list[str]) -> list[frozenset[str]]:
-    """The entity labels each sentence names, REASON for a causal clause, FAC for a place after a preposition."""
+def sentence_labels(sentences: list[str], asked: frozenset[str] = frozenset()) -> list[frozenset[str]]:
+    """The entity labels each sentence names, REASON for a causal clause, FAC for a place after a preposition —
+    leaving out the entities whose stem is in `asked` (the question's own things are not its answer)."""
     nlp = _nlp()
     if nlp is None:
         return [_plain_labels(s) for s in sentences]
     out = []
     for doc in nlp.pipe(sentences, batch_size=64):
-        labels = {e.label_ for e in doc.ents}
+        labels = {e.label_ for e in doc.ents if _stem(e.root) not in asked}
         if any(_before_to(t, "you") or (t.lower_ == "you" and t.dep_ == "nsubj" and t.head.tag_ == "VB") for t in doc):
             labels.add("REQUEST")
         if any(t.lower_ in CAUSAL and t.dep_ in ("mark", "cc", "advmod", "aux", "prep") for t in doc):

@@ -90,7 +90,7 @@ def features(services: ComposePorts, asked: Asked, question: str, pool: list[Can
     idf = _idf(asked.terms | asked.event, said)
     main = asked.terms - asked.event if asked.side else asked.terms
     meaning = _cosines(services, question, [c.quote for c in pool])
-    labels = sentence_labels([c.quote for c in pool])
+    labels = sentence_labels([c.quote for c in pool], frozenset(stem for _, stem, _ in asked.things))
     rows = []
     for i, c in enumerate(pool):
         around = _around(c, asked)
