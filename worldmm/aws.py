@@ -32,3 +32,25 @@ def aws_client(
     if max_attempts is not None:
         options["retries"] = {"max_attempts": max_attempts, "mode": "standard"}
     return build(service, config=Config(**options)) if options else build(service)
+
+
+def error_code(exc: Exception) -> str | None:
+    """The AWS error code a botocore `ClientError` carries (`ConditionalCheckFailedException`, ...), else None."""
+    response = getattr(exc, "response", None) or {}
+    code = response.get("Error", {}).get("Code")
+    return str(code) if code else None
+
+
+def conditional_check_failed(exc: Exception) -> bool:
+    """Whether a DynamoDB write was refused by its condition (the item was not as the write expected)."""
+    return error_code(exc) == "ConditionalCheckFailedException"
+
+
+def hash_key_table(table_name: str, key: str) -> dict[str, Any]:
+    """`CreateTable` arguments of an on-demand table keyed by the string attribute `key` alone."""
+    return {
+        "TableName": table_name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [{"AttributeName": key, "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": key, "KeyType": "HASH"}],
+    }

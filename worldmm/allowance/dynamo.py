@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from worldmm.allowance.port import Bucket, Grant
+from worldmm.aws import conditional_check_failed, hash_key_table
 
 KEY = "user_id"
 TTL_ATTRIBUTE = "expiresAt"
@@ -20,17 +21,7 @@ ATTEMPTS = 8
 
 def allowances_table_definition(table_name: str) -> dict[str, Any]:
     """`CreateTable` arguments of the allowances table, as template.yaml declares it."""
-    return {
-        "TableName": table_name,
-        "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": KEY, "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": KEY, "KeyType": "HASH"}],
-    }
-
-
-def _conditional_failure(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+    return hash_key_table(table_name, KEY)
 
 
 def _n(value: float) -> dict[str, str]:
@@ -78,7 +69,7 @@ class DynamoAllowances:
                     },
                 )
             except Exception as exc:
-                if not _conditional_failure(exc):
+                if not conditional_check_failed(exc):
                     raise
                 continue  # another take won the race: read again
             return Grant(True, left)

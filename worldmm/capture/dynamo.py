@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Set
 from decimal import Decimal
 from typing import Any
 
+from worldmm.aws import conditional_check_failed, error_code
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
 from worldmm.ingest.sessions.dynamo import SESSION_KEY, capture_quota_id, session_key, sessions_table_definition
 
@@ -53,16 +54,6 @@ def capture_table_definitions(sessions_table: str, windows_table: str) -> list[d
             ],
         },
     ]
-
-
-def _error_code(exc: Exception) -> str | None:
-    response = getattr(exc, "response", None) or {}
-    code = response.get("Error", {}).get("Code")
-    return str(code) if code else None
-
-
-def _is_conditional_failure(exc: Exception) -> bool:
-    return _error_code(exc) == "ConditionalCheckFailedException"
 
 
 QUOTA_KEEP_S = 2 * 86_400
@@ -142,7 +133,7 @@ class CaptureStore:
         try:
             self.client.update_item(**self._count(user_id, day, "sessions", limit))
         except Exception as exc:
-            if _is_conditional_failure(exc):
+            if conditional_check_failed(exc):
                 return False
             raise
         return True
@@ -165,7 +156,7 @@ class CaptureStore:
             )
             return True
         except Exception as exc:
-            if _error_code(exc) != "TransactionCanceledException":
+            if error_code(exc) != "TransactionCanceledException":
                 raise
         # Cancelled: either the window was counted already (allowed) or the day's counter is at its limit.
         row = self.client.get_item(
@@ -186,7 +177,7 @@ class CaptureStore:
         try:
             self.client.update_item(**update)
         except Exception as exc:
-            if _is_conditional_failure(exc):
+            if conditional_check_failed(exc):
                 return False
             raise
         return True
@@ -202,7 +193,7 @@ class CaptureStore:
                 ExpressionAttributeValues=self._values({":one": 1, ":limit": limit}),
             )
         except Exception as exc:
-            if _is_conditional_failure(exc):
+            if conditional_check_failed(exc):
                 return False
             raise
         return True
@@ -242,7 +233,7 @@ class CaptureStore:
             )
             return ended_at
         except Exception as exc:
-            if not _is_conditional_failure(exc):
+            if not conditional_check_failed(exc):
                 raise
         session = self.get_session(session_id)
         return session.ended_at if session and session.ended_at else ended_at
@@ -286,7 +277,7 @@ class CaptureStore:
                 ReturnValues="ALL_NEW",
             )
         except Exception as exc:
-            if _is_conditional_failure(exc):
+            if conditional_check_failed(exc):
                 return None
             raise
         return self._window(response["Attributes"])
@@ -326,7 +317,7 @@ class CaptureStore:
                 ReturnValues="ALL_NEW",
             )
         except Exception as exc:
-            if _is_conditional_failure(exc):
+            if conditional_check_failed(exc):
                 return None
             raise
         return self._window(response["Attributes"])
@@ -348,7 +339,7 @@ class CaptureStore:
                 ),
             )
         except Exception as exc:
-            if not _is_conditional_failure(exc):
+            if not conditional_check_failed(exc):
                 raise
 
     def mark_ingest_invoked(self, session_id: str, window_index: int, frame_count: int, now: float) -> None:
@@ -422,7 +413,7 @@ class CaptureStore:
                             ExpressionAttributeValues={":u": {"S": user_id}},
                         )
                     except Exception as exc:
-                        if not _is_conditional_failure(exc):
+                        if not conditional_check_failed(exc):
                             raise
                         continue
                     deleted += 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from worldmm.aws import conditional_check_failed, hash_key_table
 from worldmm.cells.port import Placement, PlacementConflict
 
 KEY = "user_id"
@@ -15,17 +16,7 @@ KEY = "user_id"
 
 def placements_table_definition(table_name: str) -> dict[str, Any]:
     """`CreateTable` arguments of the placements table, as template.yaml declares it."""
-    return {
-        "TableName": table_name,
-        "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": KEY, "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": KEY, "KeyType": "HASH"}],
-    }
-
-
-def _conditional_failure(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+    return hash_key_table(table_name, KEY)
 
 
 class DynamoPlacementMap:
@@ -53,7 +44,7 @@ class DynamoPlacementMap:
                 ExpressionAttributeNames={"#k": KEY},
             )
         except Exception as exc:
-            if not _conditional_failure(exc):
+            if not conditional_check_failed(exc):
                 raise
             placed = self.get(user_id)
             if placed is None:  # placed and deleted in between: never on a live table
@@ -71,7 +62,7 @@ class DynamoPlacementMap:
                 ExpressionAttributeValues={k: {"S": v} for k, v in values.items()},
             )
         except Exception as exc:
-            if not _conditional_failure(exc):
+            if not conditional_check_failed(exc):
                 raise
             return False
         return True
@@ -108,7 +99,7 @@ class DynamoPlacementMap:
                 ReturnValues="ALL_OLD",
             )
         except Exception as exc:
-            if not _conditional_failure(exc):
+            if not conditional_check_failed(exc):
                 raise
             raise PlacementConflict("the user is being moved: finish the move, then forget them") from exc
         return bool(deleted.get("Attributes"))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
+from worldmm.aws import conditional_check_failed
 from worldmm.gpu.controller import DeferredSummary, GpuController, StartRecord, WorkerHealth, WorkerInstance
 from worldmm.gpu.discovery import describe_instance, gpu_url_for, normalize_gpu_instance_id
 
@@ -37,11 +38,6 @@ DEFERRED_TTL_S = 15 * 86_400  # past the DLQ's 14-day retention
 # SQS's answers for a receipt handle that no longer names an in-flight receive: the message was received
 # again (a newer handle exists), or deleted (its window completed). Either way this record is done.
 STALE_HANDLE_CODES = frozenset({"ReceiptHandleIsInvalid", "MessageNotInflight", "InvalidParameterValue"})
-
-
-def _conditional_failure(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
 def _num(value: Any) -> float | None:
@@ -148,7 +144,7 @@ class DynamoControlStore:
                 ExpressionAttributeValues={":now": _dec(now), ":me": {"S": owner}},
             )
         except Exception as exc:
-            if _conditional_failure(exc):
+            if conditional_check_failed(exc):
                 return False
             raise
         return True
@@ -163,7 +159,7 @@ class DynamoControlStore:
                 ExpressionAttributeValues={":me": {"S": owner}},
             )
         except Exception as exc:
-            if not _conditional_failure(exc):
+            if not conditional_check_failed(exc):
                 raise
 
     # demand

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from worldmm.aws import conditional_check_failed, hash_key_table
 from worldmm.ingest.sessions.port import SessionInfo, info_from_item
 
 SESSION_KEY = "sessionId"
@@ -33,17 +34,7 @@ def capture_quota_id(user_id: str, day: str) -> str:
 
 def sessions_table_definition(table_name: str) -> dict[str, Any]:
     """`CreateTable` arguments of the sessions table, as template.yaml declares it."""
-    return {
-        "TableName": table_name,
-        "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [{"AttributeName": SESSION_KEY, "AttributeType": "S"}],
-        "KeySchema": [{"AttributeName": SESSION_KEY, "KeyType": "HASH"}],
-    }
-
-
-def _conditional_failure(exc: Exception) -> bool:
-    response = getattr(exc, "response", None) or {}
-    return bool(response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+    return hash_key_table(table_name, SESSION_KEY)
 
 
 class DynamoSessionCatalog:
@@ -99,7 +90,7 @@ class DynamoSessionCatalog:
                     ExpressionAttributeValues={":u": {"S": user_id}},
                 )
             except Exception as exc:
-                if not _conditional_failure(exc):
+                if not conditional_check_failed(exc):
                     raise
                 continue
             deleted += 1
