@@ -224,3 +224,23 @@ def test_answer_making_stays_within_800_lines_and_10_regular_expressions() -> No
     # THEN together they stay within the limits the answers issue set
     assert sum(len(s.splitlines()) for s in sources) <= 800
     assert sum(len(re.findall(r"\bre\.(?:compile|search|match|findall|sub|split)\(", s)) for s in sources) <= 10
+
+
+def test_no_short_answer_is_written_from_a_sentence_without_the_kind_asked_for() -> None:
+    # GIVEN a memory where Ralph is named but asks for nothing, and a reader that would say he asked
+    memories = [_window(0, "I heard: I shall ask Ralph to dinner later.")]
+    read_from: list[str] = []
+
+    def reader(question: str, line: object) -> str:
+        read_from.append(question)
+        return "Ralph asked me to come to dinner"
+
+    # WHEN the question asks for a request (who asked what) and for a person
+    asked = compose_answer(_Ports(), "What did Ralph ask me to do?", memories, T0, reader)  # type: ignore[arg-type]
+    # THEN the quote stands, with when it was said, and the reader was not asked
+    assert read_from == [] and asked.answer.startswith('This morning at 8:00, heard: "I shall ask Ralph')
+    assert not asked.read
+    # AND where the sentence does name what is asked for, the reader writes the short answer
+    told = [_window(0, "I heard: Ralph: Can you feed the cat tonight?")]
+    answered = compose_answer(_Ports(), "What did Ralph ask me to do?", told, T0, reader)  # type: ignore[arg-type]
+    assert answered.read and answered.answer.startswith("Ralph asked me to come to dinner.")

@@ -197,6 +197,9 @@ def compose_answer(
     if not scored.candidates or scored.scores[0] < fitted_weights().refuse_below:
         return Composed(NO_MEMORY, [])
     best = scored.candidates[0]
-    written = read(question, best) if read is not None else None
+    # A short answer only from a sentence that names the kind of thing asked for: from "I shall call Ralph
+    # later." the reader would write that Ralph asked for it; the quote, with when it was said, stands instead.
+    names_kind = not asked.labels or bool(scored.features[0][FEATURES.index("kind")])
+    written = read(question, best) if read is not None and names_kind else None
     said_when = f"{written}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
     return Composed(said_when[:1].upper() + said_when[1:], [best.memory], read=written is not None)
