@@ -49,6 +49,14 @@ def _plain_weights(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compose, "fitted_weights", lambda: weights)
 
 
+def test_a_pronoun_before_any_name_in_a_sentence_leans_on_the_sentence_before() -> None:
+    pool = candidates(
+        [_window(0, "I heard: The kettle is in the shed. I must take it back to Nadia. I met Omar, he cooks.")]
+    )
+    assert pool[1].quote == "The kettle is in the shed. I must take it back to Nadia."
+    assert pool[2].quote == "I met Omar, he cooks."  # "he" follows the name it stands for
+
+
 def test_another_speakers_line_is_a_candidate_with_who_said_it() -> None:
     pool = candidates([_window(0, "I heard: Emma: That is four dollars. Thank you, Emma.")])
     assert [(c.speaker, c.text) for c in pool] == [("Emma", "That is four dollars."), (None, "Thank you, Emma.")]
@@ -111,6 +119,35 @@ def test_what_was_done_after_an_event_is_the_sentence_said_after_it() -> None:
     assert scored.candidates[0].text == "I walk to the station."
 
 
+class _WordsMeaning:
+    """An embedder whose cosine is the share of words two texts have in common."""
+
+    measures_meaning = True
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        vocabulary = sorted({w for t in texts for w in lexemes(t)})
+        return [[float(w in lexemes(t)) for w in vocabulary] for t in texts]
+
+
+class _MeaningPorts:
+    embedder = _WordsMeaning()
+
+
+def test_what_was_done_before_an_event_is_measured_by_the_event_said_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN weights that follow meaning, and the event itself said in the window after the answer
+    weights = Weights(features=(0.0, 0.0, 3.0, *([0.0] * 7)), bias=0.0, refuse_below=-1.0, refuse_unheard_rarity=2.2)
+    monkeypatch.setattr(compose, "fitted_weights", lambda: weights)
+    memories = [
+        _window(0, "I heard: Time to repot the ferns."),
+        _window(1, "I heard: Now I am at the pharmacy on Elm Road."),
+        _window(2, "I heard: Tilda: What can I get you?"),
+    ]
+    # WHEN the question asks what came before the event
+    scored = score(_MeaningPorts(), "What was I doing just before I went to the pharmacy?", memories)  # type: ignore[arg-type]
+    # THEN the sentence before the event ranks first, not the event's own sentence
+    assert scored.candidates[0].text == "Time to repot the ferns."
+
+
 def test_nothing_that_shares_the_questions_words_is_not_remembered() -> None:
     memories = [_window(0, "I heard: The weather is grey today.")]
     answer = compose_answer(_Ports(), "Where is my passport?", memories, T0)  # type: ignore[arg-type]
@@ -127,6 +164,16 @@ def test_a_question_naming_a_rare_thing_no_memory_says_is_not_remembered() -> No
     said = _said("The bagels were four dollars.", "I bought bread at the bakery.")
     answer = compose_answer(_Ports(), "How much did the pretzels cost?", memories, T0, said=said)  # type: ignore[arg-type]
     assert answer.answer == NO_MEMORY and answer.unheard == "pretzels" and not answer.memories
+
+
+def test_a_commoner_word_beside_a_rarer_thing_that_was_said_does_not_refuse() -> None:
+    # GIVEN a shop that was named, and a question about it in words no memory says ("desk")
+    memories = [_window(0, "I heard: I am at Quimby's ironmongery. Harold: Good morning, what do you need?")]
+    said = _said("I am at Quimby's ironmongery. Harold: Good morning, what do you need?")
+    # WHEN the question's rarest thing is the shop, its commoner "desk" never said
+    answer = compose_answer(_Ports(), "Who was at the desk at Quimby's ironmongery?", memories, T0, said=said)  # type: ignore[arg-type]
+    # THEN it is not refused as never heard of
+    assert answer.unheard is None
 
 
 def test_a_rare_thing_a_memory_says_is_answered() -> None:

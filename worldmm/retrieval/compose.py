@@ -89,7 +89,9 @@ def features(services: ComposePorts, asked: Asked, question: str, pool: list[Can
     said = [lexemes(c.quote) | (lexemes(c.speaker) if c.speaker else frozenset()) for c in pool]
     idf = _idf(asked.terms | asked.event, said)
     main = asked.terms - asked.event if asked.side else asked.terms
-    meaning = _cosines(services, question, [c.quote for c in pool])
+    # meaning: of a sentence, or for "after X" of the one before it (X, when it is the answer), "before X" after it
+    sides = [{"after": c.previous, "before": c.following}.get(asked.side or "", c.quote) for c in pool]
+    meaning = _cosines(services, question, sides)
     labels = sentence_labels([c.quote for c in pool], frozenset(stem for _, stem, _ in asked.things))
     rows = []
     for i, c in enumerate(pool):
@@ -123,32 +125,32 @@ def _coverage(terms: frozenset[str], said: frozenset[str], idf: dict[str, float]
     return sum(idf[t] for t in terms & said) / total if total else 0.0
 
 
-def _cosines(services: ComposePorts, question: str, quotes: list[str]) -> list[float]:
-    """Cosine of the question with each quote; zeros without an embedder whose cosines follow meaning."""
-    if not quotes or not getattr(services.embedder, "measures_meaning", True):
-        return [0.0] * len(quotes)
+def _cosines(services: ComposePorts, question: str, texts: list[str | None]) -> list[float]:
+    """Cosine of the question with each text (0 for None); zeros without an embedder whose cosines follow meaning."""
+    present = [t for t in texts if t is not None]
+    if not present or not getattr(services.embedder, "measures_meaning", True):
+        return [0.0] * len(texts)
     try:
-        matrix = np.asarray(services.embedder.embed([question, *quotes]), dtype=np.float32)
+        matrix = np.asarray(services.embedder.embed([question, *present]), dtype=np.float32)
     except Exception as exc:  # the shared words still choose; the log says why
         logger.warning("sentence embeddings unavailable: %s", type(exc).__name__)
-        return [0.0] * len(quotes)
+        return [0.0] * len(texts)
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
-    matrix /= norms[:, None]
-    return [float(v) for v in matrix[1:] @ matrix[0]]
+    cosines = iter(matrix[1:] @ matrix[0] / (norms[1:] * norms[0]))
+    return [float(next(cosines)) if t is not None else 0.0 for t in texts]
 
 
 def _unheard(asked: Asked, said: Vocabulary, memories: list[RetrievedMemory]) -> str | None:
-    """The rarest thing `asked` names that neither `said` nor the `memories` in hand say — a name one letter from
-    a word said counts as said (Marco, Marko) —, when it is rare enough to refuse on; else None."""
+    """The rarest thing `asked` names (what it is most about), when rare enough to refuse on and said neither in
+    `said` nor in the `memories` in hand (a name one letter off a word said counts: Marco, Marko); else None."""
     in_hand = Vocabulary(lexemes(" ".join(m.text for m in memories)))
-    unsaid = [
-        (rarity(text) or 0.0, text)
-        for text, stem, name in asked.things
-        if not any(stem in words or (name and words.near(stem)) for words in (said, in_hand))
-    ]
-    rarest = max(unsaid, default=(0.0, ""))
-    return rarest[1] if rarest[0] >= fitted_weights().refuse_unheard_rarity else None
+    named = [(rarity(text) or 0.0, text, stem, name) for text, stem, name in asked.things]
+    rarest = max(named, default=None)
+    if rarest is None or rarest[0] < fitted_weights().refuse_unheard_rarity:
+        return None
+    _, text, stem, name = rarest
+    return None if any(stem in words or (name and words.near(stem)) for words in (said, in_hand)) else text
 
 
 def _named(question: str, asked: Asked, pool: list[Candidate]) -> tuple[str, Asked, list[Candidate]]:

@@ -158,8 +158,8 @@ def read_anew(request: LLMRequest) -> int:
 
 def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
     """The reading of `sentence`: its first line, not asked again when cut off at `READER_MAX_TOKENS`."""
-    request = _asking(services, READ_PURPOSE, reading_messages(question, sentence), max_tokens=READER_MAX_TOKENS)
-    return replace(request, stop=("\n",), grow_when_cut_off=False)
+    messages, model, most = reading_messages(question, sentence), services.settings.agent_model, READER_MAX_TOKENS
+    return LLMRequest(READ_PURPOSE, messages, model, most, temperature=0.0, stop=("\n",), grow_when_cut_off=False)
 
 
 def judgement_messages(question: str, sentence: str, purpose: str = JUDGE_PURPOSE) -> list[dict[str, str]]:
@@ -180,7 +180,3 @@ def _shared_start() -> tuple[dict[str, str], ...]:
         asked = render_prompt(JUDGE_PURPOSE, question=fields["Question"], sentence=fields["Sentence"])
         turns += [{"role": "user", "content": asked}, {"role": "assistant", "content": fields["Reply"]}]
     return tuple(turns)
-
-
-def _asking(services: ReaderPorts, purpose: str, messages: list[dict[str, str]], max_tokens: int) -> LLMRequest:
-    return LLMRequest(purpose, messages, services.settings.agent_model, max_tokens, temperature=0.0)

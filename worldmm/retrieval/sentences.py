@@ -15,7 +15,9 @@ _HEARD_MARK = re.compile(r"\(heard:\s*|\bI heard:\s*")
 _SPEAKER = re.compile(r"^(?P<who>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?):\s+(?P<said>\S.*)$", re.S)
 
 LEANING_WORDS = frozenset("it that this these those they them he she him her there then so".split())  # noqa: SIM905
-"""Pronouns and deictic words: a sentence opening with one leans on the sentence before it."""
+THIRD_PERSON = frozenset("it they them he she him".split())  # noqa: SIM905
+"""A sentence leans on the one before it when it opens with a pronoun or deictic word (`LEANING_WORDS`), or has a
+third-person pronoun with no name ahead of it ("I have to give it back.")."""
 
 
 @dataclass(frozen=True)
@@ -40,18 +42,18 @@ class Candidate:
 
     @property
     def leans_back(self) -> bool:
-        """Whether it opens with a pronoun or a reply and so needs the sentence before it to be understood."""
-        first = self.text.split(maxsplit=1)[0].strip(",.!?").casefold() if self.text.strip() else ""
-        return self.previous is not None and (first in LEANING_WORDS or first in ("yes", "no", "sure", "okay"))
+        """Whether it needs the sentence before it to be understood (`THIRD_PERSON`), or opens with a reply."""
+        words = [w.strip(",.!?;:") for w in self.text.split()] if self.previous is not None else []
+        name = next((i for i, w in enumerate(words) if i and w[:1].isupper() and w != "I"), len(words))
+        opening = words[0].casefold() in LEANING_WORDS | {"yes", "no", "sure", "okay"} if words else False
+        return opening or any(w.casefold() in THIRD_PERSON for w in words[:name])
 
     @property
     def quote(self) -> str:
-        """The sentence as quoted: after the one it leans on, or before the reply to a question it asks."""
-        if self.leans_back:
-            return f"{self.previous} {self.said}"
-        if self.text.endswith("?") and self.following:
-            return f"{self.said} {self.following}"
-        return self.said
+        """The sentence as quoted: after the one it leans on, and before the reply to a question it asks."""
+        before = f"{self.previous} " if self.leans_back else ""
+        after = f" {self.following}" if self.text.endswith("?") and self.following else ""
+        return f"{before}{self.said}{after}"
 
 
 def pieces(memory_text: str) -> list[tuple[str, bool]]:
