@@ -250,6 +250,7 @@ def test_who_the_relation_is_is_answered_by_the_sentence_that_names_them() -> No
 
 def test_what_someone_wanted_done_asks_for_a_request() -> None:
     assert analyse("What did Emma want me to do?").labels >= REQUEST
+    assert analyse("What errand did Emma ask of me?").labels >= REQUEST  # what someone asked is a request
     asking, telling = sentence_labels(["Can you take the parcel to the post office?", "The parcel came today."])
     assert asking >= REQUEST and not REQUEST & telling
 

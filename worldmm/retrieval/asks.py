@@ -44,7 +44,7 @@ WH_MODIFIERS = frozenset(w for phrase in WH_LABELS for w in phrase.split()[1:])
 MEASURE_NOUNS: dict[str, frozenset[str]] = {
     "time": WHEN, "hour": WHEN, "day": WHEN, "date": WHEN, "year": WHEN, "month": WHEN,
     "price": MONEY, "cost": MONEY, "pay": MONEY, "spend": MONEY, "number": COUNT, "amount": COUNT,
-    "person": PERSON, "people": PERSON, "place": PLACE, "reason": REASON,
+    "person": PERSON, "people": PERSON, "place": PLACE, "reason": REASON, "ask": REQUEST,
 }  # fmt: skip
 """A 'what'/'which' question's head word (or its main verb) that names the kind of answer."""
 CAUSAL, SIDES = frozenset({"because", "so", "since", "cause"}), frozenset({"before", "after"})
