@@ -6,6 +6,7 @@ never from code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -44,6 +45,17 @@ def error_code(exc: Exception) -> str | None:
 def conditional_check_failed(exc: Exception) -> bool:
     """Whether a DynamoDB write was refused by its condition (the item was not as the write expected)."""
     return error_code(exc) == "ConditionalCheckFailedException"
+
+
+def conditional_write(write: Callable[..., dict[str, Any]], **request: Any) -> dict[str, Any] | None:
+    """`write(**request)`, a DynamoDB write with a `ConditionExpression`: its response, or None when the
+    condition refused it (the item was not as the write expected). Any other error is raised."""
+    try:
+        return write(**request)
+    except Exception as exc:
+        if conditional_check_failed(exc):
+            return None
+        raise
 
 
 def hash_key_table(table_name: str, key: str) -> dict[str, Any]:

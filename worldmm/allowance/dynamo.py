@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from worldmm.allowance.port import Bucket, Grant
-from worldmm.aws import conditional_check_failed, hash_key_table
+from worldmm.aws import conditional_write, hash_key_table
 
 KEY = "user_id"
 TTL_ATTRIBUTE = "expiresAt"
@@ -57,22 +57,19 @@ class DynamoAllowances:
                 return Grant(False, level, bucket.wait_s(level, cost))
             left = level - cost
             full_at = max(now, updated) + (bucket.capacity - left) / max(bucket.per_second, 1e-9)
-            try:
-                self._client.update_item(
-                    TableName=self._table,
-                    Key=key,
-                    UpdateExpression=f"SET tokens = :t, updatedAt = :u, {TTL_ATTRIBUTE} = :x",
-                    ConditionExpression=condition,
-                    ExpressionAttributeValues={
-                        **values, ":t": _n(left), ":u": _n(max(now, updated)),
-                        ":x": {"N": str(math.ceil(min(full_at, now + 30 * 86_400)))},
-                    },
-                )
-            except Exception as exc:
-                if not conditional_check_failed(exc):
-                    raise
-                continue  # another take won the race: read again
-            return Grant(True, left)
+            taken = conditional_write(
+                self._client.update_item,
+                TableName=self._table,
+                Key=key,
+                UpdateExpression=f"SET tokens = :t, updatedAt = :u, {TTL_ATTRIBUTE} = :x",
+                ConditionExpression=condition,
+                ExpressionAttributeValues={
+                    **values, ":t": _n(left), ":u": _n(max(now, updated)),
+                    ":x": {"N": str(math.ceil(min(full_at, now + 30 * 86_400)))},
+                },
+            )  # fmt: skip
+            if taken is not None:  # else another take won the race: read again
+                return Grant(True, left)
         return Grant(False, 0.0, 1)  # contended beyond reason: the caller tries again in a second
 
     def erase_user(self, user_id: str) -> dict[str, int]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Set
 from decimal import Decimal
 from typing import Any
 
-from worldmm.aws import conditional_check_failed, error_code
+from worldmm.aws import conditional_write, error_code
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
 from worldmm.ingest.sessions.dynamo import SESSION_KEY, capture_quota_id, session_key, sessions_table_definition
 
@@ -130,13 +130,7 @@ class CaptureStore:
         """Count one more session of the user's `day`; False when `limit` are counted."""
         if limit <= 0:
             return False
-        try:
-            self.client.update_item(**self._count(user_id, day, "sessions", limit))
-        except Exception as exc:
-            if conditional_check_failed(exc):
-                return False
-            raise
-        return True
+        return conditional_write(self.client.update_item, **self._count(user_id, day, "sessions", limit)) is not None
 
     def reserve_window(self, user_id: str, session_id: str, window_index: int, day: str, limit: int) -> bool:
         """Count a window once: the session's row remembers it (`quotaWindows`) in the same transaction as the
@@ -174,29 +168,19 @@ class CaptureStore:
             return False
         update = self._count(user_id, day, "bytes", limit - amount + 1)
         update["ExpressionAttributeValues"][":one"] = {"N": str(amount)}
-        try:
-            self.client.update_item(**update)
-        except Exception as exc:
-            if conditional_check_failed(exc):
-                return False
-            raise
-        return True
+        return conditional_write(self.client.update_item, **update) is not None
 
     def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
         """Count one more re-run of a closed window (`reruns`); False when `limit` are counted."""
-        try:
-            self.client.update_item(
-                TableName=self.windows_table,
-                Key=self._window_key(session_id, window_index),
-                UpdateExpression="ADD reruns :one",
-                ConditionExpression="attribute_not_exists(reruns) OR reruns < :limit",
-                ExpressionAttributeValues=self._values({":one": 1, ":limit": limit}),
-            )
-        except Exception as exc:
-            if conditional_check_failed(exc):
-                return False
-            raise
-        return True
+        counted = conditional_write(
+            self.client.update_item,
+            TableName=self.windows_table,
+            Key=self._window_key(session_id, window_index),
+            UpdateExpression="ADD reruns :one",
+            ConditionExpression="attribute_not_exists(reruns) OR reruns < :limit",
+            ExpressionAttributeValues=self._values({":one": 1, ":limit": limit}),
+        )
+        return counted is not None
 
     # --- sessions -------------------------------------------------------------
     def create_session(self, session: CaptureSession) -> None:
@@ -223,18 +207,16 @@ class CaptureStore:
 
     def mark_session_ended(self, session_id: str, ended_at: str) -> str:
         """Set `endedAt` once; returns the stored value (the first end wins)."""
-        try:
-            self.client.update_item(
-                TableName=self.sessions_table,
-                Key=session_key(session_id),
-                UpdateExpression="SET endedAt = :e",
-                ConditionExpression=f"attribute_exists({SESSION_KEY}) AND attribute_not_exists(endedAt)",
-                ExpressionAttributeValues=self._values({":e": ended_at}),
-            )
+        ended = conditional_write(
+            self.client.update_item,
+            TableName=self.sessions_table,
+            Key=session_key(session_id),
+            UpdateExpression="SET endedAt = :e",
+            ConditionExpression=f"attribute_exists({SESSION_KEY}) AND attribute_not_exists(endedAt)",
+            ExpressionAttributeValues=self._values({":e": ended_at}),
+        )
+        if ended is not None:
             return ended_at
-        except Exception as exc:
-            if not conditional_check_failed(exc):
-                raise
         session = self.get_session(session_id)
         return session.ended_at if session and session.ended_at else ended_at
 
@@ -267,20 +249,16 @@ class CaptureStore:
         else:
             expression += " ADD frames :f"
             values[":f"] = {frame}
-        try:
-            response = self.client.update_item(
-                TableName=self.windows_table,
-                Key=self._window_key(session_id, window_index),
-                UpdateExpression=expression,
-                ConditionExpression="attribute_not_exists(closedAt)",
-                ExpressionAttributeValues=self._values(values),
-                ReturnValues="ALL_NEW",
-            )
-        except Exception as exc:
-            if conditional_check_failed(exc):
-                return None
-            raise
-        return self._window(response["Attributes"])
+        response = conditional_write(
+            self.client.update_item,
+            TableName=self.windows_table,
+            Key=self._window_key(session_id, window_index),
+            UpdateExpression=expression,
+            ConditionExpression="attribute_not_exists(closedAt)",
+            ExpressionAttributeValues=self._values(values),
+            ReturnValues="ALL_NEW",
+        )
+        return None if response is None else self._window(response["Attributes"])
 
     def record_late_upload(
         self, session_id: str, window_index: int, kind: UploadKind, frame: int | None, now: float
@@ -307,40 +285,30 @@ class CaptureStore:
 
     def close_window(self, session_id: str, window_index: int, reason: str, now: float) -> WindowState | None:
         """Close an open window (the one conditional write); None if already closed or never opened."""
-        try:
-            response = self.client.update_item(
-                TableName=self.windows_table,
-                Key=self._window_key(session_id, window_index),
-                UpdateExpression="SET closedAt = :now, closeReason = :r REMOVE openShard",
-                ConditionExpression="attribute_exists(sessionId) AND attribute_not_exists(closedAt)",
-                ExpressionAttributeValues=self._values({":now": Decimal(str(round(now, 3))), ":r": reason}),
-                ReturnValues="ALL_NEW",
-            )
-        except Exception as exc:
-            if conditional_check_failed(exc):
-                return None
-            raise
-        return self._window(response["Attributes"])
+        response = conditional_write(
+            self.client.update_item,
+            TableName=self.windows_table,
+            Key=self._window_key(session_id, window_index),
+            UpdateExpression="SET closedAt = :now, closeReason = :r REMOVE openShard",
+            ConditionExpression="attribute_exists(sessionId) AND attribute_not_exists(closedAt)",
+            ExpressionAttributeValues=self._values({":now": Decimal(str(round(now, 3))), ":r": reason}),
+            ReturnValues="ALL_NEW",
+        )
+        return None if response is None else self._window(response["Attributes"])
 
     def reopen_window(self, window: WindowState) -> None:
         """Undo a close whose ingest invoke failed, so a retry (or the sweeper) closes it again."""
         assert window.closed_at is not None
-        try:
-            self.client.update_item(
-                TableName=self.windows_table,
-                Key=self._window_key(window.session_id, window.window_index),
-                UpdateExpression="SET openShard = :shard REMOVE closedAt, closeReason",
-                ConditionExpression="closedAt = :closed",
-                ExpressionAttributeValues=self._values(
-                    {
-                        ":shard": self.shard_of(window.session_id),
-                        ":closed": Decimal(str(round(window.closed_at, 3))),
-                    }
-                ),
-            )
-        except Exception as exc:
-            if not conditional_check_failed(exc):
-                raise
+        conditional_write(
+            self.client.update_item,
+            TableName=self.windows_table,
+            Key=self._window_key(window.session_id, window.window_index),
+            UpdateExpression="SET openShard = :shard REMOVE closedAt, closeReason",
+            ConditionExpression="closedAt = :closed",
+            ExpressionAttributeValues=self._values(
+                {":shard": self.shard_of(window.session_id), ":closed": Decimal(str(round(window.closed_at, 3)))}
+            ),
+        )
 
     def mark_ingest_invoked(self, session_id: str, window_index: int, frame_count: int, now: float) -> None:
         self.client.update_item(
@@ -405,16 +373,12 @@ class CaptureStore:
                 for item in page.get("Items", []):
                     if only is not None and int(item["windowIndex"]["N"]) not in only.get(sid, set()):
                         continue
-                    try:
-                        self.client.delete_item(
-                            TableName=self.windows_table,
-                            Key={"sessionId": item["sessionId"], "windowIndex": item["windowIndex"]},
-                            ConditionExpression="attribute_not_exists(userId) OR userId = :u",
-                            ExpressionAttributeValues={":u": {"S": user_id}},
-                        )
-                    except Exception as exc:
-                        if not conditional_check_failed(exc):
-                            raise
-                        continue
-                    deleted += 1
+                    removed = conditional_write(
+                        self.client.delete_item,
+                        TableName=self.windows_table,
+                        Key={"sessionId": item["sessionId"], "windowIndex": item["windowIndex"]},
+                        ConditionExpression="attribute_not_exists(userId) OR userId = :u",
+                        ExpressionAttributeValues={":u": {"S": user_id}},
+                    )
+                    deleted += removed is not None
         return {"dynamodb.capture_windows": deleted} if deleted else {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldmm.aws import conditional_check_failed, hash_key_table
+from worldmm.aws import conditional_check_failed, conditional_write, hash_key_table
 from worldmm.cells.port import Placement, PlacementConflict
 
 KEY = "user_id"
@@ -53,19 +53,15 @@ class DynamoPlacementMap:
         return Placement(user_id, cell)
 
     def _update(self, user_id: str, update: str, condition: str, values: dict[str, Any]) -> bool:
-        try:
-            self._client.update_item(
-                TableName=self._table,
-                Key={KEY: {"S": user_id}},
-                UpdateExpression=update,
-                ConditionExpression=condition,
-                ExpressionAttributeValues={k: {"S": v} for k, v in values.items()},
-            )
-        except Exception as exc:
-            if not conditional_check_failed(exc):
-                raise
-            return False
-        return True
+        updated = conditional_write(
+            self._client.update_item,
+            TableName=self._table,
+            Key={KEY: {"S": user_id}},
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeValues={k: {"S": v} for k, v in values.items()},
+        )
+        return updated is not None
 
     def begin_move(self, user_id: str, source: str, target: str) -> Placement:
         if not self._update(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from worldmm.aws import conditional_check_failed
+from worldmm.aws import conditional_write
 from worldmm.gpu.controller import DeferredSummary, GpuController, StartRecord, WorkerHealth, WorkerInstance
 from worldmm.gpu.discovery import describe_instance, gpu_url_for, normalize_gpu_instance_id
 
@@ -130,37 +130,25 @@ class DynamoControlStore:
 
     # lease
     def acquire_lease(self, owner: str, now: float, ttl_s: float) -> bool:
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item={
-                    "pk": {"S": "gpu"},
-                    "sk": {"S": "lease"},
-                    "owner": {"S": owner},
-                    "leaseUntil": _dec(now + ttl_s),
-                },
-                ConditionExpression="attribute_not_exists(pk) OR leaseUntil < :now OR #o = :me",
-                ExpressionAttributeNames={"#o": "owner"},
-                ExpressionAttributeValues={":now": _dec(now), ":me": {"S": owner}},
-            )
-        except Exception as exc:
-            if conditional_check_failed(exc):
-                return False
-            raise
-        return True
+        leased = conditional_write(
+            self.client.put_item,
+            TableName=self.table,
+            Item={"pk": {"S": "gpu"}, "sk": {"S": "lease"}, "owner": {"S": owner}, "leaseUntil": _dec(now + ttl_s)},
+            ConditionExpression="attribute_not_exists(pk) OR leaseUntil < :now OR #o = :me",
+            ExpressionAttributeNames={"#o": "owner"},
+            ExpressionAttributeValues={":now": _dec(now), ":me": {"S": owner}},
+        )
+        return leased is not None
 
     def release_lease(self, owner: str) -> None:
-        try:
-            self.client.delete_item(
-                TableName=self.table,
-                Key={"pk": {"S": "gpu"}, "sk": {"S": "lease"}},
-                ConditionExpression="#o = :me",
-                ExpressionAttributeNames={"#o": "owner"},
-                ExpressionAttributeValues={":me": {"S": owner}},
-            )
-        except Exception as exc:
-            if not conditional_check_failed(exc):
-                raise
+        conditional_write(
+            self.client.delete_item,
+            TableName=self.table,
+            Key={"pk": {"S": "gpu"}, "sk": {"S": "lease"}},
+            ConditionExpression="#o = :me",
+            ExpressionAttributeNames={"#o": "owner"},
+            ExpressionAttributeValues={":me": {"S": owner}},
+        )
 
     # demand
     def record_demand(self, reason: str, now: float) -> None:

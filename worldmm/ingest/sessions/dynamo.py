@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from worldmm.aws import conditional_check_failed, hash_key_table
+from worldmm.aws import conditional_write, hash_key_table
 from worldmm.ingest.sessions.port import SessionInfo, info_from_item
 
 SESSION_KEY = "sessionId"
@@ -82,16 +82,12 @@ class DynamoSessionCatalog:
         """Delete the items `keys`, each only while it still names the user; how many went."""
         deleted = 0
         for key in keys:
-            try:
-                self._client.delete_item(
-                    TableName=self._table,
-                    Key=session_key(key),
-                    ConditionExpression="userId = :u",
-                    ExpressionAttributeValues={":u": {"S": user_id}},
-                )
-            except Exception as exc:
-                if not conditional_check_failed(exc):
-                    raise
-                continue
-            deleted += 1
+            removed = conditional_write(
+                self._client.delete_item,
+                TableName=self._table,
+                Key=session_key(key),
+                ConditionExpression="userId = :u",
+                ExpressionAttributeValues={":u": {"S": user_id}},
+            )
+            deleted += removed is not None
         return deleted
