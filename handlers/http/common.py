@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from aws_lambda_powertools import Logger
@@ -21,6 +21,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from pydantic import BaseModel, ValidationError
 
 from worldmm.errors import ErrorBody, FieldError, WorldMMError
+from worldmm.observability import instrument
 from worldmm.snapstart import register_runtime_hooks
 
 M = TypeVar("M", bound=BaseModel)
@@ -158,3 +159,18 @@ def resolve(app: APIGatewayHttpResolver, event: Any, context: Any) -> dict[str, 
     except Exception:
         logger.exception("unhandled error", extra={"step": "api.unhandled_error"})
         return _plain_response(500, _FIXED_MESSAGES[500])
+
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def entry_point(app: APIGatewayHttpResolver, function_logger: Logger) -> LambdaHandler:
+    """A function's `lambda_handler` serving `app`: its context in `function_logger`'s lines (the handler module's
+    own `Logger()`), instrumented, every event resolved (`resolve`)."""
+
+    @function_logger.inject_lambda_context
+    @instrument
+    def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return resolve(app, event, context)
+
+    return lambda_handler

@@ -9,6 +9,7 @@ valid is kept with a warning for the rest. A bad item never raises; an answer th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,14 +195,24 @@ def extract_triples(
     llm: LLM, settings: Settings, text: str, entities: list[str]
 ) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
     """Episodic triples over `text` given its entities: triples, warnings, and the model's response."""
+    return ask_for_triples(llm, settings, TRIPLES_PURPOSE, TriplesResult, text, entities)
+
+
+def ask_for_triples(
+    llm: LLM, settings: Settings, purpose: str, answer: type[BaseModel], text: str, entities: Sequence[str] = ()
+) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
+    """The `purpose` prompt over `text` (cut to the input cap) and the entities found in it (a prompt without an
+    `$entities` place ignores them): its triples, warnings and response.
+
+    An unusable answer raises UnusableAnswerError (the window or summary is retried), never "nothing found"."""
     request = build_request(
-        TRIPLES_PURPOSE,
+        purpose,
         model=settings.extraction_model,
         max_tokens=settings.extraction_max_tokens,
-        response_model=TriplesResult,
+        response_model=answer,
         text=text[: settings.ingest_max_input_chars],
-        entities=", ".join(entities) if entities else "(none)",
         max_triples=settings.max_triples_per_window,
+        entities=", ".join(entities) if entities else "(none)",
     )
     response = llm.complete(request)
     triples, warnings = parse_triples(

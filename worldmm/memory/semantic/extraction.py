@@ -10,8 +10,7 @@ from pydantic import BaseModel
 
 from worldmm.config import Settings
 from worldmm.llm.port import LLM, LLMResponse
-from worldmm.llm.structured import build_request
-from worldmm.memory.openie import ExtractedTriple, parse_triples
+from worldmm.memory.openie import ExtractedTriple, ask_for_triples
 
 SEMANTIC_PURPOSE = "semantic_triples"
 
@@ -26,17 +25,4 @@ def extract_semantic_triples(
     llm: LLM, settings: Settings, summary: str
 ) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
     """Habits, preferences and relationships stated or implied by `summary`: triples, warnings, response."""
-    request = build_request(
-        SEMANTIC_PURPOSE,
-        model=settings.extraction_model,
-        max_tokens=settings.extraction_max_tokens,
-        response_model=SemanticTriplesResult,
-        text=summary[: settings.ingest_max_input_chars],
-        max_triples=settings.max_triples_per_window,
-    )
-    response = llm.complete(request)
-    # An unusable answer raises (the summary is marked failed and retried), never "no habits found".
-    triples, warnings = parse_triples(
-        response.text, settings.max_triples_per_window, settings.max_field_chars, strict=True
-    )
-    return triples, warnings, response
+    return ask_for_triples(llm, settings, SEMANTIC_PURPOSE, SemanticTriplesResult, summary)

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, resolve
-from worldmm.observability import instrument
+from handlers.http.common import current_user, entry_point, make_app
 
 app = make_app()
 logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
@@ -26,7 +22,4 @@ def start_session() -> Response:
     )
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)

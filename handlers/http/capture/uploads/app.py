@@ -6,11 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, parse_body, resolve
+from handlers.http.common import current_user, entry_point, make_app, parse_body
 from worldmm.capture.models import PresignAudioRequest, PresignFramesRequest
-from worldmm.observability import instrument
 
 app = make_app()
 logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)
@@ -34,7 +32,4 @@ def presign_audio(session_id: str) -> dict[str, Any]:
     return get_services().capture.presign_audio(user, session_id, request).model_dump(mode="json")
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, parse_query, resolve
+from handlers.http.common import current_user, entry_point, make_app, parse_query
 from worldmm.chat.models import MessagesQuery
-from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
@@ -24,7 +22,4 @@ def get_messages() -> dict[str, Any]:
     return chats.get_messages(user_id, query.chat_id, query.cursor, query.limit).model_dump()
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, parse_body, resolve
+from handlers.http.common import current_user, entry_point, make_app, parse_body
 from worldmm.memories.models import EntityCorrectionRequest
-from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
@@ -23,7 +21,4 @@ def correct_entity(entity_id: str) -> dict[str, Any]:
     return get_services().for_user(user_id).corrections.correct(user_id, entity_id, request.name).model_dump()
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)

@@ -11,13 +11,12 @@ import time
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, parse_body, resolve
+from handlers.http.common import current_user, entry_point, make_app, parse_body
 from worldmm.allowance.service import charge_question
 from worldmm.chat.models import ChatRequest, ChatResponse, VerboseChatResponse
 from worldmm.chat.service import ChatResult, handle_chat
-from worldmm.observability import instrument, timed
+from worldmm.observability import timed
 from worldmm.services import get_services
 
 app = make_app()
@@ -51,7 +50,4 @@ def chat_verbose() -> dict[str, Any]:
     return VerboseChatResponse(answer=result.answer, chat_id=result.chat_id, trace=result.trace).model_dump()
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)

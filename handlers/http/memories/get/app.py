@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, resolve
-from worldmm.observability import instrument
+from handlers.http.common import current_user, entry_point, make_app
 from worldmm.services import get_services
 
 app = make_app()
@@ -21,7 +19,4 @@ def get_memory(memory_id: str) -> dict[str, Any]:
     return get_services().for_user(user_id).memories.get_memory(user_id, memory_id).model_dump()
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from handlers.http.common import current_user, make_app, resolve
+from handlers.http.common import current_user, entry_point, make_app
 from worldmm.memories.forget_span import forget_session
-from worldmm.observability import instrument
 from worldmm.services import get_services
 
 app = make_app()
@@ -22,7 +20,4 @@ def forget(session_id: str) -> dict[str, Any]:
     return forget_session(get_services().for_user(user_id), user_id, session_id).model_dump()
 
 
-@logger.inject_lambda_context
-@instrument
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return resolve(app, event, context)
+lambda_handler = entry_point(app, logger)
