@@ -4,7 +4,8 @@
 committed file differs from what the code says (tests/unit/test_config_reference.py runs the same check in CI).
 Groups are the `# --- name ---` headers of worldmm/config.py; a description is the field's
 `Field(description=...)` or the docstring under it; "on AWS" is where template.yaml sets the variable, or what
-tests/deployed/settings_contract.py says of its default there.
+tests/deployed/settings_contract.py says of its default there; "read by" the components (a package of `worldmm`, or
+`handlers`) whose code reads the field from a settings object (`settings.name`, `self.settings.name`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Setting:
     default: str
     secret: bool
     on_aws: str
+    read_by: str
     description: str
 
 
@@ -94,6 +96,50 @@ def _field_docs(source: str) -> dict[str, tuple[str, str, str]]:
     return found
 
 
+def _readers() -> dict[str, set[str]]:
+    """Per field of `Settings`: the components whose code reads it from a settings object, directly or through a
+    property or method of `Settings` that reads it (`worldmm/retrieval/hybrid.py` is `retrieval`)."""
+    readers: dict[str, set[str]] = {}
+    for path in sorted([*(ROOT / "worldmm").rglob("*.py"), *(ROOT / "handlers").rglob("*.py")]):
+        if path == CONFIG or path.is_relative_to(CONFIG.parent / "db" / "migrations"):
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        component = "handlers" if parts[0] == "handlers" else parts[1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and _names_settings(node.value):
+                readers.setdefault(node.attr, set()).add(component)
+    derived = _derived_from_fields()
+    for name, fields in derived.items():
+        for field in fields:
+            readers.setdefault(field, set()).update(readers.get(name, set()) | {"config"})
+    return readers
+
+
+def _derived_from_fields() -> dict[str, set[str]]:
+    """Per property or method of `Settings`: the fields it reads (`self.name`), through the others it calls."""
+    tree = ast.parse(CONFIG.read_text())
+    settings_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == Settings.__name__)
+    reads = {
+        member.name: {
+            n.attr
+            for n in ast.walk(member)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+        }
+        for member in settings_class.body
+        if isinstance(member, ast.FunctionDef)
+    }
+    fields = set(Settings.model_fields)
+    for _ in range(len(reads)):  # until every member's reads are closed over the members it calls
+        reads = {name: set().union(attrs, *(reads.get(a, set()) for a in attrs)) for name, attrs in reads.items()}
+    return {name: attrs & fields for name, attrs in reads.items()}
+
+
+def _names_settings(node: ast.expr) -> bool:
+    """Whether `node` is a settings object by its name (`settings`, `self.settings`, `services.settings`)."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name == "settings" or name.endswith("_settings")
+
+
 def _default(value: Any) -> str:
     if value is None:
         return "unset"
@@ -132,6 +178,7 @@ def settings() -> list[Setting]:
     """Every field of `Settings`, in source order."""
     docs = _field_docs(CONFIG.read_text())
     environment = _template_environment()
+    readers = _readers()
     rows = []
     for name, field in Settings.model_fields.items():
         group, annotation, docstring = docs[name]
@@ -154,6 +201,7 @@ def settings() -> list[Setting]:
                 default=_default(field.get_default(call_default_factory=True)),
                 secret=name in SECRET_FIELDS,
                 on_aws=on_aws,
+                read_by=", ".join(sorted(readers.get(name, ()))) or "—",
                 description=field.description or docstring,
             )
         )
@@ -181,6 +229,9 @@ def render() -> str:
         "  `—`: neither the template nor the settings contract names it; its default applies wherever it is read",
         "  (local-profile settings, the CLI's and `worldmm eval`'s, and tuning knobs).",
         "- **Unset** defaults are resolved at run time, as the description says (often by profile and LLM).",
+        "- **Read by**: the components whose code reads the setting (a package or module of `worldmm`, or",
+        "  `handlers`), directly or through a value `Settings` derives from it (`config`); `—`: none reads it",
+        "  by name (a secret's source, read by `Settings.model_key`, or a variable only the template uses).",
         "",
         f"{len(rows)} settings in {len({r.group for r in rows})} groups.",
         "",
@@ -192,11 +243,14 @@ def render() -> str:
     lines += [f"- [{group}](#{_anchor(group)}) ({len(members)})" for group, members in groups.items()]
     for group, members in groups.items():
         lines += ["", f"## {group[0].upper()}{group[1:]}", ""]
-        lines += ["| Setting | Type | Default | Secret | On AWS | Description |", "|---|---|---|---|---|---|"]
+        lines += [
+            "| Setting | Type | Default | Secret | On AWS | Read by | Description |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for row in members:
             lines.append(
                 f"| `{row.env}` | {_cell(row.type)} | {_cell(row.default)} | {'yes' if row.secret else ''} "
-                f"| {_cell(row.on_aws)} | {_cell(row.description)} |"
+                f"| {_cell(row.on_aws)} | {row.read_by} | {_cell(row.description)} |"
             )
     return "\n".join(lines) + "\n"
 

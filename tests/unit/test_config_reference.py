@@ -82,3 +82,13 @@ def test_check_mode_passes_on_the_committed_file_and_fails_on_a_stale_one(
     with pytest.raises(SystemExit) as exit_:
         module.main()
     assert exit_.value.code == 1 and stale.read_text() == "# Configuration reference\n"
+
+
+def test_each_setting_names_the_components_that_read_it() -> None:
+    # GIVEN the reference's rows
+    rows = {row.env: row for row in _generator().settings()}
+    # THEN a setting read by name names its package, one read through a value Settings derives names the
+    # package reading that value and `config`, and every field but the keys read by their name is read somewhere
+    assert rows["HYBRID_POOL"].read_by == "retrieval"
+    assert {"media", "config"} <= set(rows["CAPTION_MODE"].read_by.split(", "))
+    assert {r.env for r in rows.values() if r.read_by == "—"} <= {"OPENAI_API_KEY", "GROQ_API_KEY"}
