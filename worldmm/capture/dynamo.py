@@ -170,15 +170,38 @@ class CaptureStore:
         update["ExpressionAttributeValues"][":one"] = {"N": str(amount)}
         return conditional_write(self.client.update_item, **update) is not None
 
+    def _update_window(
+        self,
+        session_id: str,
+        window_index: int,
+        expression: str,
+        values: dict[str, Any],
+        *,
+        condition: str | None = None,
+        returns: str | None = None,
+    ) -> dict[str, Any] | None:
+        """One update of a window's row: with `condition`, None when the condition refuses it (`conditional_write`);
+        the response (with the `returns` attributes) otherwise."""
+        request: dict[str, Any] = {
+            "TableName": self.windows_table,
+            "Key": self._window_key(session_id, window_index),
+            "UpdateExpression": expression,
+            "ExpressionAttributeValues": self._values(values),
+        }
+        if returns is not None:
+            request["ReturnValues"] = returns
+        if condition is None:
+            return dict(self.client.update_item(**request))
+        return conditional_write(self.client.update_item, ConditionExpression=condition, **request)
+
     def count_rerun(self, session_id: str, window_index: int, limit: int) -> bool:
         """Count one more re-run of a closed window (`reruns`); False when `limit` are counted."""
-        counted = conditional_write(
-            self.client.update_item,
-            TableName=self.windows_table,
-            Key=self._window_key(session_id, window_index),
-            UpdateExpression="ADD reruns :one",
-            ConditionExpression="attribute_not_exists(reruns) OR reruns < :limit",
-            ExpressionAttributeValues=self._values({":one": 1, ":limit": limit}),
+        counted = self._update_window(
+            session_id,
+            window_index,
+            "ADD reruns :one",
+            {":one": 1, ":limit": limit},
+            condition="attribute_not_exists(reruns) OR reruns < :limit",
         )
         return counted is not None
 
@@ -249,14 +272,8 @@ class CaptureStore:
         else:
             expression += " ADD frames :f"
             values[":f"] = {frame}
-        response = conditional_write(
-            self.client.update_item,
-            TableName=self.windows_table,
-            Key=self._window_key(session_id, window_index),
-            UpdateExpression=expression,
-            ConditionExpression="attribute_not_exists(closedAt)",
-            ExpressionAttributeValues=self._values(values),
-            ReturnValues="ALL_NEW",
+        response = self._update_window(
+            session_id, window_index, expression, values, condition="attribute_not_exists(closedAt)", returns="ALL_NEW"
         )
         return None if response is None else self._window(response["Attributes"])
 
@@ -271,13 +288,8 @@ class CaptureStore:
         else:
             expression = "SET lateUploadAt = :now ADD frames :f"
             values[":f"] = {frame}
-        response = self.client.update_item(
-            TableName=self.windows_table,
-            Key=self._window_key(session_id, window_index),
-            UpdateExpression=expression,
-            ExpressionAttributeValues=self._values(values),
-            ReturnValues="ALL_OLD",
-        )
+        response = self._update_window(session_id, window_index, expression, values, returns="ALL_OLD")
+        assert response is not None  # an update without a condition is never refused
         old = self._window(response["Attributes"])
         if kind is UploadKind.AUDIO:
             return not old.has_audio
@@ -285,37 +297,33 @@ class CaptureStore:
 
     def close_window(self, session_id: str, window_index: int, reason: str, now: float) -> WindowState | None:
         """Close an open window (the one conditional write); None if already closed or never opened."""
-        response = conditional_write(
-            self.client.update_item,
-            TableName=self.windows_table,
-            Key=self._window_key(session_id, window_index),
-            UpdateExpression="SET closedAt = :now, closeReason = :r REMOVE openShard",
-            ConditionExpression="attribute_exists(sessionId) AND attribute_not_exists(closedAt)",
-            ExpressionAttributeValues=self._values({":now": Decimal(str(round(now, 3))), ":r": reason}),
-            ReturnValues="ALL_NEW",
+        response = self._update_window(
+            session_id,
+            window_index,
+            "SET closedAt = :now, closeReason = :r REMOVE openShard",
+            {":now": Decimal(str(round(now, 3))), ":r": reason},
+            condition="attribute_exists(sessionId) AND attribute_not_exists(closedAt)",
+            returns="ALL_NEW",
         )
         return None if response is None else self._window(response["Attributes"])
 
     def reopen_window(self, window: WindowState) -> None:
         """Undo a close whose ingest invoke failed, so a retry (or the sweeper) closes it again."""
         assert window.closed_at is not None
-        conditional_write(
-            self.client.update_item,
-            TableName=self.windows_table,
-            Key=self._window_key(window.session_id, window.window_index),
-            UpdateExpression="SET openShard = :shard REMOVE closedAt, closeReason",
-            ConditionExpression="closedAt = :closed",
-            ExpressionAttributeValues=self._values(
-                {":shard": self.shard_of(window.session_id), ":closed": Decimal(str(round(window.closed_at, 3)))}
-            ),
+        self._update_window(
+            window.session_id,
+            window.window_index,
+            "SET openShard = :shard REMOVE closedAt, closeReason",
+            {":shard": self.shard_of(window.session_id), ":closed": Decimal(str(round(window.closed_at, 3)))},
+            condition="closedAt = :closed",
         )
 
     def mark_ingest_invoked(self, session_id: str, window_index: int, frame_count: int, now: float) -> None:
-        self.client.update_item(
-            TableName=self.windows_table,
-            Key=self._window_key(session_id, window_index),
-            UpdateExpression="SET frameCount = :fc, ingestInvokedAt = :now",
-            ExpressionAttributeValues=self._values({":fc": frame_count, ":now": Decimal(str(round(now, 3)))}),
+        self._update_window(
+            session_id,
+            window_index,
+            "SET frameCount = :fc, ingestInvokedAt = :now",
+            {":fc": frame_count, ":now": Decimal(str(round(now, 3)))},
         )
 
     def get_window(self, session_id: str, window_index: int) -> WindowState | None:
