@@ -8,10 +8,14 @@ the eval's plain baseline (no stemming, no graph, no time reference), so the fus
 the shipped hybrid search: `worldmm eval egolife` measures that. Exact-window R@1 / R@10 on the tuning half
 (`sha256(id) mod 2 == 0`), the other half, and all, as in docs/answers.md.
 
-    python -m bench.bench_embedders --data <egolife dir> [--model NAME=DIR ...] [--out FILE]
+    python -m bench.bench_embedders --data <egolife dir> [--model NAME=DIR ...] [--dims 512 256] [--prompts]
+                                    [--days DAY1 DAY2] [--out FILE]
 
-Without `--model`, the packaged all-MiniLM-L6-v2 alone. Embedding the week (6,223 windows) takes minutes per
-model on 2 cores (MiniLM ~3, all-mpnet-base-v2 ~25).
+Without `--model`, the packaged all-MiniLM-L6-v2 alone. `--dims`: each model's vectors also cut to these first
+dimensions and renormalised (what `EMBEDDING_DIM` below a model's own does: the Matryoshka way), rows `NAME@DIM`.
+`--prompts`: questions and windows embedded with the model's own `query` and `document` prompts where it declares
+them (EmbeddingGemma does; the shipped embedder uses none). Embedding the week (6,223 windows) takes minutes per
+model on 2 cores (MiniLM ~3, all-mpnet-base-v2 ~25; EmbeddingGemma-300M embeds ~0.7 windows a second: hours).
 """
 
 from __future__ import annotations
@@ -68,6 +72,25 @@ def recall(hits: Sequence[tuple[int, list[int], set[int]]]) -> dict[str, Any]:
     return out
 
 
+def cut(vectors: np.ndarray, dim: int) -> np.ndarray:
+    """Each vector's first `dim` dimensions, renormalised to unit length."""
+    head = vectors[:, :dim]
+    norms = np.linalg.norm(head, axis=1, keepdims=True)
+    return head / np.where(norms == 0, 1.0, norms)
+
+
+def embedded(embedder: Any, texts: list[str], prompt_name: str | None) -> np.ndarray:
+    """`texts` embedded as unit vectors, with the model's prompt of that name when it declares one."""
+    if prompt_name is None:
+        return np.array(embedder.embed(texts), dtype=np.float32)
+    model = embedder._load()
+    prompt = prompt_name if prompt_name in (model.prompts or {}) else None
+    vectors = model.encode(
+        texts, prompt_name=prompt, batch_size=embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True
+    )
+    return np.asarray(vectors, dtype=np.float32)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="the EgoLife folder (windows and questions)")
@@ -78,6 +101,9 @@ def main() -> None:
         metavar="NAME=DIR",
         help="a sentence-transformers folder to measure (repeat); default: the packaged MiniLM",
     )
+    parser.add_argument("--dims", nargs="*", type=int, default=[], help="also measure vectors cut to these sizes")
+    parser.add_argument("--prompts", action="store_true", help="the models' own query and document prompts")
+    parser.add_argument("--days", nargs="*", default=None, help="only these days' windows and questions")
     parser.add_argument("--out", default="bench/results/bench_embedders.json")
     args = parser.parse_args()
 
@@ -89,7 +115,7 @@ def main() -> None:
 
     settings = Settings()
     models = dict(m.split("=", 1) for m in args.model) or {"all-MiniLM-L6-v2": str(default_minilm_path())}
-    benchmark = load_egolife(args.data)
+    benchmark = load_egolife(args.data, days=set(args.days) if args.days else None)
     texts = [segment_memory_text(w.caption, w.transcript) for w in benchmark.windows]
     ends = np.array([w.end_time.timestamp() for w in benchmark.windows])
     position = {w.window_id: i for i, w in enumerate(benchmark.windows)}
@@ -117,25 +143,29 @@ def main() -> None:
             batch_size=settings.local_embedding_batch_size,
         )
         started = time.perf_counter()
-        windows = np.array(embedder.embed(texts), dtype=np.float32)
+        windows = embedded(embedder, texts, "document" if args.prompts else None)
         seconds[name] = round(time.perf_counter() - started, 1)
-        asked = np.array(embedder.embed([q.question for q in questions]), dtype=np.float32)
-        dense = [windows @ a for a in asked]
-        rows[name] = recall(
-            [(h, top(d, v, 10), e) for h, d, v, e in zip(halves, dense, visible, evidence, strict=True)]
-        )
-        rows[f"bm25+{name}"] = recall(
-            [
-                (h, fused_ranking(s, d, v, settings.hybrid_pool, weights)[:10], e)
-                for h, s, d, v, e in zip(halves, lexical, dense, visible, evidence, strict=True)
-            ]
-        )
+        asked = embedded(embedder, [q.question for q in questions], "query" if args.prompts else None)
+        for dim in [windows.shape[1], *(d for d in args.dims if d < windows.shape[1])]:
+            label = name if dim == windows.shape[1] else f"{name}@{dim}"
+            dense = [cut(windows, dim) @ a for a in cut(asked, dim)]
+            rows[label] = recall(
+                [(h, top(d, v, 10), e) for h, d, v, e in zip(halves, dense, visible, evidence, strict=True)]
+            )
+            rows[f"bm25+{label}"] = recall(
+                [
+                    (h, fused_ranking(s, d, v, settings.hybrid_pool, weights)[:10], e)
+                    for h, s, d, v, e in zip(halves, lexical, dense, visible, evidence, strict=True)
+                ]
+            )
     write_result(
         {
             "machine": machine(),
             "windows": len(texts),
             "questions": len(questions),
             "embed_windows_s": seconds,
+            "prompts": args.prompts,
+            "days": args.days or "all",
             "fusion_weights": list(weights),
             "pool": settings.hybrid_pool,
             "recall": rows,

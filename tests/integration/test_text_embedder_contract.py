@@ -92,6 +92,21 @@ def test_minilm_with_a_different_embedding_dim_is_a_clear_configuration_error() 
         MiniLMEmbedder(default_minilm_path(), expected_dim=1536)
 
 
+def test_a_smaller_embedding_dim_keeps_the_first_dimensions_as_unit_vectors() -> None:
+    # GIVEN the 384-d model asked for 128 dimensions (the Matryoshka way of shortening a vector)
+    short = MiniLMEmbedder(default_minilm_path(), expected_dim=128)
+    full = MiniLMEmbedder(default_minilm_path(), expected_dim=384)
+    text = ["A cat is sleeping on the sofa."]
+    # WHEN a text is embedded by both
+    (vector,), (whole,) = short.embed(text), full.embed(text)
+    # THEN the short vector is the whole one's first 128 dimensions, renormalised to unit length
+    assert short.dim == 128 and len(vector) == 128
+    assert abs(sum(v * v for v in vector) - 1.0) < 1e-5
+    head = whole[:128]
+    norm = sum(v * v for v in head) ** 0.5
+    assert all(abs(a - b / norm) < 1e-5 for a, b in zip(vector, head, strict=True))
+
+
 def test_openai_embedder_batches_requests_and_asks_for_the_configured_dimensions(
     server: FakeModelServer,
 ) -> None:

@@ -105,14 +105,18 @@ def declared_dimension(model_dir: Path) -> int | None:
 
 
 class MiniLMEmbedder:
-    """A sentence-transformers model from a local directory (offline, CPU), unit-length vectors."""
+    """A sentence-transformers model from a local directory (offline, CPU), unit-length vectors.
+
+    An `expected_dim` below the model's own keeps the first `expected_dim` dimensions of each vector (renormalised):
+    what a Matryoshka-trained model (EmbeddingGemma) is made for; any other model loses meaning by it.
+    """
 
     def __init__(self, model_dir: Path, *, expected_dim: int, batch_size: int = 32) -> None:
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self._dim = expected_dim
         declared = declared_dimension(self.model_dir)
-        if declared is not None and declared != expected_dim:
+        if declared is not None and declared < expected_dim:
             raise EmbedderConfigurationError(
                 f"{self.model_dir.name} embeds in {declared} dimensions but EMBEDDING_DIM={expected_dim}; "
                 f"set EMBEDDING_DIM={declared} (and migrate) or choose another model"
@@ -131,7 +135,9 @@ class MiniLMEmbedder:
                     raise EmbedderConfigurationError(f"no sentence-transformers model in {self.model_dir}")
                 from sentence_transformers import SentenceTransformer
 
-                model = SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
+                model = SentenceTransformer(
+                    str(self.model_dir), device="cpu", local_files_only=True, truncate_dim=self._dim
+                )
                 # sentence-transformers 6 renamed the accessor; 3.x–5.x only have the older name.
                 dimension = (
                     getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
