@@ -56,7 +56,7 @@ def _fill(admin_url: str, users: list[str], days: int) -> dict[str, int]:
 def run(days: int, queries: int, others: int) -> dict[str, Any]:
     from tests.support.harness import embedded_postgres, make_settings
     from worldmm.db.engine import Database
-    from worldmm.ingest.sessions.local import StoreSessionCatalog
+    from worldmm.ingest.catalog.local import StoreSessionCatalog
     from worldmm.media.objects import DirectoryObjectStore
     from worldmm.memories.service import MemoryService
 

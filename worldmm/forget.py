@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from worldmm.graph.cache.port import GraphCache
-    from worldmm.ingest.sessions.port import SessionCatalog
+    from worldmm.ingest.catalog.port import SessionCatalog
     from worldmm.media.objects import ErasableObjectStore
 
 logger = Logger(child=True)

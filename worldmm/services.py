@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from worldmm.gpu.controller import GpuController
     from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache.port import GraphCache
+    from worldmm.ingest.catalog.port import SessionCatalog
     from worldmm.ingest.invoker.port import FunctionInvoker
-    from worldmm.ingest.sessions.port import SessionCatalog
     from worldmm.llm.call_times import CallTimes
     from worldmm.llm.port import LLM
     from worldmm.media.objects import ErasableObjectStore
@@ -168,10 +168,10 @@ class Services:
     def sessions(self) -> SessionCatalog:
         """The session catalog: the sessions table in aws, the object store's metadata.json locally."""
         if self.settings.worldmm_profile == Profile.AWS:
-            from worldmm.ingest.sessions.dynamo import DynamoSessionCatalog
+            from worldmm.ingest.catalog.dynamo import DynamoSessionCatalog
 
             return DynamoSessionCatalog(self.settings.sessions_table)
-        from worldmm.ingest.sessions.local import StoreSessionCatalog
+        from worldmm.ingest.catalog.local import StoreSessionCatalog
 
         return StoreSessionCatalog(self.store)
 

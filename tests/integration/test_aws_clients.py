@@ -10,7 +10,7 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.aws import aws_client
 from worldmm.gpu.discovery import resolve_gpu_url
-from worldmm.ingest.sessions.port import session_info
+from worldmm.ingest.catalog.port import session_info
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

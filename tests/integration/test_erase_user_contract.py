@@ -30,9 +30,9 @@ from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
 from worldmm.graph.cache.local import LocalGraphCache
 from worldmm.graph.cache.port import GraphCache
 from worldmm.graph.cache.redis import RedisGraphCache
-from worldmm.ingest.sessions.dynamo import DynamoSessionCatalog
-from worldmm.ingest.sessions.local import StoreSessionCatalog
-from worldmm.ingest.sessions.port import SessionCatalog
+from worldmm.ingest.catalog.dynamo import DynamoSessionCatalog
+from worldmm.ingest.catalog.local import StoreSessionCatalog
+from worldmm.ingest.catalog.port import SessionCatalog
 from worldmm.media.objects import DirectoryObjectStore, ErasableObjectStore, S3ObjectStore
 
 pytestmark = pytest.mark.integration

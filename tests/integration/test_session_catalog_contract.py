@@ -21,10 +21,10 @@ from worldmm.capture.dynamo import CaptureStore, capture_table_definitions
 from worldmm.capture.local import LocalCaptureStore
 from worldmm.capture.models import CaptureSession
 from worldmm.capture.port import CaptureStatePort
+from worldmm.ingest.catalog.dynamo import DynamoSessionCatalog
+from worldmm.ingest.catalog.local import StoreSessionCatalog
+from worldmm.ingest.catalog.port import SessionCatalog, owned_session, session_info
 from worldmm.ingest.events import EventRejected
-from worldmm.ingest.sessions.dynamo import DynamoSessionCatalog
-from worldmm.ingest.sessions.local import StoreSessionCatalog
-from worldmm.ingest.sessions.port import SessionCatalog, owned_session, session_info
 from worldmm.media.objects import DirectoryObjectStore
 
 pytestmark = pytest.mark.integration

@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from tests.support.harness import make_settings
+from worldmm.ingest.catalog.port import info_from_item, parse_timestamp
 from worldmm.ingest.dlq import window_event_from_body
 from worldmm.ingest.events import IngestWindowEvent, RetriggerEvent
-from worldmm.ingest.sessions.port import info_from_item, parse_timestamp
 from worldmm.ingest.window import gpu_required
 
 pytestmark = pytest.mark.unit

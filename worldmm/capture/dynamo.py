@@ -1,6 +1,6 @@
 """Capture state in DynamoDB: the sessions table and the per-window buffer table.
 
-Sessions table: its key schema and the user's counter items are worldmm.ingest.sessions.dynamo's (the catalog
+Sessions table: its key schema and the user's counter items are worldmm.ingest.catalog.dynamo's (the catalog
 reads the table, and erases a user's items, there); a session's item holds `userId`, `createdAt`, `endedAt`
 and `quotaWindows` (the windows it counted).
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from worldmm.aws import conditional_write, error_code
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
-from worldmm.ingest.sessions.dynamo import SESSION_KEY, capture_quota_id, session_key, sessions_table_definition
+from worldmm.ingest.catalog.dynamo import SESSION_KEY, capture_quota_id, session_key, sessions_table_definition
 
 OPEN_WINDOWS_INDEX = "open_windows"
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Set
 
 from worldmm.capture.models import CaptureSession, UploadKind, WindowState
 from worldmm.capture.s3_events import parse_key
-from worldmm.ingest.sessions.local import capture_quota_prefix
+from worldmm.ingest.catalog.local import capture_quota_prefix
 from worldmm.media.frames import list_window_indices, session_prefix, window_prefix
 from worldmm.media.objects import ObjectNotFound, ObjectStore
 

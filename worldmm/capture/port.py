@@ -65,7 +65,7 @@ class CaptureStatePort(Protocol):
         """Erase the window buffers of `session_ids` (with `only`, just those windows of each session), each only
         while it names `user_id` or no one; how many went, per store of the forget audit (forget-me, span forget).
 
-        The sessions themselves are the session catalog's to erase (worldmm.ingest.sessions), with the user's
+        The sessions themselves are the session catalog's to erase (worldmm.ingest.catalog), with the user's
         capture counters: both live in the catalog's store.
         """
         ...

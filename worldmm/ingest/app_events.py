@@ -22,7 +22,7 @@ from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.port import DatabasePorts
 from worldmm.events.outbox import prune_published, publish_in, publish_pending, record, sessions_awaiting_event
 from worldmm.events.port import EventPublisher
-from worldmm.ingest.sessions.port import SessionInfo, SessionPorts, session_info
+from worldmm.ingest.catalog.port import SessionInfo, SessionPorts, session_info
 from worldmm.observability import count
 
 logger = Logger(child=True)

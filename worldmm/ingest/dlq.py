@@ -13,8 +13,8 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from worldmm.errors import GpuUnavailableError, WorldMMError
+from worldmm.ingest.catalog.port import owned_session
 from worldmm.ingest.events import EventRejected, IngestWindowEvent, IngestWindowSkipped, IngestWindowSuccess
-from worldmm.ingest.sessions.port import owned_session
 from worldmm.ingest.steplog import log_step
 from worldmm.ingest.window import find_window_segment, gpu_required, ingest_window
 

@@ -3,7 +3,7 @@
 An event is untrusted input: ids are restricted to the characters real ids use (no path separators, no
 control characters, no NUL), indices and counts are bounded, and a retrigger names a bounded number of
 windows. Whether the session exists and belongs to the event's user is checked by the pipeline
-(`worldmm.ingest.sessions.port.owned_session`) before anything is read or written.
+(`worldmm.ingest.catalog.port.owned_session`) before anything is read or written.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ports each write-side function uses, narrowest first; wider ones are unions of narrower ones.
 
-Session lookups' port stays in worldmm.ingest.sessions.port; the composition root's `Services` satisfies every one.
+Session lookups' port stays in worldmm.ingest.catalog.port; the composition root's `Services` satisfies every one.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from worldmm.ingest.app_events import EventPorts
-from worldmm.ingest.sessions.port import SessionPorts
+from worldmm.ingest.catalog.port import SessionPorts
 from worldmm.memory.entities import EntityPorts
 
 if TYPE_CHECKING:

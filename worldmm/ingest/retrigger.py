@@ -10,8 +10,8 @@ from sqlalchemy import func, select, update
 from worldmm.crashpoints import crash_point
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.port import DatabasePorts
+from worldmm.ingest.catalog.port import SessionCatalog, SessionInfo, owned_session
 from worldmm.ingest.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, RetriggerEvent, RetriggerResponse
-from worldmm.ingest.sessions.port import SessionCatalog, SessionInfo, owned_session
 
 if TYPE_CHECKING:
     from worldmm.ingest.invoker.port import FunctionInvoker

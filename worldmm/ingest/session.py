@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worldmm.config import LLMMode
 from worldmm.errors import BadRequest
-from worldmm.ingest.sessions.port import info_from_item
+from worldmm.ingest.catalog.port import info_from_item
 from worldmm.ingest.window import WindowOutcome, WindowSource, process_window
 from worldmm.media.frames import list_frame_keys
 from worldmm.media.objects import DirectoryObjectStore, ObjectNotFound

@@ -26,6 +26,7 @@ from worldmm.config import Profile, Settings
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.errors import GpuUnavailableError
 from worldmm.ingest.app_events import settle_events
+from worldmm.ingest.catalog.port import created_at_of, owned_session, window_span
 from worldmm.ingest.enrichment import (
     ClaimLostError,
     ClaimStatus,
@@ -45,7 +46,6 @@ from worldmm.ingest.events import (
     IngestWindowSkipped,
     IngestWindowSuccess,
 )
-from worldmm.ingest.sessions.port import created_at_of, owned_session, window_span
 from worldmm.ingest.steplog import log_step
 from worldmm.media.frames import (
     find_window_audio,
@@ -139,7 +139,7 @@ def _close_ended_session(services: WindowPorts, user_id: str, session_id: str) -
     """After the session ended (capture's end call), the last window to complete closes partial summaries."""
     from sqlalchemy import func
 
-    from worldmm.ingest.sessions.port import session_info
+    from worldmm.ingest.catalog.port import session_info
     from worldmm.ingest.summary_schedule import on_session_end
 
     info = session_info(services, session_id)

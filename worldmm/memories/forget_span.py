@@ -43,8 +43,8 @@ from worldmm.db.queries import erase
 from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.forget import ForgetPorts, tally
+from worldmm.ingest.catalog.port import window_span
 from worldmm.ingest.events import SESSION_ID_PATTERN
-from worldmm.ingest.sessions.port import window_span
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
 from worldmm.memory.entities import delete_unreferenced_entities
 

@@ -21,8 +21,8 @@ from worldmm.chat.cursor import decode_cursor, encode_cursor
 from worldmm.chat.models import iso_timestamp
 from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
 from worldmm.errors import BadRequest, Forbidden
+from worldmm.ingest.catalog.port import SessionInfo, window_span
 from worldmm.ingest.events import SESSION_ID_PATTERN
-from worldmm.ingest.sessions.port import SessionInfo, window_span
 from worldmm.memories.models import (
     CaptionSource,
     MediaLink,
@@ -41,7 +41,7 @@ from worldmm.scale import SCALES
 if TYPE_CHECKING:
     from worldmm.config import Settings
     from worldmm.db.engine import Database
-    from worldmm.ingest.sessions.port import SessionCatalog
+    from worldmm.ingest.catalog.port import SessionCatalog
     from worldmm.media.objects import ObjectStore
 
 NOT_YOURS = "memory not found or not yours"

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import replace
 
-from worldmm.ingest.sessions.port import SessionInfo, info_from_item
+from worldmm.ingest.catalog.port import SessionInfo, info_from_item
 from worldmm.media.frames import list_window_indices, session_prefix
 from worldmm.media.objects import ErasableObjectStore, ObjectNotFound
 

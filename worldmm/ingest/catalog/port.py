@@ -1,9 +1,9 @@
 """A recording session's metadata: its start time (segment timestamps) and its windows (retrigger).
 
 aws: the DynamoDB sessions table item `{sessionId, userId, createdAt, windowCount?, frameCounts?}`
-(`DynamoSessionCatalog`, worldmm.ingest.sessions.dynamo). local: `sessions/{sessionId}/metadata.json` in the
+(`DynamoSessionCatalog`, worldmm.ingest.catalog.dynamo). local: `sessions/{sessionId}/metadata.json` in the
 object store (`userId`, createdAt or video_start_ms), and the window prefixes present there
-(`StoreSessionCatalog`, worldmm.ingest.sessions.local). tests/integration/test_session_catalog_contract.py
+(`StoreSessionCatalog`, worldmm.ingest.catalog.local). tests/integration/test_session_catalog_contract.py
 runs one contract over both, tests/integration/test_erase_user_contract.py their erase.
 
 The catalog's store also holds each user's capture counters per day (aws: sessions-table items; local: a

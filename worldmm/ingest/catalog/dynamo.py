@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from worldmm.aws import conditional_write, hash_key_table
-from worldmm.ingest.sessions.port import SessionInfo, info_from_item
+from worldmm.ingest.catalog.port import SessionInfo, info_from_item
 
 SESSION_KEY = "sessionId"
 """The sessions table's partition key (S)."""
