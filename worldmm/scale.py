@@ -1,7 +1,7 @@
 """The scales of episodic memory (spec 001 "Data Flow"): a memory's length in seconds.
 
 A 30 s window, and summaries over 3 min, 10 min and 1 h. They are fixed: the summary tree
-(`worldmm.memory.episodic.scales`) is built on exactly these four.
+(`worldmm.memory.episodic.summary_tree`) is built on exactly these four.
 """
 
 from __future__ import annotations

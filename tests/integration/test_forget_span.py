@@ -46,7 +46,7 @@ from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.objects import S3ObjectStore
 from worldmm.media.transcription.port import WEARER, Transcript, TranscriptSegment, Voice
 from worldmm.memory.embedding.hashing import HashEmbedder
-from worldmm.memory.episodic.scales import SlotKey
+from worldmm.memory.episodic.summary_tree import SlotKey
 from worldmm.memory.voices import remember_voices
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.services import Services, set_services

@@ -9,7 +9,6 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.config import SummaryProvider
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.scales import ChildCaption
 from worldmm.memory.episodic.summarizer import (
     EXTRACTIVE_MODEL,
     ExtractiveSummarizer,
@@ -17,6 +16,7 @@ from worldmm.memory.episodic.summarizer import (
     build_summarizer,
     extractive_summary,
 )
+from worldmm.memory.episodic.summary_tree import ChildCaption
 from worldmm.scale import Scale
 
 pytestmark = pytest.mark.unit

@@ -9,7 +9,7 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.errors import ModelOutputError
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.scales import (
+from worldmm.memory.episodic.summary_tree import (
     ChildCaption,
     SlotKey,
     children_of,

@@ -9,7 +9,6 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.config import SummaryProvider
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memory.episodic.scales import ChildCaption
 from worldmm.memory.episodic.spacy_extractor import load_pipeline
 from worldmm.memory.episodic.summarizer import (
     EXTRACTIVE_MODEL,
@@ -17,6 +16,7 @@ from worldmm.memory.episodic.summarizer import (
     build_summarizer,
     caption_source_of,
 )
+from worldmm.memory.episodic.summary_tree import ChildCaption
 from worldmm.memory.episodic.written import (
     WRITTEN_PURPOSE,
     WrittenSummarizer,

@@ -38,7 +38,8 @@ from worldmm.db.queries.summaries import lock_summary_slot
 from worldmm.errors import ModelOutputError
 from worldmm.ingest.claim_owner import owner_for, owner_gone
 from worldmm.llm.usage import UsageLog
-from worldmm.memory.episodic.scales import (
+from worldmm.memory.episodic.summarizer import caption_source_of
+from worldmm.memory.episodic.summary_tree import (
     PARTIAL_MIN_CHILDREN,
     ChildCaption,
     SlotKey,
@@ -46,7 +47,6 @@ from worldmm.memory.episodic.scales import (
     fingerprint,
     parent_of,
 )
-from worldmm.memory.episodic.summarizer import caption_source_of
 from worldmm.scale import SUMMARY_SCALES, Scale
 
 if TYPE_CHECKING:

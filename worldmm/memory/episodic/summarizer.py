@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from worldmm.config import Settings, SummaryProvider
 from worldmm.media.captioner import HEARD_PREFIX
-from worldmm.memory.episodic.scales import ChildCaption, merge_captions
+from worldmm.memory.episodic.summary_tree import ChildCaption, merge_captions
 from worldmm.scale import Scale
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field, create_model
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import NonPlaceholderStr, build_request, parse_model
 from worldmm.media.captioner import HEARD_PREFIX
-from worldmm.memory.episodic.scales import ChildCaption
 from worldmm.memory.episodic.spacy_extractor import NAME_LABELS, load_pipeline
+from worldmm.memory.episodic.summary_tree import ChildCaption
 from worldmm.scale import Scale, label_of
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ of its span, so re-invoking that window re-checks (and resumes) the summaries ab
 
 Like `worldmm_stale_pending_windows`, a SECURITY DEFINER function that returns windows' keys only.
 3 min slot i spans windows 20*(i/3) + 6*(i%3) .. +5; 10 min slot j spans 20j .. 20j+19; 1 h slot h
-spans 120h .. 120h+119 (worldmm.memory.episodic.scales).
+spans 120h .. 120h+119 (worldmm.memory.episodic.summary_tree).
 
 Revision ID: 0006
 Revises: 0005
