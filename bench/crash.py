@@ -495,19 +495,19 @@ class ForgetMe(CaptureEnd):
         case.extra["bystander"] = _footprint(world, BYSTANDER)
 
     def run(self, world: World, case: Case) -> None:
-        from worldmm.forget import forget_user
+        from worldmm.forget_user import forget_user
 
         forget_user(world.services(), case.user, requested_by="crash-harness")
         ack(case.acks, "forgotten")
 
     def recover(self, world: World, case: Case) -> None:
         if "forgotten" not in acked(case.acks):  # the command reported nothing: the operator runs it again
-            from worldmm.forget import forget_user
+            from worldmm.forget_user import forget_user
 
             forget_user(world.services(), case.user, requested_by="crash-harness")
 
     def check(self, world: World, case: Case) -> list[str]:
-        from worldmm.forget import user_hash
+        from worldmm.forget_user import user_hash
 
         problems = [f"{table}: {n} rows left" for table, n in _footprint(world, case.user).items() if n]
         if (world.root / "sessions" / case.session_id).exists():

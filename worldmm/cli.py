@@ -93,7 +93,7 @@ def _retrigger(args: argparse.Namespace) -> int:
 
 def _forget(args: argparse.Namespace) -> int:
     from worldmm.errors import BadRequest
-    from worldmm.forget import forget_user
+    from worldmm.forget_user import forget_user
     from worldmm.services import get_services
 
     try:

@@ -458,7 +458,7 @@ def local_handlers(services: Services) -> dict[str, Handler]:
         return retrigger(services.for_user(event.userId), event).model_dump()
 
     def forget(payload: dict[str, Any]) -> Any:
-        from worldmm.forget import forget_user
+        from worldmm.forget_user import forget_user
 
         user_id = payload["userId"]
         by = payload.get("requestedBy") or "local"

@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.capture.s3_events import record_notification
-from worldmm.forget import sweep_unclaimed_uploads
+from worldmm.forget_user import sweep_unclaimed_uploads
 from worldmm.observability import instrument
 from worldmm.services import get_services
 

@@ -20,7 +20,7 @@ from worldmm.chat.service import handle_chat
 from worldmm.config import Settings
 from worldmm.db.local import LocalDatabase
 from worldmm.errors import MemoryUnavailableError, UserMovingError
-from worldmm.forget import forget_user
+from worldmm.forget_user import forget_user
 from worldmm.services import Services, set_services
 
 pytestmark = pytest.mark.integration

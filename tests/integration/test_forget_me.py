@@ -28,7 +28,7 @@ from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType
 from worldmm.db.queries.forget import FORGET_AUDIT_TABLE
-from worldmm.forget import forget_user, user_hash
+from worldmm.forget_user import forget_user, user_hash
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
 from worldmm.graph.cache.local import LocalGraphCache
 from worldmm.graph.cache.port import GENERATION_COUNTER_KEY, stored_generation
@@ -360,7 +360,7 @@ def test_forget_me_local_profile_cli_erases_the_directory_and_postgres(
 
 
 def test_forget_me_lambda_rejects_a_missing_or_malformed_user_id(world: World) -> None:
-    from handlers.events.forget import lambda_handler
+    from handlers.events.forget_user import lambda_handler
 
     for event in ({}, {"userId": ""}, {"userId": "x" * 200}, {"userId": "a\x00"}):
         assert lambda_handler(event, lambda_context())["statusCode"] == 400

@@ -36,7 +36,7 @@ from worldmm.capture.models import (
 from worldmm.chat.dynamo import dynamo_table_definitions
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
-from worldmm.forget import forget_user
+from worldmm.forget_user import forget_user
 from worldmm.gateway.auth import issue_token
 from worldmm.ingest.invoker.local import InProcessInvoker
 from worldmm.llm.scripted import ScriptedLLM

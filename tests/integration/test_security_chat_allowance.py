@@ -19,7 +19,7 @@ from worldmm.allowance.service import question_cost
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.errors import QuotaExceeded
-from worldmm.forget import forget_user
+from worldmm.forget_user import forget_user
 from worldmm.gateway.events import LocalLambdaContext, build_event
 from worldmm.gateway.mcp import ask
 from worldmm.llm.scripted import ScriptedLLM

@@ -19,7 +19,7 @@ from worldmm.capture.models import CaptureSession
 from worldmm.chat.dynamo import dynamo_table_definitions
 from worldmm.config import Settings
 from worldmm.db.engine import Database
-from worldmm.forget import forget_user
+from worldmm.forget_user import forget_user
 
 pytestmark = pytest.mark.integration
 

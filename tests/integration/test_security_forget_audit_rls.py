@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, text
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
 from worldmm.db.queries.forget import FORGET_AUDIT_TABLE
-from worldmm.forget import forget_user
+from worldmm.forget_user import forget_user
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration

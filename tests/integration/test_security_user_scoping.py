@@ -28,7 +28,7 @@ from worldmm.chat.postgres import PostgresChatRepository
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
-from worldmm.forget import forget_user
+from worldmm.forget_user import forget_user
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM

@@ -36,7 +36,7 @@ from worldmm.capture.service import CaptureService
 from worldmm.config import Settings
 from worldmm.errors import ConfigurationError, Unauthenticated
 from worldmm.events.local import LocalEventHub
-from worldmm.forget import sweep_unclaimed_uploads
+from worldmm.forget_user import sweep_unclaimed_uploads
 from worldmm.gateway.auth import verify_token
 from worldmm.gateway.confirm import ConfirmationCodes, ConsoleChannel
 from worldmm.gateway.events import LocalLambdaContext, build_event, from_lambda_response

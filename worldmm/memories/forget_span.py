@@ -42,7 +42,7 @@ from worldmm.crashpoints import crash_point
 from worldmm.db.queries import erase
 from worldmm.db.tombstones import lock_forgetting
 from worldmm.errors import BadRequest, Forbidden
-from worldmm.forget import ForgetPorts, tally
+from worldmm.forget_user import ForgetPorts, tally
 from worldmm.ingest.catalog.port import window_span
 from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult

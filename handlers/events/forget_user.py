@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.errors import BadRequest
-from worldmm.forget import check_user_id, forget_user
+from worldmm.forget_user import check_user_id, forget_user
 from worldmm.observability import instrument
 from worldmm.services import get_services
 
