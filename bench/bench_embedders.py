@@ -15,7 +15,7 @@ Without `--model`, the packaged all-MiniLM-L6-v2 alone. `--dims`: each model's v
 dimensions and renormalised (what `EMBEDDING_DIM` below a model's own does: the Matryoshka way), rows `NAME@DIM`.
 `--prompts`: questions and windows embedded with the model's own `query` and `document` prompts where it declares
 them (EmbeddingGemma does; the shipped embedder uses none). Embedding the week (6,223 windows) takes minutes per
-model on 2 cores (MiniLM ~3, all-mpnet-base-v2 ~25; EmbeddingGemma-300M embeds ~0.7 windows a second: hours).
+model on 2 cores (MiniLM ~3, all-mpnet-base-v2 ~25; EmbeddingGemma-300M ~1 window a second: ~1.7 h).
 """
 
 from __future__ import annotations
@@ -148,7 +148,8 @@ def main() -> None:
         asked = embedded(embedder, [q.question for q in questions], "query" if args.prompts else None)
         for dim in [windows.shape[1], *(d for d in args.dims if d < windows.shape[1])]:
             label = name if dim == windows.shape[1] else f"{name}@{dim}"
-            dense = [cut(windows, dim) @ a for a in cut(asked, dim)]
+            kept = cut(windows, dim)
+            dense = [kept @ a for a in cut(asked, dim)]
             rows[label] = recall(
                 [(h, top(d, v, 10), e) for h, d, v, e in zip(halves, dense, visible, evidence, strict=True)]
             )
