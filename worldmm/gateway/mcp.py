@@ -124,7 +124,7 @@ def search_memories(
     until: datetime | None = None,
 ) -> SearchResult:
     """`user_id`'s memories of one type for `query`, as known at `until`, that end at or after `since`."""
-    from worldmm.retrieval.agent import default_retrievers
+    from worldmm.retrieval.searches import default_retrievers
 
     retriever = default_retrievers()[memory_type]
     result = retriever(services, user_id, query, now=until or datetime.now(UTC))
