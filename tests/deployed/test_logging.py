@@ -19,7 +19,7 @@ from tests.deployed.stack import DeployedStack
 pytestmark = pytest.mark.integration
 
 PROBE = Path(__file__).with_name("log_probe.py")
-LATER = ("worldmm.ingest.window", "worldmm.retrieval.agent")
+LATER = ("worldmm.ingest.window", "worldmm.retrieval.loop")
 """Library modules imported after the handler's Logger() exists, when the handler did not import them first."""
 
 
