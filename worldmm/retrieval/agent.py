@@ -17,7 +17,7 @@ from worldmm.retrieval.loop import answer_by_loop
 from worldmm.retrieval.models import AgentAnswer, MemoryKind, Trace
 from worldmm.retrieval.plan import answer_by_plan
 from worldmm.retrieval.sanitize import sanitize_question
-from worldmm.retrieval.searches import Retriever, SearchContext, default_retrievers
+from worldmm.retrieval.searches import Answering, Retriever, SearchContext, default_retrievers
 
 if TYPE_CHECKING:
     from worldmm.retrieval.port import AgentPorts
@@ -73,11 +73,17 @@ def answer_question(
     settings = services.settings
     started = time.perf_counter() - max(0.0, waited_s)
     asked_at = now or datetime.now(UTC)
-    now = _read_at(newest_memory(services, user_id, asked_at), asked_at)
-    retrievers = retrievers if retrievers is not None else default_retrievers()
-    question_text = sanitize_question(question)
-    context = SearchContext(settings.memory_text_max_chars)
+    read_at = _read_at(newest_memory(services, user_id, asked_at), asked_at)
     mode = settings.agent_mode_effective
-    trace = Trace(mode=mode.value, read_at=now if now != asked_at else None)
-    strategy = answer_by_plan if mode == AgentMode.PLAN else answer_by_loop
-    return strategy(services, retrievers, user_id, question_text, (now, asked_at), context, trace, started)
+    answering = Answering(
+        services=services,
+        retrievers=retrievers if retrievers is not None else default_retrievers(),
+        user_id=user_id,
+        question=sanitize_question(question),
+        read_at=read_at,
+        asked_at=asked_at,
+        started=started,
+        context=SearchContext(settings.memory_text_max_chars),
+        trace=Trace(mode=mode.value, read_at=read_at if read_at != asked_at else None),
+    )
+    return answer_by_plan(answering) if mode == AgentMode.PLAN else answer_by_loop(answering)

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
@@ -25,21 +23,12 @@ from worldmm.llm.client import LLMCallError
 from worldmm.llm.structured import NonPlaceholderStr, StructuredOutputError, build_request, complete_validated
 from worldmm.retrieval.citations import cite
 from worldmm.retrieval.compose import compose_answer, score
-from worldmm.retrieval.models import AgentAction, AgentAnswer, MemoryKind, RetrievedMemory, Trace, TraceRound
+from worldmm.retrieval.models import AgentAction, AgentAnswer, RetrievedMemory, TraceRound
 from worldmm.retrieval.sanitize import numbered_memories
-from worldmm.retrieval.searches import (
-    Retriever,
-    SearchContext,
-    elapsed_ms,
-    plan_searches,
-    quote,
-    run_search,
-    search_round,
-)
+from worldmm.retrieval.searches import Answering, elapsed_ms, plan_searches, quote, search_round
 
 if TYPE_CHECKING:
     from worldmm.llm.port import LLMResponse
-    from worldmm.retrieval.port import AgentPorts
 
 logger = Logger(child=True)
 
@@ -47,25 +36,15 @@ AGENT_PURPOSE = "reasoning_agent"
 RESPONSE_PURPOSE = "response"
 
 
-def answer_by_loop(
-    services: AgentPorts,
-    retrievers: Mapping[MemoryKind, Retriever],
-    user_id: str,
-    question: str,
-    times: tuple[datetime, datetime],
-    context: SearchContext,
-    trace: Trace,
-    started: float,
-) -> AgentAnswer:
-    """The agent's rounds, then the response model's answer over what they retrieved (time words read at
-    `times[0]`, a composed answer's words as of `times[1]`)."""
-    answered = _agent_rounds(services, retrievers, user_id, question, times[0], context, trace)
-    trace.forced_answer = not answered
+def answer_by_loop(answering: Answering) -> AgentAnswer:
+    """The agent's rounds, then the response model's answer over what they retrieved."""
+    context, trace = answering.context, answering.trace
+    trace.forced_answer = not _agent_rounds(answering)
     context.require_memory()
     if context.failures:
         trace.answer_note = "answered without the memories whose search failed: " + ", ".join(context.failures)
-    answer = _final_answer(services, user_id, question, times, context, trace)
-    trace.total_ms = elapsed_ms(started)
+    answer = _final_answer(answering)
+    trace.total_ms = elapsed_ms(answering.started)
     return AgentAnswer(answer=answer, memories=list(context.memories.values()), trace=trace)
 
 
@@ -88,12 +67,11 @@ def _first_action_schema() -> dict[str, Any]:
 FIRST_ACTION_SCHEMA = _first_action_schema()
 
 
-def _next_action(
-    services: AgentPorts, question: str, now: datetime, round_no: int, context: SearchContext
-) -> tuple[AgentAction | None, list[LLMResponse], list[str]]:
+def _next_action(answering: Answering, round_no: int) -> tuple[AgentAction | None, list[LLMResponse], list[str]]:
     """The agent model's next action (one repair of a reply that does not validate), its responses, and
     the replies that did not validate. None: no valid action, the repair included, or the server refused
     the request (a 4xx: the prompt is too long for it, ...)."""
+    services, context = answering.services, answering.context
     settings = services.settings
     request = build_request(
         AGENT_PURPOSE,
@@ -102,10 +80,10 @@ def _next_action(
         response_model=AgentAction,
         reasoning_effort=None,
         metadata={"round": str(round_no)},
-        now=_format_now(now),
+        now=_format_now(answering.read_at),
         round=round_no,
         max_rounds=settings.max_agent_rounds,
-        question=question,
+        question=answering.question,
         history=context.history_text(),
     )
     if not context.searches:
@@ -137,21 +115,13 @@ def _action_note(failures: list[str], valid: bool) -> str | None:
     return f"no valid action after a repair, answering with what is known: {failures[-1][:160]}"
 
 
-def _agent_rounds(
-    services: AgentPorts,
-    retrievers: Mapping[MemoryKind, Retriever],
-    user_id: str,
-    question_text: str,
-    now: datetime,
-    context: SearchContext,
-    trace: Trace,
-) -> bool:
+def _agent_rounds(answering: Answering) -> bool:
     """The agent loop's rounds, each one action; whether it answered (False: forced, after an invalid action or
     the last round)."""
-    settings = services.settings
+    settings, trace = answering.services.settings, answering.trace
     for round_no in range(1, settings.max_agent_rounds + 1):
         round_started = time.perf_counter()
-        action, responses, failures = _next_action(services, question_text, now, round_no, context)
+        action, responses, failures = _next_action(answering, round_no)
         tokens_in = sum(r.prompt_tokens for r in responses)
         tokens_out = sum(r.completion_tokens for r in responses)
         note = _action_note(failures, action is not None)
@@ -168,64 +138,47 @@ def _agent_rounds(
                 )
             )
             rounds_left = settings.max_agent_rounds - round_no
-            return _last_round(services, retrievers, user_id, question_text, now, context, trace, action, rounds_left)
+            return _last_round(answering, action, rounds_left)
         assert action.memory_type is not None and action.query is not None  # AgentAction validates SEARCH
         grounded, drift_note = _grounded_query(action.query)
-        query = grounded or question_text
+        query = grounded or answering.question
         note = "; ".join(n for n in (note, drift_note) if n) or None
-        result = run_search(services, retrievers, user_id, action.memory_type, query, now)
-        context.add(round_no, result)
+        result = answering.search(action.memory_type, query)
+        answering.context.add(round_no, result)
         trace.rounds.append(
             search_round(round_no, query, result, round_started, tokens_in, tokens_out, note, len(failures))
         )
     return False
 
 
-def _last_round(
-    services: AgentPorts,
-    retrievers: Mapping[MemoryKind, Retriever],
-    user_id: str,
-    question_text: str,
-    now: datetime,
-    context: SearchContext,
-    trace: Trace,
-    action: AgentAction | None,
-    rounds_left: int,
-) -> bool:
+def _last_round(answering: Answering, action: AgentAction | None, rounds_left: int) -> bool:
     """After an ANSWER (True) or an action still invalid after its repair (False): the plan's searches where
     the answer would otherwise rest on nothing."""
+    context = answering.context
     if action is None:
         # Spec 001's forced answer: the response step answers from what was retrieved so far. With
         # nothing retrieved yet, the fixed plan's searches gather the memories it answers from.
         if not context.searches:
-            plan_searches(services, retrievers, user_id, question_text, now, context, trace)
-        trace.answer_note = "no valid action after a repair: answered from the memories retrieved"
+            plan_searches(answering)
+        answering.trace.answer_note = "no valid action after a repair: answered from the memories retrieved"
         return False
     if context.searches and not context.memories and not context.failures:
         # An answer resting on searches that found nothing: before "I don't remember", the question
         # itself is searched as the fixed plan does (in the rounds left), so a refusal never stands
         # on a small model's misdirected query alone.
-        plan_searches(services, retrievers, user_id, question_text, now, context, trace, rounds_left=rounds_left)
+        plan_searches(answering, rounds_left=rounds_left)
     return True
 
 
-def _final_answer(
-    services: AgentPorts,
-    user_id: str,
-    question_text: str,
-    times: tuple[datetime, datetime],
-    context: SearchContext,
-    trace: Trace,
-) -> str:
+def _final_answer(answering: Answering) -> str:
     """The response model's answer over the memories retrieved, its citations checked (the answer composed
-    from the memories when the model's fails validation); the citations go to `trace`."""
-    now, asked_at = times
-    numbered = context.ordered()
-    composed_from = partial(compose_answer, services, question_text, numbered, asked_at)
-    structured = _respond(services, trace, question_text, now, numbered)
+    from the memories when the model's fails validation); the citations go to the trace."""
+    services, user_id, question_text, trace = answering.services, answering.user_id, answering.question, answering.trace
+    numbered = answering.context.ordered()
+    structured = _respond(answering, numbered)
     if structured is None:
         # Never the model's raw text: the answer composed from the memories stands in.
-        composed = composed_from()
+        composed = compose_answer(services, question_text, numbered, answering.asked_at)
         trace.answer_note = "the structured answer failed validation: composed from the memories"
         trace.citations = cite(services, user_id, composed.memories)
         return composed.answer
@@ -240,11 +193,10 @@ def _final_answer(
     return answer
 
 
-def _respond(
-    services: AgentPorts, trace: Trace, question: str, now: datetime, numbered: list[RetrievedMemory]
-) -> AnswerResult | None:
+def _respond(answering: Answering, numbered: list[RetrievedMemory]) -> AnswerResult | None:
     """The response model's structured answer over the numbered memories (one repair of a reply that does
     not validate), or None when there is none: the caller composes the answer instead."""
+    services, trace = answering.services, answering.trace
     settings = services.settings
     request = build_request(
         RESPONSE_PURPOSE,
@@ -252,8 +204,8 @@ def _respond(
         max_tokens=settings.answer_max_tokens,
         response_model=AnswerResult,
         reasoning_effort=None,
-        now=_format_now(now),
-        question=question,
+        now=_format_now(answering.read_at),
+        question=answering.question,
         context=numbered_memories(numbered, settings.memory_text_max_chars),
     )
     responses: list[LLMResponse] = []

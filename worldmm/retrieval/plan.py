@@ -4,8 +4,6 @@ memory with the question itself and compose the answer from the memories and the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -13,39 +11,32 @@ from worldmm.retrieval.citations import cite
 from worldmm.retrieval.compose import compose_answer
 from worldmm.retrieval.hybrid import adjacent_windows
 from worldmm.retrieval.lexical import said_stems
-from worldmm.retrieval.models import AgentAnswer, MemoryKind, Trace
+from worldmm.retrieval.models import AgentAnswer
 from worldmm.retrieval.reader import read_answer
-from worldmm.retrieval.searches import Retriever, SearchContext, elapsed_ms, plan_searches
+from worldmm.retrieval.searches import Answering, elapsed_ms, plan_searches
 from worldmm.retrieval.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
-    from worldmm.retrieval.port import AgentPorts
+    pass
 
 
-def answer_by_plan(
-    services: AgentPorts,
-    retrievers: Mapping[MemoryKind, Retriever],
-    user_id: str,
-    question: str,
-    times: tuple[datetime, datetime],
-    context: SearchContext,
-    trace: Trace,
-    started: float,
-) -> AgentAnswer:
-    """The fixed plan: search episodic and semantic memory with the question (time words read at `times[0]`),
-    then compose the answer from what was found and the windows around it (its words as of `times[1]`)."""
-    plan_searches(services, retrievers, user_id, question, times[0], context, trace)
+def answer_by_plan(answering: Answering) -> AgentAnswer:
+    """The fixed plan: search episodic and semantic memory with the question (time words read at `read_at`),
+    then compose the answer from what was found and the windows around it (its words as of `asked_at`)."""
+    services, user_id, context, trace = answering.services, answering.user_id, answering.context, answering.trace
+    plan_searches(answering)
     context.require_memory()
     settings, skipped = services.settings, list[str]()
     notes = [f"answered without the memories whose search failed: {', '.join(context.failures)}"] * bool(
         context.failures
     )
-    deadline = started + settings.answer_budget_s
+    deadline = answering.started + settings.answer_budget_s
     read = partial(read_answer, services, deadline=deadline, skipped=skipped) if settings.reader_enabled else None
     memories = list(context.memories.values())
     around = adjacent_windows(services, user_id, memories)
-    said = _said(services, user_id, context)
-    composed = compose_answer(services, question, [*memories, *around], times[1], read, said)
+    composed = compose_answer(
+        services, answering.question, [*memories, *around], answering.asked_at, read, _said(answering)
+    )
     if composed.unheard:
         notes.append(f"no memory mentions {composed.unheard!r}")
     if composed.read:
@@ -57,14 +48,15 @@ def answer_by_plan(
         )
     trace.answer_note = "; ".join(notes) or None
     trace.citations = cite(services, user_id, composed.memories)
-    trace.total_ms = elapsed_ms(started)
+    trace.total_ms = elapsed_ms(answering.started)
     return AgentAnswer(answer=composed.answer, memories=memories, trace=trace)
 
 
-def _said(services: AgentPorts, user_id: str, context: SearchContext) -> Vocabulary:
+def _said(answering: Answering) -> Vocabulary:
     """Every stem the user's memories say: as the episodic search read them from the lexical index, else (that
     search failed, or its retriever reads no index) from the index now, in a unit of work of its own."""
-    if context.said is not None:
-        return context.said
-    with services.db.unit_of_work(user_id) as session:
-        return said_stems(session, user_id, services.graph_cache)
+    if answering.context.said is not None:
+        return answering.context.said
+    services = answering.services
+    with services.db.unit_of_work(answering.user_id) as session:
+        return said_stems(session, answering.user_id, services.graph_cache)

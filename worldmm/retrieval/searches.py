@@ -4,7 +4,8 @@ round of the trace, and the fixed plan's searches with the question itself (both
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -16,8 +17,6 @@ from worldmm.retrieval.sanitize import format_memories
 from worldmm.retrieval.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from worldmm.retrieval.port import AgentPorts
 
 logger = Logger(child=True)
@@ -97,25 +96,38 @@ class SearchContext:
         )
 
 
-def plan_searches(
-    services: AgentPorts,
-    retrievers: Mapping[MemoryKind, Retriever],
-    user_id: str,
-    question: str,
-    now: datetime,
-    context: SearchContext,
-    trace: Trace,
-    rounds_left: int | None = None,
-) -> None:
+@dataclass
+class Answering:
+    """One question being answered: who asks, what it searches with, when its time words are read
+    (`read_at`) and when it was asked (`asked_at`, a composed answer's "this morning"), and what its rounds
+    have gathered so far."""
+
+    services: AgentPorts
+    retrievers: Mapping[MemoryKind, Retriever]
+    user_id: str
+    question: str
+    read_at: datetime
+    asked_at: datetime
+    started: float
+    context: SearchContext
+    trace: Trace
+
+    def search(self, memory_type: MemoryKind, query: str, limit: int | None = None) -> RetrievalResult:
+        """One search of the user's memories, as `run_search` dispatches it."""
+        return run_search(self.services, self.retrievers, self.user_id, memory_type, query, self.read_at, limit)
+
+
+def plan_searches(answering: Answering, rounds_left: int | None = None) -> None:
     """The fixed plan's searches (episodic, semantic) with the question itself, as rounds of the trace
     (the first `rounds_left` of them when given; a kind already searched with the question is skipped)."""
+    question, trace = answering.question, answering.trace
     done = {(r.memory_type, r.query) for r in trace.rounds if r.action == "SEARCH"}
     kinds = [kind for kind in PLAN_KINDS if (kind, question) not in done][:rounds_left]
     for round_no, kind in enumerate(kinds, start=len(trace.rounds) + 1):
         round_started = time.perf_counter()
-        limit = services.settings.plan_episodic_k if kind == MemoryKind.EPISODIC else None
-        result = run_search(services, retrievers, user_id, kind, question, now, limit)
-        context.add(round_no, result)
+        limit = answering.services.settings.plan_episodic_k if kind == MemoryKind.EPISODIC else None
+        result = answering.search(kind, question, limit)
+        answering.context.add(round_no, result)
         trace.rounds.append(search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))
 
 
