@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import machine, time_calls, write_result
-from worldmm.memories.models import MemoriesQuery
 from worldmm.scale import SCALES
+from worldmm.timeline.models import MemoriesQuery
 
 _FILL = """
 INSERT INTO worldmm_segments (id, user_id, session_id, window_index, duration_seconds, start_time, end_time,
@@ -58,7 +58,7 @@ def run(days: int, queries: int, others: int) -> dict[str, Any]:
     from worldmm.db.engine import Database
     from worldmm.ingest.catalog.local import StoreSessionCatalog
     from worldmm.media.objects import DirectoryObjectStore
-    from worldmm.memories.service import MemoryService
+    from worldmm.timeline.service import MemoryService
 
     settings = make_settings()
     rng = random.Random(7)

@@ -165,9 +165,9 @@ def run(days: int, others: int) -> dict[str, Any]:
     from worldmm.db.engine import Database
     from worldmm.llm.scripted import ScriptedLLM
     from worldmm.media.objects import DirectoryObjectStore
-    from worldmm.memories.forget_span import SpanTarget, forget_span
     from worldmm.memory.embedding.hashing import HashEmbedder
     from worldmm.services import Services
+    from worldmm.timeline.forget_span import SpanTarget, forget_span
 
     base = make_settings()
     user = "bench-user"

@@ -554,7 +554,7 @@ class ForgetSpan(CaptureEnd):
         case.extra["bystander"] = _footprint(world, BYSTANDER)
 
     def _forget(self, world: World, case: Case) -> None:
-        from worldmm.memories.forget_span import SpanTarget, forget_span
+        from worldmm.timeline.forget_span import SpanTarget, forget_span
 
         forget_span(world.services(), case.user, SpanTarget(*case.extra["span"]), requested_by="crash-harness")
 

@@ -42,12 +42,12 @@ if TYPE_CHECKING:
     from worldmm.llm.port import LLM
     from worldmm.media.objects import ErasableObjectStore
     from worldmm.media.transcription.port import Transcriber
-    from worldmm.memories.corrections import EntityCorrections
-    from worldmm.memories.service import MemoryService
     from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.timeline.corrections import EntityCorrections
+    from worldmm.timeline.service import MemoryService
 
 
 class Services:
@@ -281,7 +281,7 @@ class Services:
     def memories(self) -> MemoryService:
         """The caller's memories as they can see them (timeline, one memory, a session's ingest status)."""
         from worldmm.ingest.window import gpu_required
-        from worldmm.memories.service import MemoryService
+        from worldmm.timeline.service import MemoryService
 
         def gpu_waiting() -> bool:
             return gpu_required(self.settings) and self.gpu_url() is None
@@ -292,7 +292,7 @@ class Services:
     def corrections(self) -> EntityCorrections:
         """Renames and merges of the caller's entities; a merge drops their cached graphs."""
         from worldmm.db.models import MemoryType
-        from worldmm.memories.corrections import EntityCorrections
+        from worldmm.timeline.corrections import EntityCorrections
 
         def invalidate(user_id: str) -> None:
             try:

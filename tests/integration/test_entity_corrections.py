@@ -180,7 +180,7 @@ def test_another_users_entity_or_a_bad_request_changes_nothing(served: Services)
 def test_forgetting_every_memory_of_a_corrected_entity_leaves_neither_it_nor_its_correction(
     served: Services,
 ) -> None:
-    from worldmm.memories.forget_span import SpanTarget, forget_span
+    from worldmm.timeline.forget_span import SpanTarget, forget_span
 
     kate = _entity(served, ALICE, "Kate")
     assert correct(ALICE, str(kate.id), {"name": "Katie"})[0] == 200

@@ -32,12 +32,12 @@ from worldmm.forget_user import forget_user
 from worldmm.ingest.events import IngestWindowEvent
 from worldmm.ingest.window import ingest_window
 from worldmm.llm.scripted import ScriptedLLM
-from worldmm.memories.models import MemoriesQuery
 from worldmm.retrieval.episodic_retriever import retrieve_episodic
 from worldmm.retrieval.hybrid import hybrid_search
 from worldmm.retrieval.semantic_retriever import retrieve_semantic
 from worldmm.retrieval.visual_retriever import retrieve_visual
 from worldmm.services import Services
+from worldmm.timeline.models import MemoriesQuery
 
 pytestmark = pytest.mark.integration
 

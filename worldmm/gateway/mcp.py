@@ -30,11 +30,11 @@ from worldmm.errors import BadRequest, Unauthenticated
 from worldmm.gateway.auth import decode_token
 from worldmm.gateway.confirm import ConfirmationCodes
 from worldmm.ingest.events import SESSION_ID_PATTERN
-from worldmm.memories.models import MemoriesQuery
-from worldmm.memories.models import Memory as TimelineMemory
 from worldmm.retrieval.models import Citation, MemoryKind
 from worldmm.retrieval.sanitize import recorded_for_client
 from worldmm.scale import Scale
+from worldmm.timeline.models import MemoriesQuery
+from worldmm.timeline.models import Memory as TimelineMemory
 
 if TYPE_CHECKING:
     from worldmm.services import Services
@@ -253,8 +253,8 @@ def forget_span(
 ) -> ForgetSpanToolResult:
     """Erase `user_id`'s span [since, until) or one session once the human confirmed with the code `codes`
     showed them for exactly that span; without a code, issue one. Nothing is erased without a channel."""
-    from worldmm.memories.forget_span import SpanTarget
-    from worldmm.memories.forget_span import forget_span as erase_span
+    from worldmm.timeline.forget_span import SpanTarget
+    from worldmm.timeline.forget_span import forget_span as erase_span
 
     action = span_action(since, until, session_id)
     target = (

@@ -28,7 +28,7 @@ from worldmm.chat.models import (
     VerboseChatResponse,
 )
 from worldmm.ingest.events import SESSION_ID_PATTERN as INGEST_SESSION_ID_PATTERN
-from worldmm.memories.models import (
+from worldmm.timeline.models import (
     MEMORY_ID_PATTERN,
     EntityCorrected,
     EntityCorrectionRequest,

@@ -1,7 +1,7 @@
 """The voices a wearer's recordings named, kept per session (`worldmm_voices`, migration 0015): the wearer's,
 and each one the wearer called by name. A later recording is transcribed knowing them, so a voice nobody names
 there is still known ("Katrina: I leave for the bakery at six." in the evening, where she was named in the
-morning). Forgetting a session forgets its voices (`worldmm.memories.forget_span`); forget-me, all of them.
+morning). Forgetting a session forgets its voices (`worldmm.timeline.forget_span`); forget-me, all of them.
 """
 
 from __future__ import annotations

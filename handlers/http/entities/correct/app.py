@@ -7,8 +7,8 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from handlers.http.common import current_user, entry_point, make_app, parse_body
-from worldmm.memories.models import EntityCorrectionRequest
 from worldmm.services import get_services
+from worldmm.timeline.models import EntityCorrectionRequest
 
 app = make_app()
 logger = Logger()

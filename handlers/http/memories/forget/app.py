@@ -7,9 +7,9 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from handlers.http.common import current_user, entry_point, make_app, parse_query
-from worldmm.memories.forget_span import forget_memories
-from worldmm.memories.models import ForgetSpanQuery
 from worldmm.services import get_services
+from worldmm.timeline.forget_span import forget_memories
+from worldmm.timeline.models import ForgetSpanQuery
 
 app = make_app()
 logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)

@@ -7,8 +7,8 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from handlers.http.common import current_user, entry_point, make_app
-from worldmm.memories.forget_span import forget_session
 from worldmm.services import get_services
+from worldmm.timeline.forget_span import forget_session
 
 app = make_app()
 logger = Logger()  # service: POWERTOOLS_SERVICE_NAME (template.yaml)

@@ -23,7 +23,8 @@ from worldmm.db.models import Entity, ProcessingStatus, Segment, Triple
 from worldmm.errors import BadRequest, Forbidden
 from worldmm.ingest.catalog.port import SessionInfo, window_span
 from worldmm.ingest.events import SESSION_ID_PATTERN
-from worldmm.memories.models import (
+from worldmm.scale import SCALES
+from worldmm.timeline.models import (
     CaptionSource,
     MediaLink,
     MemoriesPage,
@@ -36,7 +37,6 @@ from worldmm.memories.models import (
     SessionStatus,
     SessionWindow,
 )
-from worldmm.scale import SCALES
 
 if TYPE_CHECKING:
     from worldmm.config import Settings

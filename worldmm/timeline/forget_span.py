@@ -45,8 +45,8 @@ from worldmm.errors import BadRequest, Forbidden
 from worldmm.forget_user import ForgetPorts, tally
 from worldmm.ingest.catalog.port import window_span
 from worldmm.ingest.events import SESSION_ID_PATTERN
-from worldmm.memories.models import ForgetSpanQuery, ForgetSpanResult
 from worldmm.memory.entities import delete_unreferenced_entities
+from worldmm.timeline.models import ForgetSpanQuery, ForgetSpanResult
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -20,8 +20,8 @@ from sqlalchemy import and_, func, or_, select, update
 from worldmm.db.models import Entity, EntityCorrection
 from worldmm.db.queries.memories import bump_graph_generations, lock_corrections
 from worldmm.errors import Forbidden
-from worldmm.memories.models import EntityCorrected
 from worldmm.memory.entities import normalize_surface_form
+from worldmm.timeline.models import EntityCorrected
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

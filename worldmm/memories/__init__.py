@@ -1,1 +1,0 @@
-"""The memories a wearer can see: the timeline, one memory, a session's ingest status."""
