@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -329,7 +329,32 @@ def create_app(
     the wall clock its idleness is measured by."""
     settings = settings or WorkerSettings()
     state = WorkerState(settings=settings, clock=clock)
+    app = FastAPI(title="WorldMM GPU worker", lifespan=_lifespan(state, loader))
+    app.state.settings = settings
+    app.state.worker = state
+    app.state.nonces = NonceLedger()
+    app.add_middleware(SignResponses, settings=settings)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(ActivityTracker, state=state)
 
+    def served(request: Request) -> None:
+        """Dependency of the model endpoints (after the token check): this request is work; the middleware
+        marks the worker busy until its response has been sent."""
+        request.scope[SERVED_SCOPE_KEY] = True
+        state.begin_request()
+
+    _add_health(app, state)
+    model_call = [Depends(require_signature), Depends(served)]
+    _add_embedding_routes(app, state, model_call)
+    _add_chat_route(app, state, model_call)
+    return app
+
+
+def _lifespan(
+    state: WorkerState, loader: Callable[[WorkerSettings], LoadedModels]
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Start-up: the micro-batchers, and the models loading in a background thread (health says how far)."""
+    settings = state.settings
 
     def run_videos(clips: list[list[Image]]) -> list[list[float]]:
         models = state.ready_models()
@@ -364,19 +389,11 @@ def create_app(
             await state.video_batcher.stop()
             await state.text_batcher.stop()
 
-    app = FastAPI(title="WorldMM GPU worker", lifespan=lifespan)
-    app.state.settings = settings
-    app.state.worker = state
-    app.state.nonces = NonceLedger()
-    app.add_middleware(SignResponses, settings=settings)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    app.add_middleware(ActivityTracker, state=state)
+    return lifespan
 
-    def served(request: Request) -> None:
-        """Dependency of the model endpoints (after the token check): this request is work; the middleware
-        marks the worker busy until its response has been sent."""
-        request.scope[SERVED_SCOPE_KEY] = True
-        state.begin_request()
+
+def _add_health(app: FastAPI, state: WorkerState) -> None:
+    settings = state.settings
 
     @app.get("/health", response_model=HealthResponse)
     def health(
@@ -395,7 +412,9 @@ def create_app(
             proof=token_proof(token, challenge) if token and challenge else None,
         )
 
-    model_call = [Depends(require_signature), Depends(served)]
+
+def _add_embedding_routes(app: FastAPI, state: WorkerState, model_call: list[Any]) -> None:
+    settings = state.settings
 
     @app.post("/encode-video", response_model=EmbeddingResponse, dependencies=model_call)
     async def encode_video(body: EncodeVideoRequest) -> EmbeddingResponse:
@@ -420,6 +439,10 @@ def create_app(
         embedding = await _submit(state.text_batcher, body.text)
         return EmbeddingResponse(embedding=embedding, dim=len(embedding), model=models.embedder.model_id)
 
+
+def _add_chat_route(app: FastAPI, state: WorkerState, model_call: list[Any]) -> None:
+    settings = state.settings
+
     @app.post("/v1/chat/completions", dependencies=model_call)
     async def chat_completions(body: ChatCompletionRequest) -> dict[str, Any]:
         models = state.ready_models()
@@ -440,27 +463,29 @@ def create_app(
             with state.device_lock:
                 return generator.generate(messages, images, max_new, body.temperature)
 
-        result = await asyncio.to_thread(run)
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": generator.model_id,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": result.text},
-                    "finish_reason": result.finish_reason,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": result.prompt_tokens,
-                "completion_tokens": result.completion_tokens,
-                "total_tokens": result.prompt_tokens + result.completion_tokens,
-            },
-        }
+        return _chat_completion(generator.model_id, await asyncio.to_thread(run))
 
-    return app
+
+def _chat_completion(model_id: str, result: Any) -> dict[str, Any]:
+    """A generation as the OpenAI chat completions API returns it."""
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model_id,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": result.text},
+                "finish_reason": result.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "total_tokens": result.prompt_tokens + result.completion_tokens,
+        },
+    }
 
 
 async def _submit(batcher: MicroBatcher[Any, list[float]] | None, item: Any) -> list[float]:
