@@ -294,7 +294,7 @@ def evaluate(
     line_index = _LineIndex.of(benchmark)
     # The choice is asked of a model of its own (the same weights, shared in the page cache): asked of the
     # one that judges the answer's sentences, its prompt displaced the judge's cached start, and the deadline
-    # then kept most judgements out (the answer's p50 1.1 s, against 3.5 s with its own; 2026-12-05).
+    # then kept most judgements out (the answer's p50 about a third of what it is with a model of its own).
     choosing = Services(services.settings, db=services.db, llm=services.llm, embedder=embedder)
     tally = _Tally()
     query_embeddings = embedder.embed([q.question for q in questions])
