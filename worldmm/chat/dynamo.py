@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -292,37 +293,31 @@ class DynamoChatRepository:
 
     def erase_user(self, user_id: str) -> dict[str, int]:
         """Each of the user's chats: its messages (batched), then its registry item."""
-        client = self._client
-        chat_ids: list[str] = []
-        for page in client.get_paginator("query").paginate(
-            TableName=self._chats,
-            KeyConditionExpression="user_id = :u",
-            ExpressionAttributeValues={":u": _s(user_id)},
-            ProjectionExpression="chat_id",
-            ConsistentRead=True,
-        ):
-            chat_ids.extend(item["chat_id"]["S"] for item in page.get("Items", []))
+        chat_ids = [item["chat_id"]["S"] for item in self._query_all(self._chats, "user_id", user_id, "chat_id")]
         counts: dict[str, int] = {}
         for chat_id in chat_ids:
-            keys: list[dict[str, Any]] = []
-            for page in client.get_paginator("query").paginate(
-                TableName=self._messages,
-                KeyConditionExpression="chat_id = :c",
-                ExpressionAttributeValues={":c": _s(chat_id)},
-                ProjectionExpression="chat_id, message_id, user_id",
-                ConsistentRead=True,
-            ):
-                # A chat's messages are its owner's; the user_id check keeps that true even for a bad row.
-                keys.extend(
-                    {"chat_id": item["chat_id"], "message_id": item["message_id"]}
-                    for item in page.get("Items", [])
-                    if item.get("user_id", {}).get("S", user_id) == user_id
-                )
+            # A chat's messages are its owner's; the user_id check keeps that true even for a bad row.
+            keys = [
+                {"chat_id": item["chat_id"], "message_id": item["message_id"]}
+                for item in self._query_all(self._messages, "chat_id", chat_id, "chat_id, message_id, user_id")
+                if item.get("user_id", {}).get("S", user_id) == user_id
+            ]
             self._batch_delete(self._messages, keys)
             counts["dynamodb.messages"] = counts.get("dynamodb.messages", 0) + len(keys)
-            client.delete_item(TableName=self._chats, Key={"user_id": _s(user_id), "chat_id": _s(chat_id)})
+            self._client.delete_item(TableName=self._chats, Key={"user_id": _s(user_id), "chat_id": _s(chat_id)})
             counts["dynamodb.chats"] = counts.get("dynamodb.chats", 0) + 1
         return counts
+
+    def _query_all(self, table: str, key: str, value: str, projection: str) -> Iterator[dict[str, Any]]:
+        """Every item of `table` whose partition `key` is `value` (consistent reads, page after page)."""
+        for page in self._client.get_paginator("query").paginate(
+            TableName=table,
+            KeyConditionExpression=f"{key} = :k",
+            ExpressionAttributeValues={":k": _s(value)},
+            ProjectionExpression=projection,
+            ConsistentRead=True,
+        ):
+            yield from page.get("Items", [])
 
     def _batch_delete(self, table: str, keys: list[dict[str, Any]]) -> None:
         for start in range(0, len(keys), 25):

@@ -45,27 +45,21 @@ def _db_windows(services: RetriggerPorts, user_id: str, session_id: str) -> dict
 def reset_segments_to_pending(services: RetriggerPorts, user_id: str, session_id: str, windows: list[int]) -> int:
     """Force: complete → pending, so the ingest's idempotency guard lets the windows through again; and every one
     of the windows starts its attempt count over (INGEST_MAX_ATTEMPTS: a forced run is asked for)."""
+    windows_of_session = (
+        Segment.user_id == user_id,
+        Segment.session_id == session_id,
+        Segment.duration_seconds == services.settings.window_seconds,
+        Segment.window_index.in_(windows),
+    )
     with services.db.unit_of_work(user_id) as session:
         session.execute(
             update(Segment)
-            .where(
-                Segment.user_id == user_id,
-                Segment.session_id == session_id,
-                Segment.duration_seconds == services.settings.window_seconds,
-                Segment.window_index.in_(windows),
-                Segment.processing_status != ProcessingStatus.COMPLETE,
-            )
+            .where(*windows_of_session, Segment.processing_status != ProcessingStatus.COMPLETE)
             .values(ingest_attempts=0)
         )
         result = session.execute(
             update(Segment)
-            .where(
-                Segment.user_id == user_id,
-                Segment.session_id == session_id,
-                Segment.duration_seconds == services.settings.window_seconds,
-                Segment.window_index.in_(windows),
-                Segment.processing_status == ProcessingStatus.COMPLETE,
-            )
+            .where(*windows_of_session, Segment.processing_status == ProcessingStatus.COMPLETE)
             .values(processing_status=ProcessingStatus.PENDING, ingest_attempts=0, updated_at=func.now())
             .returning(Segment.id)
         )
