@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -114,7 +115,7 @@ class Settings(BaseSettings):
     """Runtime configuration; environment names are the settings contract (docs/configuration.md, generated
     from these fields' descriptions by scripts/gen_config_reference.py)."""
 
-    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="", case_sensitive=False, extra="ignore", frozen=True)
 
     # --- profile and storage -------------------------------------------------
     worldmm_profile: Profile = Profile.LOCAL
@@ -761,6 +762,18 @@ class Settings(BaseSettings):
     @property
     def _small_local_llm(self) -> bool:
         return self.worldmm_profile == Profile.LOCAL and self.llm_provider == LLMProvider.LOCAL
+
+
+class ComponentSettings(BaseModel):
+    """The settings one component reads, and no other: a frozen copy of those fields (or derived values) of
+    Settings, made by the composition root (`Services`). A subclass declares its fields by Settings' names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def of(cls, settings: Settings) -> Self:
+        """This component's fields, read from `settings` by name."""
+        return cls.model_validate({name: getattr(settings, name) for name in cls.model_fields})
 
 
 @lru_cache(maxsize=1)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.retrieval.settings import RetrievalSettings
     from worldmm.timeline.corrections import EntityCorrections
     from worldmm.timeline.service import MemoryService
 
@@ -59,6 +60,13 @@ class Services:
             if name not in _PORTS:
                 raise TypeError(f"unknown service {name!r}")
             self.__dict__[name] = value  # seeds the cached_property
+
+    @cached_property
+    def retrieval_settings(self) -> RetrievalSettings:
+        """The read side's settings, frozen (retrieval reads no other)."""
+        from worldmm.retrieval.settings import RetrievalSettings
+
+        return RetrievalSettings.of(self.settings)
 
     @cached_property
     def db(self) -> Database:

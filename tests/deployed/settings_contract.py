@@ -35,6 +35,9 @@ UNSET_ON_AWS: dict[str, str] = {
     "DATABASE_CELLS": "given by the template only with CellCount 2 or more; else the one database of "
     "DATABASE_SECRET_ARN and no placement map (docs/cells.md)",
     "PLACEMENTS_TABLE": "given by the template only with CellCount 2 or more (the placements table); read only then",
+    "ANSWER_READER": "the local reader writes answers only beside the small local LLM: off on AWS whatever it says",
+    "ANSWER_BUDGET_S": "the local reader's deadline: read into the retrieval settings, used only beside the small "
+    "local LLM",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
@@ -107,6 +110,11 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "DUPLICATE_SIMILARITY",
     "MAX_AGENT_ROUNDS",
     "MEMORY_TEXT_MAX_CHARS",
+    "HYBRID_TOP_K",
+    "SEMANTIC_SEED_K",
+    "SEMANTIC_TOP_K",
+    "VISUAL_TOP_K",
+    "PLAN_EPISODIC_K",  # the fixed plan's, also a loop's fall-back searches
     "MCP_ANSWER_MAX_CHARS",
     # per-user allowance of model calls (issue 64), the same on every profile
     "CHAT_ALLOWANCE_MODEL_CALLS",

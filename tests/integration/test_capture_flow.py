@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.capture import CaptureRig, make_moto_dynamodb_atomic, make_rig, post_upload, s3_notification
-from tests.support.harness import make_settings
+from tests.support.harness import change_settings, make_settings
 from worldmm.capture.models import (
     CloseReason,
     PresignAudioRequest,
@@ -200,7 +200,7 @@ def test_concurrent_uploads_invoke_ingest_exactly_once(
 ) -> None:
     # GIVEN a session and many workers recording the same window's objects at once (with redeliveries)
     make_moto_dynamodb_atomic(monkeypatch)
-    rig.settings.capture_expected_frames = 12
+    change_settings(rig.service, capture_expected_frames=12)
     sid = rig.service.start_session("alice").sessionId
     uploads = [frame(sid, 0, i) for i in range(12)] * 2 + [audio(sid, 0)] * 2
     barrier = threading.Barrier(8)
@@ -290,7 +290,7 @@ def test_presigned_put_lands_in_the_bucket_and_its_notification_closes_the_windo
     # GIVEN a session and presigned URLs for a whole window
     from worldmm.capture.s3_events import record_notification
 
-    rig.settings.capture_expected_frames = 2
+    change_settings(rig.service, capture_expected_frames=2)
     sid = rig.service.start_session("alice").sessionId
     frames = rig.service.presign_frames("alice", sid, PresignFramesRequest(windowIndex=0, count=2))
     sound = rig.service.presign_audio("alice", sid, PresignAudioRequest(windowIndex=0))

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select
 
+from tests.support.harness import change_settings
 from tests.support.memory import SteeredEmbedder, add_window
 from worldmm.config import ConsolidationMode, Settings
 from worldmm.db.engine import Database
@@ -203,7 +204,7 @@ def test_semantic_consolidation_shadow_mode_audits_but_writes_no_triples(
 ) -> None:
     # GIVEN an existing fact, then shadow mode and a model answering UPDATE
     old = _seed(svc, embedder, ExtractedTriple("I", "works at", "Acme"), _unit(2))
-    svc.settings.consolidation_mode = ConsolidationMode.SHADOW
+    change_settings(svc, consolidation_mode=ConsolidationMode.SHADOW)
     new = ExtractedTriple("I", "works at", "Globex")
     embedder.vectors[new.text] = _unit(2)
     scripted_llm.script(
@@ -300,7 +301,7 @@ def test_semantic_consolidation_in_shadow_mode_leaves_the_graph_cache_alone(
 ) -> None:
     cache = _RecordingCache()
     svc.__dict__["graph_cache"] = cache
-    svc.settings.consolidation_mode = ConsolidationMode.SHADOW
+    change_settings(svc, consolidation_mode=ConsolidationMode.SHADOW)
     new = ExtractedTriple("I", "plays", "chess")
     embedder.vectors[new.text] = _unit(6)
     consolidate_triples(svc, USER, _segment(svc, 1), [new])

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.support.harness import change_settings
 from tests.support.retrieval import BASE, MemoryWriter
 from worldmm.llm.port import LLMRequest
 from worldmm.llm.scripted import ScriptedLLM
@@ -80,7 +81,7 @@ def test_episodic_retriever_finds_the_window_without_a_model_call(
     services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
 ) -> None:
     # GIVEN the local profile's small LLM: no reranker
-    services.settings.episodic_rerank = False
+    change_settings(services, episodic_rerank=False)
     result = retrieve_episodic(services, "u1", "When did I have coffee with Katrina?", now=NOW)
     # THEN the coffee window is found, and a memory of that coffee (the window or the morning's summary
     # that paraphrases it; relevance decides across scales) leads, not the bike repair
@@ -95,7 +96,7 @@ def test_episodic_retriever_finds_the_window_without_a_model_call(
 def test_episodic_retriever_reranks_across_scales_with_a_capable_model(
     services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
 ) -> None:
-    services.settings.episodic_rerank = True
+    change_settings(services, episodic_rerank=True)
     scripted_llm.script("cross_scale_rerank", _pick_caption("corner cafe"))
     result = retrieve_episodic(services, "u1", "When did I see Katrina?", now=NOW, limit=1)
     assert [m.text for m in result.items] == ["I had coffee with Katrina at the corner cafe"]
@@ -108,7 +109,7 @@ def test_episodic_retriever_reranks_across_scales_with_a_capable_model(
 def test_episodic_retriever_rerank_failure_keeps_the_fused_order(
     services: Services, scripted_llm: ScriptedLLM, day: MemoryWriter
 ) -> None:
-    services.settings.episodic_rerank = True
+    change_settings(services, episodic_rerank=True)
     scripted_llm.script("cross_scale_rerank", "no idea")
     result = retrieve_episodic(services, "u1", "Katrina coffee", now=NOW, limit=1)
     assert result.reason == "rerank failed: fused order"
@@ -118,13 +119,13 @@ def test_episodic_retriever_rerank_failure_keeps_the_fused_order(
 def test_episodic_retriever_without_known_entities_still_answers_by_text(
     services: Services, day: MemoryWriter
 ) -> None:
-    services.settings.episodic_rerank = False
+    change_settings(services, episodic_rerank=False)
     result = retrieve_episodic(services, "u1", "Did I repair the flat tyre?", now=NOW)
     assert any("flat tyre" in m.text for m in result.items)
 
 
 def test_episodic_retriever_is_as_of_the_question(services: Services, day: MemoryWriter) -> None:
-    services.settings.episodic_rerank = False
+    change_settings(services, episodic_rerank=False)
     later = day.segment("I had coffee with Katrina again", start=NOW + timedelta(hours=1))
     day.triple(later, "I", "had coffee with", "Katrina")
     result = retrieve_episodic(services, "u1", "coffee with Katrina", now=BASE + timedelta(hours=1))
@@ -132,7 +133,7 @@ def test_episodic_retriever_is_as_of_the_question(services: Services, day: Memor
 
 
 def test_episodic_trace_names_the_range_it_searched(services: Services, day: MemoryWriter) -> None:
-    services.settings.episodic_rerank = False
+    change_settings(services, episodic_rerank=False)
     named = retrieve_episodic(services, "u1", "Did I have coffee with Katrina yesterday?", now=NOW)
     assert named.items and named.searched is not None and named.searched.endswith("(yesterday)")
     assert named.reason is not None and named.reason.endswith(f"searched {named.searched}")
@@ -147,7 +148,7 @@ def test_episodic_retriever_never_returns_another_users_memories(
 ) -> None:
     other = MemoryWriter(services, "u2")
     other.triple(other.segment("Katrina's secret diary entry"), "Katrina", "wrote", "diary")
-    services.settings.episodic_rerank = True
+    change_settings(services, episodic_rerank=True)
     scripted_llm.script("cross_scale_rerank", lambda r: {"selected": list(range(1, 10))})
     result = retrieve_episodic(services, "u1", "Katrina diary", now=NOW, limit=1)
     assert all("diary" not in m.text for m in result.items)

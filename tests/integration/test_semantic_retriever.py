@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.harness import change_settings
 from tests.support.retrieval import MemoryWriter
 from worldmm.db.models import MemoryType
 from worldmm.retrieval.semantic_retriever import retrieve_semantic
@@ -67,7 +68,7 @@ def test_semantic_retriever_drops_triples_invalidated_after_the_graph_was_cached
 
 
 def test_semantic_retriever_caps_at_top_k(services: Services, facts) -> None:
-    services.settings.semantic_top_k = 2
+    change_settings(services, semantic_top_k=2)
     result = retrieve_semantic(services, "u1", "Katrina")
     assert len(result.items) == 2
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import create_engine, text
 
@@ -54,6 +55,14 @@ def make_settings(**overrides: object) -> Settings:
     }
     base.update(overrides)
     return Settings(**base)  # type: ignore[arg-type]
+
+
+def change_settings(holder: Any, **updates: object) -> None:
+    """Give `holder` (Services, a CaptureService, ...) settings with `updates`, as a process started with them would
+    read them: Settings are frozen, so they are replaced, never changed in place; what Services built from them
+    (the component settings) is built again."""
+    holder.settings = holder.settings.model_copy(update=updates)
+    holder.__dict__.pop("retrieval_settings", None)
 
 
 @contextmanager

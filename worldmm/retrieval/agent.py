@@ -70,7 +70,7 @@ def answer_question(
     """Answer `question` from `user_id`'s memories (agent loop or fixed plan); the trace shows how and cites.
     `waited_s`: how long the question waited before it reached here (behind other requests): the answer's
     deadline counts it."""
-    settings = services.settings
+    settings = services.retrieval_settings
     started = time.perf_counter() - max(0.0, waited_s)
     asked_at = now or datetime.now(UTC)
     read_at = _read_at(newest_memory(services, user_id, asked_at), asked_at)

@@ -96,7 +96,7 @@ def graph_ranking(
     pool: int,
 ) -> list[uuid.UUID]:
     """Segments of `scales` visible under `reference`, ranked by specificity-weighted PPR from the seeds."""
-    settings = services.settings
+    settings = services.retrieval_settings
     until = reference.until.timestamp()
     since = reference.since.timestamp() if reference.since else None
     per_scale: list[list[uuid.UUID]] = []
@@ -155,7 +155,7 @@ def rerank(
     services: EpisodicRetrievalPorts, query: str, memories: list[RetrievedMemory], usage: _Usage, k: int
 ) -> list[RetrievedMemory]:
     """The cross-scale reranker's top picks (raises ModelOutputError if it answers nonsense)."""
-    settings = services.settings
+    settings = services.retrieval_settings
     request = build_request(
         RERANK_PURPOSE,
         model=settings.extraction_model,
@@ -184,7 +184,7 @@ def retrieve_episodic(
 ) -> RetrievalResult:
     """The most relevant episodic memories for `query` as of `now`, across the temporal scales."""
     started = time.perf_counter()
-    settings = services.settings
+    settings = services.retrieval_settings
     reference = parse_time_reference(query, now or datetime.now(UTC))
     limit = limit or settings.episodic_final_k
     chosen_scales = list(scales or SCALES)

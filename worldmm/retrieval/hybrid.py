@@ -34,8 +34,8 @@ from worldmm.scale import SCALES
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from worldmm.config import Settings
     from worldmm.retrieval.port import HybridPorts
+    from worldmm.retrieval.settings import RetrievalSettings
 
 K = TypeVar("K", bound=Hashable)
 
@@ -205,10 +205,10 @@ def rank_segments(
         lexical = [(index.ids[i], float(scores[i])) for i in best]
     query_vector = search.CaptionVectorQuery(user_id, embedding, durations, reference.until, reference.since, pool)
     visible = int(mask.sum())
-    if _prefer_exact_scan(session, visible, services.settings.embedding_dim):
+    if _prefer_exact_scan(session, visible, services.retrieval_settings.embedding_dim):
         # A user with few rows in range: reading them all is faster than the index walk, and exact.
         return SegmentRankings.of(lexical, search.nearest_segments_exact(session, query_vector), index.said)
-    ef_search = str(max(services.settings.hnsw_ef_search, pool))
+    ef_search = str(max(services.retrieval_settings.hnsw_ef_search, pool))
     dense = search.nearest_segments_walked(session, query_vector, ef_search)
     if len(dense) < min(pool, visible):
         dense = search.nearest_segments_exact(session, query_vector)
@@ -251,7 +251,7 @@ def hybrid_search(
     diversify: bool = True,
 ) -> RetrievalResult:
     """Segments for `query` by fused BM25 and vector scores (and a graph boost), as of `now` (or `reference`)."""
-    settings = services.settings
+    settings = services.retrieval_settings
     reference = reference or parse_time_reference(query, now or datetime.now(UTC))
     limit = max(1, limit or settings.hybrid_top_k)
     scales = list(durations or SCALES)
@@ -278,7 +278,7 @@ def hybrid_search(
     )
 
 
-def _fuse(settings: Settings, rankings: SegmentRankings, graph: list[uuid.UUID]) -> dict[uuid.UUID, float]:
+def _fuse(settings: RetrievalSettings, rankings: SegmentRankings, graph: list[uuid.UUID]) -> dict[uuid.UUID, float]:
     """The candidates' fused BM25 and vector scores, boosted by their rank in `graph` (the graph's ranking alone
     when text and vector search found nothing)."""
     fused = score_fuse(
@@ -298,7 +298,7 @@ def _fuse(settings: Settings, rankings: SegmentRankings, graph: list[uuid.UUID])
 
 
 def _choose(
-    settings: Settings,
+    settings: RetrievalSettings,
     rows: dict[uuid.UUID, SegmentRow],
     fused: dict[uuid.UUID, float],
     focus: TimeFocus,

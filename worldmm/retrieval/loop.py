@@ -72,7 +72,7 @@ def _next_action(answering: Answering, round_no: int) -> tuple[AgentAction | Non
     the replies that did not validate. None: no valid action, the repair included, or the server refused
     the request (a 4xx: the prompt is too long for it, ...)."""
     services, context = answering.services, answering.context
-    settings = services.settings
+    settings = services.retrieval_settings
     request = build_request(
         AGENT_PURPOSE,
         model=settings.agent_model,
@@ -118,7 +118,7 @@ def _action_note(failures: list[str], valid: bool) -> str | None:
 def _agent_rounds(answering: Answering) -> bool:
     """The agent loop's rounds, each one action; whether it answered (False: forced, after an invalid action or
     the last round)."""
-    settings, trace = answering.services.settings, answering.trace
+    settings, trace = answering.services.retrieval_settings, answering.trace
     for round_no in range(1, settings.max_agent_rounds + 1):
         round_started = time.perf_counter()
         action, responses, failures = _next_action(answering, round_no)
@@ -197,7 +197,7 @@ def _respond(answering: Answering, numbered: list[RetrievedMemory]) -> AnswerRes
     """The response model's structured answer over the numbered memories (one repair of a reply that does
     not validate), or None when there is none: the caller composes the answer instead."""
     services, trace = answering.services, answering.trace
-    settings = services.settings
+    settings = services.retrieval_settings
     request = build_request(
         RESPONSE_PURPOSE,
         model=settings.agent_model,

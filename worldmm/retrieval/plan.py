@@ -26,7 +26,7 @@ def answer_by_plan(answering: Answering) -> AgentAnswer:
     services, user_id, context, trace = answering.services, answering.user_id, answering.context, answering.trace
     plan_searches(answering)
     context.require_memory()
-    settings, skipped = services.settings, list[str]()
+    settings, skipped = services.retrieval_settings, list[str]()
     notes = [f"answered without the memories whose search failed: {', '.join(context.failures)}"] * bool(
         context.failures
     )

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     from worldmm.media.objects import ObjectStore
     from worldmm.memory.embedding.port import TextEmbedder
     from worldmm.memory.visual.port import VisualEncoder
+    from worldmm.retrieval.settings import RetrievalSettings
+
+
+class RetrievalSettingsPorts(Protocol):
+    """The read side's settings (and no other setting)."""
+
+    @property
+    def retrieval_settings(self) -> RetrievalSettings: ...
 
 
 class ComposePorts(Protocol):
@@ -30,9 +38,9 @@ class ComposePorts(Protocol):
     def embedder(self) -> TextEmbedder: ...
 
 
-class ReaderPorts(DatabasePorts, ComposePorts, Protocol):
-    """The local reader: composing's ports, the settings, the model that writes the short answer and how long
-    its calls have lately taken."""
+class ReaderPorts(DatabasePorts, ComposePorts, RetrievalSettingsPorts, Protocol):
+    """The local reader: composing's ports, the read side's settings, the model that writes the short answer and
+    how long its calls have lately taken."""
 
     @property
     def reader_llm(self) -> LLM: ...
@@ -41,7 +49,7 @@ class ReaderPorts(DatabasePorts, ComposePorts, Protocol):
     def reader_call_times(self) -> CallTimes: ...
 
 
-class HybridPorts(DatabasePorts, ComposePorts, Protocol):
+class HybridPorts(DatabasePorts, ComposePorts, RetrievalSettingsPorts, Protocol):
     """Hybrid and semantic search: the query embedder, the database, the cached lexical indexes and graphs."""
 
     @property
@@ -55,7 +63,7 @@ class EpisodicRetrievalPorts(HybridPorts, Protocol):
     def llm(self) -> LLM: ...
 
 
-class VisualRetrievalPorts(DatabasePorts, Protocol):
+class VisualRetrievalPorts(DatabasePorts, RetrievalSettingsPorts, Protocol):
     """Visual retrieval: the query encoder, the stored frames and the visual embeddings."""
 
     @property

@@ -63,7 +63,7 @@ def read_answer(
 ) -> str | None:
     """The model's short answer to `question` from `line` (the composer's best), or None when it fails the check
     or would not be written by `deadline` (`time.perf_counter`; then `skipped` is told)."""
-    limit = services.settings.memory_text_max_chars
+    limit = services.retrieval_settings.memory_text_max_chars
     request = _read_request(services, question, sanitize_memory_text(line.quote, limit))
     try:
         timed = _ready(services, request, deadline)
@@ -158,8 +158,10 @@ def read_anew(request: LLMRequest) -> int:
 
 def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
     """The reading of `sentence`: its first line, not asked again when cut off at `READER_MAX_TOKENS`."""
-    messages, model, most = reading_messages(question, sentence), services.settings.agent_model, READER_MAX_TOKENS
-    return LLMRequest(READ_PURPOSE, messages, model, most, temperature=0.0, stop=("\n",), grow_when_cut_off=False)
+    messages, model = reading_messages(question, sentence), services.retrieval_settings.agent_model
+    return LLMRequest(
+        READ_PURPOSE, messages, model, READER_MAX_TOKENS, temperature=0.0, stop=("\n",), grow_when_cut_off=False
+    )
 
 
 def judgement_messages(question: str, sentence: str, purpose: str = JUDGE_PURPOSE) -> list[dict[str, str]]:

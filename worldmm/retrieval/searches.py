@@ -125,7 +125,7 @@ def plan_searches(answering: Answering, rounds_left: int | None = None) -> None:
     kinds = [kind for kind in PLAN_KINDS if (kind, question) not in done][:rounds_left]
     for round_no, kind in enumerate(kinds, start=len(trace.rounds) + 1):
         round_started = time.perf_counter()
-        limit = answering.services.settings.plan_episodic_k if kind == MemoryKind.EPISODIC else None
+        limit = answering.services.retrieval_settings.plan_episodic_k if kind == MemoryKind.EPISODIC else None
         result = answering.search(kind, question, limit)
         answering.context.add(round_no, result)
         trace.rounds.append(search_round(round_no, question, result, round_started, 0, 0, "fixed plan"))

@@ -23,7 +23,7 @@ def retrieve_semantic(
     services: HybridPorts, user_id: str, query: str, *, now: datetime | None = None
 ) -> RetrievalResult:
     """The user's most relevant semantic facts for `query` that are valid and known by `now`."""
-    settings = services.settings
+    settings = services.retrieval_settings
     until = now or datetime.now(UTC)
     [embedding] = services.embedder.embed([query])
     with services.db.unit_of_work(user_id) as session:

@@ -30,14 +30,14 @@ def _frame_keys(services: VisualRetrievalPorts, session_id: str, window_index: i
     except Exception as exc:  # frames are a bonus to the caption; a storage hiccup must not fail the search
         logger.warning("could not list frames of %s/%s: %s", session_id, window_index, exc)
         return []
-    return uniform_sample(keys, services.settings.sample_frames)
+    return uniform_sample(keys, services.retrieval_settings.sample_frames)
 
 
 def retrieve_visual(
     services: VisualRetrievalPorts, user_id: str, query: str, *, now: datetime | None = None
 ) -> RetrievalResult:
     """Windows (ended by `now`) whose clips look most like `query`, with their frame keys."""
-    settings = services.settings
+    settings = services.retrieval_settings
     until = now or datetime.now(UTC)
     try:
         embedding = services.visual.encode_text(query)
