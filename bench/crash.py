@@ -103,7 +103,7 @@ class World:
         return self.root.parent / "events.jsonl"
 
     def capture(self, services: Services) -> CaptureService:
-        return CaptureService(self.settings, LocalCaptureStore(services.store), None, services.invoker)
+        return CaptureService(services.capture_settings, LocalCaptureStore(services.store), None, services.invoker)
 
 
 @contextmanager

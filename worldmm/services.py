@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from worldmm.allowance.port import Allowances
     from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
+    from worldmm.capture.settings import CaptureSettings
     from worldmm.cells.move import CellMover
     from worldmm.cells.records import CellRecords, NoCellRecords
     from worldmm.cells.router import CellRouter
@@ -67,6 +68,13 @@ class Services:
         from worldmm.retrieval.settings import RetrievalSettings
 
         return RetrievalSettings.of(self.settings)
+
+    @cached_property
+    def capture_settings(self) -> CaptureSettings:
+        """Capture's settings, frozen (capture reads no other)."""
+        from worldmm.capture.settings import CaptureSettings
+
+        return CaptureSettings.of(self.settings)
 
     @cached_property
     def db(self) -> Database:
@@ -316,7 +324,7 @@ class Services:
         """Capture on the deployment's bucket (`worldmm serve` signs uploads for itself: gateway/app.py)."""
         from worldmm.capture.service import build_capture_service
 
-        return build_capture_service(self.settings, self.capture_state, self.invoker)
+        return build_capture_service(self.capture_settings, self.capture_state, self.invoker)
 
     @cached_property
     def capture_state(self) -> CaptureStatePort:

@@ -264,7 +264,7 @@ def test_forget_me_late_windows_of_the_user_are_not_re_created(world: World) -> 
     with pytest.raises(EventRejected):
         retrigger(world.services, RetriggerEvent(sessionId=sid, userId=FORGOTTEN, force=True))
     capture = CaptureService(
-        world.services.settings,
+        world.services.capture_settings,
         CaptureStore(
             world.services.settings.sessions_table, world.services.settings.capture_windows_table, client=world.dynamodb
         ),

@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from worldmm.capture.dynamo import CaptureStore, capture_table_definitions
 from worldmm.capture.service import CaptureService
+from worldmm.capture.settings import CaptureSettings
 from worldmm.config import Settings
 from worldmm.ingest.invoker.local import InProcessInvoker
 
@@ -95,7 +96,7 @@ def make_rig(settings: Settings) -> CaptureRig:
         open_shards=settings.capture_open_shards,
         client=dynamodb,
     )
-    service = CaptureService(settings, store, s3, invoker, clock=clock)
+    service = CaptureService(CaptureSettings.of(settings), store, s3, invoker, clock=clock)
     return CaptureRig(settings, service, invoker, clock, s3, dynamodb)
 
 

@@ -61,8 +61,12 @@ def change_settings(holder: Any, **updates: object) -> None:
     """Give `holder` (Services, a CaptureService, ...) settings with `updates`, as a process started with them would
     read them: Settings are frozen, so they are replaced, never changed in place; what Services built from them
     (the component settings) is built again."""
+    from worldmm.config import ComponentSettings
+
     holder.settings = holder.settings.model_copy(update=updates)
-    holder.__dict__.pop("retrieval_settings", None)
+    for name, value in list(vars(holder).items()):
+        if isinstance(value, ComponentSettings) and name != "settings":
+            del holder.__dict__[name]
 
 
 @contextmanager

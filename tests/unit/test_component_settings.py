@@ -1,4 +1,5 @@
-"""Each component is given its settings (issue 66): the read side reads a frozen RetrievalSettings, never Settings."""
+"""Each component is given its settings (issue 66): the read side and capture read frozen settings of their own,
+built by the composition root, never the whole Settings."""
 
 from __future__ import annotations
 
@@ -10,19 +11,23 @@ import pytest
 from pydantic import ValidationError
 
 from tests.support.harness import make_settings
-from worldmm.config import AgentMode, Settings
+from worldmm.capture.settings import CaptureSettings
+from worldmm.config import AgentMode, ComponentSettings, Settings
 from worldmm.retrieval.settings import RetrievalSettings
 
 pytestmark = pytest.mark.unit
 
-RETRIEVAL = Path(__file__).resolve().parents[2] / "worldmm" / "retrieval"
+WORLDMM = Path(__file__).resolve().parents[2] / "worldmm"
+COMPONENTS: dict[str, type[ComponentSettings]] = {"retrieval": RetrievalSettings, "capture": CaptureSettings}
 
 
-def settings_reads(source: str) -> list[str]:
-    """Every `<x>.settings` attribute read and every `Settings` name in `source`."""
+def whole_settings_reads(source: str) -> list[str]:
+    """Every read of the whole Settings in `source`: the name `Settings`, or `<x>.settings` on anything but
+    `self` (a component's own object keeps its settings as `self.settings`, typed as its component settings)."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr == "settings":
+        on_self = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+        if isinstance(node, ast.Attribute) and node.attr == "settings" and not on_self:
             found.append(f"line {node.lineno}: .settings")
         if isinstance(node, ast.Name) and node.id == "Settings":
             found.append(f"line {node.lineno}: Settings")
@@ -30,34 +35,40 @@ def settings_reads(source: str) -> list[str]:
 
 
 def test_a_read_of_the_whole_settings_is_found() -> None:
-    assert settings_reads("def f(services):\n    return services.settings.hybrid_pool\n") == ["line 2: .settings"]
-    assert settings_reads("def f(services):\n    return services.retrieval_settings.hybrid_pool\n") == []
+    assert whole_settings_reads("def f(services):\n    return services.settings.hybrid_pool\n") == [
+        "line 2: .settings"
+    ]
+    assert whole_settings_reads("def f(s: Settings):\n    return 1\n") == ["line 1: Settings"]
+    assert whole_settings_reads("def f(services):\n    return services.retrieval_settings.hybrid_pool\n") == []
 
 
-def test_no_retrieval_module_reads_the_whole_settings() -> None:
+@pytest.mark.parametrize("component", sorted(COMPONENTS))
+def test_no_module_of_a_component_reads_the_whole_settings(component: str) -> None:
     reads = {
         path.name: found
-        for path in sorted(RETRIEVAL.glob("*.py"))
-        if path.name != "settings.py" and (found := settings_reads(path.read_text(encoding="utf-8")))
+        for path in sorted((WORLDMM / component).glob("*.py"))
+        if path.name != "settings.py" and (found := whole_settings_reads(path.read_text(encoding="utf-8")))
     }
     assert reads == {}
 
 
-def test_every_retrieval_setting_has_the_type_settings_gives_it() -> None:
+@pytest.mark.parametrize("component", sorted(COMPONENTS))
+def test_every_component_setting_has_the_type_settings_gives_it(component: str) -> None:
     whole = get_type_hints(Settings)
-    for name, field in RetrievalSettings.model_fields.items():
+    for name, field in COMPONENTS[component].model_fields.items():
         if name in whole:
             assert field.annotation == whole[name], name
         else:  # a derived value: a property of Settings, typed by its return
             assert get_type_hints(getattr(Settings, name).fget)["return"] == field.annotation, name
 
 
-def test_retrieval_settings_are_the_settings_values_and_frozen() -> None:
-    settings = make_settings(hybrid_top_k=7, agent_mode="plan", episodic_rerank=False)
-    part = RetrievalSettings.of(settings)
-    assert part.hybrid_top_k == 7 and part.agent_mode_effective == AgentMode.PLAN
-    assert part.episodic_rerank_enabled is settings.episodic_rerank_enabled
+def test_component_settings_are_the_settings_values_and_frozen() -> None:
+    settings = make_settings(hybrid_top_k=7, agent_mode="plan", episodic_rerank=False, capture_expected_frames=4)
+    retrieval, capture = RetrievalSettings.of(settings), CaptureSettings.of(settings)
+    assert retrieval.hybrid_top_k == 7 and retrieval.agent_mode_effective == AgentMode.PLAN
+    assert retrieval.episodic_rerank_enabled is settings.episodic_rerank_enabled
+    assert capture.capture_expected_frames == 4 and capture.capture_bytes_per_day == settings.capture_bytes_per_day
     with pytest.raises(ValidationError):
-        part.hybrid_top_k = 8  # type: ignore[misc]
+        retrieval.hybrid_top_k = 8  # type: ignore[misc]
     with pytest.raises(ValidationError):
         settings.hybrid_top_k = 8  # type: ignore[misc]

@@ -43,7 +43,7 @@ from worldmm.capture.models import (
     WindowState,
 )
 from worldmm.capture.port import CaptureStatePort
-from worldmm.config import Settings
+from worldmm.capture.settings import CaptureSettings
 from worldmm.crashpoints import crash_point
 from worldmm.errors import BadRequest, Conflict, Forbidden, QuotaExceeded
 from worldmm.media.frames import window_audio_key, window_prefix
@@ -94,7 +94,7 @@ class CaptureService:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: CaptureSettings,
         store: CaptureStatePort,
         s3_client: Any,
         invoker: FunctionInvoker,
@@ -341,7 +341,9 @@ def _valid_session_id(session_id: str) -> bool:
     return 0 < len(session_id) <= 64 and all(c.isalnum() or c in "-_" for c in session_id)
 
 
-def build_capture_service(settings: Settings, store: CaptureStatePort, invoker: FunctionInvoker) -> CaptureService:
+def build_capture_service(
+    settings: CaptureSettings, store: CaptureStatePort, invoker: FunctionInvoker
+) -> CaptureService:
     """The capture service on `store`, the deployment's bucket (uploads signed by S3) and `invoker`."""
     import boto3
     from botocore.config import Config

@@ -297,9 +297,8 @@ def local_capture_service(
     services: Services, public_url: str, *, clock: Callable[[], float] = time.time
 ) -> CaptureService:
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
-    settings = services.settings
-    signer = LocalUploadSigner(public_url, gateway_keys(settings).upload, clock=clock)
-    return CaptureService(settings, services.capture_state, signer, services.invoker, clock=clock)
+    signer = LocalUploadSigner(public_url, gateway_keys(services.settings).upload, clock=clock)
+    return CaptureService(services.capture_settings, services.capture_state, signer, services.invoker, clock=clock)
 
 
 def create_app(
