@@ -59,6 +59,7 @@ def run(days: int, queries: int, others: int) -> dict[str, Any]:
     from worldmm.ingest.catalog.local import StoreSessionCatalog
     from worldmm.media.objects import DirectoryObjectStore
     from worldmm.timeline.service import MemoryService
+    from worldmm.timeline.settings import TimelineSettings
 
     settings = make_settings()
     rng = random.Random(7)
@@ -69,7 +70,7 @@ def run(days: int, queries: int, others: int) -> dict[str, Any]:
         fill_s = time.perf_counter() - started
         store = DirectoryObjectStore(Path(tempfile.mkdtemp(prefix="worldmm-bench-objects-")))
         service = MemoryService(
-            settings.model_copy(update={"database_url": local.app_url}),
+            TimelineSettings.of(settings),
             Database(local.app_url),
             store,
             StoreSessionCatalog(store),

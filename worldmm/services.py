@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from worldmm.retrieval.settings import RetrievalSettings
     from worldmm.timeline.corrections import EntityCorrections
     from worldmm.timeline.service import MemoryService
+    from worldmm.timeline.settings import TimelineSettings
 
 
 class Services:
@@ -75,6 +76,13 @@ class Services:
         from worldmm.capture.settings import CaptureSettings
 
         return CaptureSettings.of(self.settings)
+
+    @cached_property
+    def timeline_settings(self) -> TimelineSettings:
+        """The timeline's settings, frozen (the memories a wearer sees read no other)."""
+        from worldmm.timeline.settings import TimelineSettings
+
+        return TimelineSettings.of(self.settings)
 
     @cached_property
     def db(self) -> Database:
@@ -302,7 +310,7 @@ class Services:
         def gpu_waiting() -> bool:
             return gpu_required(self.settings) and self.gpu_url() is None
 
-        return MemoryService(self.settings, self.db, self.store, self.sessions, gpu_waiting)
+        return MemoryService(self.timeline_settings, self.db, self.store, self.sessions, gpu_waiting)
 
     @cached_property
     def corrections(self) -> EntityCorrections:

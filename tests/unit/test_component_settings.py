@@ -1,9 +1,10 @@
-"""Each component is given its settings (issue 66): the read side and capture read frozen settings of their own,
-built by the composition root, never the whole Settings."""
+"""Each component is given its settings (issue 66): the read side, capture and the timeline read frozen settings of
+their own, built by the composition root, never the whole Settings."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 from typing import get_type_hints
 
@@ -14,11 +15,16 @@ from tests.support.harness import make_settings
 from worldmm.capture.settings import CaptureSettings
 from worldmm.config import AgentMode, ComponentSettings, Settings
 from worldmm.retrieval.settings import RetrievalSettings
+from worldmm.timeline.settings import TimelineSettings
 
 pytestmark = pytest.mark.unit
 
 WORLDMM = Path(__file__).resolve().parents[2] / "worldmm"
-COMPONENTS: dict[str, type[ComponentSettings]] = {"retrieval": RetrievalSettings, "capture": CaptureSettings}
+COMPONENTS: dict[str, type[ComponentSettings]] = {
+    "retrieval": RetrievalSettings,
+    "capture": CaptureSettings,
+    "timeline": TimelineSettings,
+}
 
 
 def whole_settings_reads(source: str) -> list[str]:
@@ -56,10 +62,14 @@ def test_no_module_of_a_component_reads_the_whole_settings(component: str) -> No
 def test_every_component_setting_has_the_type_settings_gives_it(component: str) -> None:
     whole = get_type_hints(Settings)
     for name, field in COMPONENTS[component].model_fields.items():
+        derived = getattr(Settings, name, None)
         if name in whole:
             assert field.annotation == whole[name], name
-        else:  # a derived value: a property of Settings, typed by its return
-            assert get_type_hints(getattr(Settings, name).fget)["return"] == field.annotation, name
+        elif isinstance(derived, property):  # a derived value, typed by the property's return
+            assert get_type_hints(derived.fget)["return"] == field.annotation, name
+        else:  # a value fetched when first used (a secret): the method itself, called by the component
+            returns = get_type_hints(derived)["return"]
+            assert field.annotation == Callable[[], returns], name
 
 
 def test_component_settings_are_the_settings_values_and_frozen() -> None:
@@ -68,6 +78,7 @@ def test_component_settings_are_the_settings_values_and_frozen() -> None:
     assert retrieval.hybrid_top_k == 7 and retrieval.agent_mode_effective == AgentMode.PLAN
     assert retrieval.episodic_rerank_enabled is settings.episodic_rerank_enabled
     assert capture.capture_expected_frames == 4 and capture.capture_bytes_per_day == settings.capture_bytes_per_day
+    assert TimelineSettings.of(make_settings(cursor_secret="k" * 43)).cursor_signing_secret() == "k" * 43
     with pytest.raises(ValidationError):
         retrieval.hybrid_top_k = 8  # type: ignore[misc]
     with pytest.raises(ValidationError):

@@ -33,7 +33,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aws_lambda_powertools import Logger
 
@@ -50,6 +50,8 @@ from worldmm.timeline.models import ForgetSpanQuery, ForgetSpanResult
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
+
+    from worldmm.timeline.settings import TimelineSettings
 
 logger = Logger(child=True)
 
@@ -82,7 +84,16 @@ class SpanReport:
             self.deleted[store] = self.deleted.get(store, 0) + count
 
 
-def forget_span(services: ForgetPorts, user_id: str, target: SpanTarget, *, requested_by: str = "api") -> SpanReport:
+class SpanForgetPorts(ForgetPorts, Protocol):
+    """An erase's ports and the timeline's settings (the window length a span's windows are found by)."""
+
+    @property
+    def timeline_settings(self) -> TimelineSettings: ...
+
+
+def forget_span(
+    services: SpanForgetPorts, user_id: str, target: SpanTarget, *, requested_by: str = "api"
+) -> SpanReport:
     """Erase `target` of `user_id` from every store (see the module docstring); idempotent."""
     started = time.perf_counter()
     if target.session_id is not None:
@@ -125,7 +136,7 @@ def _recorded_part(target: SpanTarget, now: datetime) -> SpanTarget | None:
     return SpanTarget(target.start, end) if target.start < end else None
 
 
-def check_session_owner(services: ForgetPorts, user_id: str, session_id: str) -> None:
+def check_session_owner(services: SpanForgetPorts, user_id: str, session_id: str) -> None:
     """Forbidden unless the session is the caller's: the catalog says so, or (catalog entry gone) the caller
     has memories of it or erased it before. Another user's session reads exactly as a missing one."""
     if not re.fullmatch(SESSION_ID_PATTERN, session_id):
@@ -144,7 +155,7 @@ def check_session_owner(services: ForgetPorts, user_id: str, session_id: str) ->
 # --- steps -----------------------------------------------------------------------------------------------
 
 
-def _write_tombstone(services: ForgetPorts, user_id: str, target: SpanTarget, requested_by: str) -> int:
+def _write_tombstone(services: SpanForgetPorts, user_id: str, target: SpanTarget, requested_by: str) -> int:
     """Step 1: the span's tombstone (and audit row), committed under the user's forget lock; its id."""
     with services.db.unit_of_work(user_id) as session:
         lock_forgetting(session, user_id)  # waits for claims in flight; later ones see the tombstone
@@ -154,7 +165,7 @@ def _write_tombstone(services: ForgetPorts, user_id: str, target: SpanTarget, re
         )  # fmt: skip
 
 
-def _find(services: ForgetPorts, user_id: str, target: SpanTarget) -> erase.SpanRows:
+def _find(services: SpanForgetPorts, user_id: str, target: SpanTarget) -> erase.SpanRows:
     """The span's windows and the summaries made from them."""
     with services.db.unit_of_work(user_id) as session:
         return erase.find_span_rows(session, user_id, session_id=target.session_id, start=target.start, end=target.end)
@@ -167,7 +178,7 @@ def _indices_by_session(found: erase.SpanRows) -> dict[str, set[int]]:
     return by_session
 
 
-def _span_indices(services: ForgetPorts, user_id: str, session_id: str, target: SpanTarget) -> set[int]:
+def _span_indices(services: SpanForgetPorts, user_id: str, session_id: str, target: SpanTarget) -> set[int]:
     """The windows of `session_id` (the user's, per the catalog) with objects in the store that overlap the
     span: uploaded, maybe not ingested yet."""
     info = services.sessions.get(session_id)
@@ -175,13 +186,13 @@ def _span_indices(services: ForgetPorts, user_id: str, session_id: str, target: 
         return set()
     assert target.end is not None
     present = {int(m.group(1)) for key in services.store.list(f"sessions/{session_id}/") if (m := _WINDOW.match(key))}
-    seconds = services.settings.window_seconds
+    seconds = services.timeline_settings.window_seconds
     spans = {i: window_span(info.created_at, i, seconds) for i in present}
     return {i for i, (start, end) in spans.items() if start < target.end and end > target.start}
 
 
 def _erase_objects(
-    services: ForgetPorts, user_id: str, target: SpanTarget, found: erase.SpanRows, report: SpanReport
+    services: SpanForgetPorts, user_id: str, target: SpanTarget, found: erase.SpanRows, report: SpanReport
 ) -> dict[str, set[int]]:
     """Erase the target's objects; the windows of the span per session (ingested or only uploaded)."""
     store = services.store
@@ -208,7 +219,7 @@ def _erase_objects(
 
 
 def _erase_postgres(
-    services: ForgetPorts, user_id: str, target: SpanTarget, found: erase.SpanRows, report: SpanReport
+    services: SpanForgetPorts, user_id: str, target: SpanTarget, found: erase.SpanRows, report: SpanReport
 ) -> None:
     """Step 3: the span's rows in PostgreSQL, in one transaction under the user's forget lock."""
     window_ids = [w for w, _, _ in found.windows]
@@ -252,7 +263,7 @@ def _erase_segments(
     report.add("postgres.entities", delete_unreferenced_entities(session, user_id, candidates))
 
 
-def _finish_tombstone(services: ForgetPorts, user_id: str, audit_id: int, report: SpanReport) -> None:
+def _finish_tombstone(services: SpanForgetPorts, user_id: str, audit_id: int, report: SpanReport) -> None:
     """Step 4's end: the tombstone marked complete with the counts deleted."""
     import json
 
@@ -264,7 +275,7 @@ def _finish_tombstone(services: ForgetPorts, user_id: str, audit_id: int, report
 
 
 def forget_memories(
-    services: ForgetPorts, user_id: str, query: ForgetSpanQuery, *, requested_by: str = "api"
+    services: SpanForgetPorts, user_id: str, query: ForgetSpanQuery, *, requested_by: str = "api"
 ) -> ForgetSpanResult:
     """DELETE /memories: erase the caller's span [from, to)."""
     report = forget_span(services, user_id, SpanTarget(query.start, query.end), requested_by=requested_by)
@@ -272,7 +283,7 @@ def forget_memories(
 
 
 def forget_session(
-    services: ForgetPorts, user_id: str, session_id: str, *, requested_by: str = "api"
+    services: SpanForgetPorts, user_id: str, session_id: str, *, requested_by: str = "api"
 ) -> ForgetSpanResult:
     """DELETE /sessions/{id}: erase one of the caller's sessions; Forbidden for anyone else's."""
     report = forget_span(services, user_id, SpanTarget(session_id=session_id), requested_by=requested_by)

@@ -39,10 +39,10 @@ from worldmm.timeline.models import (
 )
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.db.engine import Database
     from worldmm.ingest.catalog.port import SessionCatalog
     from worldmm.media.objects import ObjectStore
+    from worldmm.timeline.settings import TimelineSettings
 
 NOT_YOURS = "memory not found or not yours"
 SESSION_NOT_YOURS = "session not found or not yours"
@@ -74,7 +74,7 @@ class MemoryService:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: TimelineSettings,
         db: Database,
         store: ObjectStore,
         sessions: SessionCatalog,
