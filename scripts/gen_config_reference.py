@@ -5,7 +5,8 @@ committed file differs from what the code says (tests/unit/test_config_reference
 Groups are the `# --- name ---` headers of worldmm/config.py; a description is the field's
 `Field(description=...)` or the docstring under it; "on AWS" is where template.yaml sets the variable, or what
 tests/deployed/settings_contract.py says of its default there; "read by" the components (a package of `worldmm`, or
-`handlers`) whose code reads the field from a settings object (`settings.name`, `self.settings.name`).
+`handlers`) whose code reads the field from a settings object (`settings.name`, `self.settings.name`) or whose
+component settings (`worldmm/<component>/settings.py`) declare it.
 """
 
 from __future__ import annotations
@@ -108,11 +109,24 @@ def _readers() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and _names_settings(node.value):
                 readers.setdefault(node.attr, set()).add(component)
+            for name in _component_fields(node):
+                readers.setdefault(name, set()).add(component)
     derived = _derived_from_fields()
     for name, fields in derived.items():
         for field in fields:
             readers.setdefault(field, set()).update(readers.get(name, set()) | {"config"})
     return readers
+
+
+def _component_fields(node: ast.AST) -> list[str]:
+    """The fields a component's settings class (`class XSettings(ComponentSettings)`) declares, else none."""
+    if not (isinstance(node, ast.ClassDef) and any(_base_name(b) == "ComponentSettings" for b in node.bases)):
+        return []
+    return [n.target.id for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+
+
+def _base_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _derived_from_fields() -> dict[str, set[str]]:

@@ -174,8 +174,8 @@ class Settings(BaseSettings):
     database_cells: list[CellSettings] = Field(
         default_factory=list,
         repr=False,
-        description="The database cells, as JSON: `[{\"id\": \"a\", \"secretArn\": ..., \"proxyHost\": ..., "
-        "\"capacityGb\": 4000}, ...]` (docs/cells.md). Empty: one cell, the database of DATABASE_URL / "
+        description='The database cells, as JSON: `[{"id": "a", "secretArn": ..., "proxyHost": ..., '
+        '"capacityGb": 4000}, ...]` (docs/cells.md). Empty: one cell, the database of DATABASE_URL / '
         "DATABASE_SECRET_ARN, and no placement map. With two or more, a placement map says which cell holds each "
         "user, and every connection of an invocation goes to its user's cell.",
     )
@@ -347,8 +347,9 @@ class Settings(BaseSettings):
     local_whisper_model: Path | None = None
     """Folder of the local faster-whisper model; default: the Whisper tiny.en package setup installs."""
     local_whisper_language: str | None = Field(
-        "en", description="Language the local Whisper hears (a multilingual model such as Whisper base guesses it "
-        "when unset)"
+        "en",
+        description="Language the local Whisper hears (a multilingual model such as Whisper base guesses it "
+        "when unset)",
     )
     local_reader_gguf: Path | None = Field(
         None,
@@ -772,8 +773,14 @@ class ComponentSettings(BaseModel):
 
     @classmethod
     def of(cls, settings: Settings) -> Self:
-        """This component's fields, read from `settings` by name."""
-        return cls.model_validate({name: getattr(settings, name) for name in cls.model_fields})
+        """This component's fields, read from `settings` by name; a field typed as another component's settings
+        (the settings of a part this component calls) is that component's, built from the same `settings`."""
+        values = {}
+        for name, field in cls.model_fields.items():
+            part = field.annotation
+            nested = isinstance(part, type) and issubclass(part, ComponentSettings)
+            values[name] = part.of(settings) if nested else getattr(settings, name)  # type: ignore[union-attr]
+        return cls.model_validate(values)
 
 
 @lru_cache(maxsize=1)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from worldmm.graph.cache.port import GraphCache
     from worldmm.ingest.catalog.port import SessionCatalog
     from worldmm.ingest.invoker.port import FunctionInvoker
+    from worldmm.ingest.settings import IngestSettings
     from worldmm.llm.call_times import CallTimes
     from worldmm.llm.port import LLM
     from worldmm.media.objects import ErasableObjectStore
@@ -76,6 +77,13 @@ class Services:
         from worldmm.capture.settings import CaptureSettings
 
         return CaptureSettings.of(self.settings)
+
+    @cached_property
+    def ingest_settings(self) -> IngestSettings:
+        """Ingest's settings, frozen (ingest reads no other)."""
+        from worldmm.ingest.settings import IngestSettings
+
+        return IngestSettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:
@@ -304,11 +312,10 @@ class Services:
     @cached_property
     def memories(self) -> MemoryService:
         """The caller's memories as they can see them (timeline, one memory, a session's ingest status)."""
-        from worldmm.ingest.window import gpu_required
         from worldmm.timeline.service import MemoryService
 
         def gpu_waiting() -> bool:
-            return gpu_required(self.settings) and self.gpu_url() is None
+            return self.ingest_settings.gpu_required and self.gpu_url() is None
 
         return MemoryService(self.timeline_settings, self.db, self.store, self.sessions, gpu_waiting)
 
@@ -412,6 +419,12 @@ class Services:
         from worldmm.gpu.discovery import resolve_gpu_url
 
         return resolve_gpu_url(self.settings)
+
+    def gpu_sentinel(self) -> str:
+        """What the GPU instance parameter holds now, as written (aws; why `gpu_url` found no worker)."""
+        from worldmm.gpu.discovery import gpu_sentinel
+
+        return gpu_sentinel(self.settings)
 
 
 _PORTS = {

@@ -12,6 +12,7 @@ from worldmm.errors import ModelOutputError
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.llm.structured import is_placeholder
 from worldmm.media.captioner import caption_window, parse_caption
+from worldmm.media.settings import CaptionSettings
 from worldmm.memory.openie import parse_entities
 
 pytestmark = pytest.mark.unit
@@ -19,10 +20,14 @@ pytestmark = pytest.mark.unit
 FRAMES = [f"frame-{i}".encode() for i in range(16)]
 
 
+def caption_settings(**updates: object) -> CaptionSettings:
+    return CaptionSettings.of(make_settings(**updates))
+
+
 def test_captioner_prompt_sends_caption_frames_and_the_transcript():
     # GIVEN 16 sampled frames and a transcript
     llm = ScriptedLLM({"caption": {"caption": "I pour coffee while Katrina talks about milk."}})
-    settings = make_settings(caption_frames=4)
+    settings = caption_settings(caption_frames=4)
     # WHEN the window is captioned
     caption = caption_window(llm, settings, FRAMES, "We are almost out of milk.")
     # THEN 4 evenly spread frames go as image parts, the transcript is in the prompt, the answer is parsed
@@ -68,7 +73,7 @@ def test_real_text_is_not_a_placeholder():
 
 def test_captioner_falls_back_to_the_transcript_when_the_caption_is_a_placeholder():
     llm = ScriptedLLM({"caption": {"caption": "<the description>"}})
-    caption = caption_window(llm, make_settings(), [], "Good morning, Katrina.")
+    caption = caption_window(llm, caption_settings(), [], "Good morning, Katrina.")
     assert caption.text == "I heard: Good morning, Katrina."
     assert caption.source == CaptionMode.HEARD  # degraded to what was heard, and the segment says so
     assert caption.response is not None and caption.response.completion_tokens > 0  # the call is accounted for
@@ -77,7 +82,7 @@ def test_captioner_falls_back_to_the_transcript_when_the_caption_is_a_placeholde
 def test_captioner_without_transcript_raises_on_a_placeholder_caption():
     llm = ScriptedLLM({"caption": {"caption": "<the description>"}})
     with pytest.raises(ModelOutputError):
-        caption_window(llm, make_settings(), FRAMES, "")
+        caption_window(llm, caption_settings(), FRAMES, "")
 
 
 def test_ner_drops_placeholder_entities():
@@ -88,7 +93,7 @@ def test_ner_drops_placeholder_entities():
 def test_heard_captions_ask_no_model_and_keep_what_was_heard_verbatim():
     # GIVEN the heard mode (the local profile's default) and a model that would invent a scene
     llm = ScriptedLLM({"caption": {"caption": "The window in which I am standing, with my camera glasses."}})
-    settings = make_settings(caption_mode="heard")
+    settings = caption_settings(caption_mode="heard")
     # WHEN a window with frames and speech is captioned
     caption = caption_window(llm, settings, FRAMES, "  We are almost\nout of milk. ")
     # THEN the caption is what was heard, marked as heard, and no model was asked
@@ -103,7 +108,7 @@ def test_heard_captions_ask_no_model_and_keep_what_was_heard_verbatim():
 
 def test_heard_caption_of_a_silent_window_is_empty_not_invented():
     llm = ScriptedLLM({"caption": {"caption": "I walk through a sunny park."}})
-    caption = caption_window(llm, make_settings(caption_mode="heard"), FRAMES, "")
+    caption = caption_window(llm, caption_settings(caption_mode="heard"), FRAMES, "")
     assert (caption.text, caption.source) == ("", CaptionMode.HEARD)
     assert llm.calls == []
 
@@ -112,7 +117,7 @@ def test_tidied_captions_send_no_frames_and_say_so():
     # GIVEN a text model that tidies what was heard
     llm = ScriptedLLM({"caption": {"caption": "Katrina tells me we are almost out of milk."}})
     # WHEN a window with frames is captioned in the tidied mode
-    caption = caption_window(llm, make_settings(caption_mode="tidied"), FRAMES, "We are almost out of milk.")
+    caption = caption_window(llm, caption_settings(caption_mode="tidied"), FRAMES, "We are almost out of milk.")
     # THEN the model gets the transcript and no image, and the caption is marked tidied (nothing was seen)
     request = llm.calls_for("caption")[0]
     assert isinstance(request.messages[-1]["content"], str) or not any(
@@ -121,13 +126,13 @@ def test_tidied_captions_send_no_frames_and_say_so():
     assert "We are almost out of milk." in request.prompt_text
     assert (caption.text, caption.source) == ("Katrina tells me we are almost out of milk.", CaptionMode.TIDIED)
     # AND a tidied window whose transcript is empty asks no model (it would have nothing to work from)
-    assert caption_window(llm, make_settings(caption_mode="tidied"), FRAMES, "").source == CaptionMode.HEARD
+    assert caption_window(llm, caption_settings(caption_mode="tidied"), FRAMES, "").source == CaptionMode.HEARD
     assert len(llm.calls_for("caption")) == 1
 
 
 def test_seen_caption_without_frames_is_only_tidied():
     llm = ScriptedLLM({"caption": {"caption": "Katrina says the milk is nearly gone."}})
-    caption = caption_window(llm, make_settings(caption_mode="seen"), [], "We are almost out of milk.")
+    caption = caption_window(llm, caption_settings(caption_mode="seen"), [], "We are almost out of milk.")
     assert caption.source == CaptionMode.TIDIED
 
 

@@ -1,5 +1,5 @@
-"""Each component is given its settings (issue 66): the read side, capture and the timeline read frozen settings of
-their own, built by the composition root, never the whole Settings."""
+"""Each component is given its settings (issue 66): the read side, capture, the timeline and ingest read frozen
+settings of their own, built by the composition root, never the whole Settings."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from pydantic import ValidationError
 from tests.support.harness import make_settings
 from worldmm.capture.settings import CaptureSettings
 from worldmm.config import AgentMode, ComponentSettings, Settings
+from worldmm.ingest.settings import IngestSettings
+from worldmm.media.settings import CaptionSettings
 from worldmm.retrieval.settings import RetrievalSettings
 from worldmm.timeline.settings import TimelineSettings
 
@@ -24,6 +26,7 @@ COMPONENTS: dict[str, type[ComponentSettings]] = {
     "retrieval": RetrievalSettings,
     "capture": CaptureSettings,
     "timeline": TimelineSettings,
+    "ingest": IngestSettings,
 }
 
 
@@ -52,17 +55,19 @@ def test_a_read_of_the_whole_settings_is_found() -> None:
 def test_no_module_of_a_component_reads_the_whole_settings(component: str) -> None:
     reads = {
         path.name: found
-        for path in sorted((WORLDMM / component).glob("*.py"))
+        for path in sorted((WORLDMM / component).rglob("*.py"))
         if path.name != "settings.py" and (found := whole_settings_reads(path.read_text(encoding="utf-8")))
     }
     assert reads == {}
 
 
-@pytest.mark.parametrize("component", sorted(COMPONENTS))
-def test_every_component_setting_has_the_type_settings_gives_it(component: str) -> None:
+@pytest.mark.parametrize("component", [*COMPONENTS.values(), CaptionSettings], ids=lambda c: c.__name__)
+def test_every_component_setting_has_the_type_settings_gives_it(component: type[ComponentSettings]) -> None:
     whole = get_type_hints(Settings)
-    for name, field in COMPONENTS[component].model_fields.items():
+    for name, field in component.model_fields.items():
         derived = getattr(Settings, name, None)
+        if isinstance(field.annotation, type) and issubclass(field.annotation, ComponentSettings):
+            continue  # the settings of a part the component calls: checked as that part's own
         if name in whole:
             assert field.annotation == whole[name], name
         elif isinstance(derived, property):  # a derived value, typed by the property's return
@@ -79,6 +84,9 @@ def test_component_settings_are_the_settings_values_and_frozen() -> None:
     assert retrieval.episodic_rerank_enabled is settings.episodic_rerank_enabled
     assert capture.capture_expected_frames == 4 and capture.capture_bytes_per_day == settings.capture_bytes_per_day
     assert TimelineSettings.of(make_settings(cursor_secret="k" * 43)).cursor_signing_secret() == "k" * 43
+    ingest = IngestSettings.of(make_settings(caption_frames=2, worldmm_profile="aws"))
+    assert ingest.caption == CaptionSettings.of(make_settings(caption_frames=2, worldmm_profile="aws"))
+    assert ingest.caption.caption_frames == 2 and ingest.gpu_required
     with pytest.raises(ValidationError):
         retrieval.hybrid_top_k = 8  # type: ignore[misc]
     with pytest.raises(ValidationError):

@@ -12,7 +12,7 @@ from tests.support.harness import make_settings
 from worldmm.ingest.catalog.port import info_from_item, parse_timestamp
 from worldmm.ingest.dlq import window_event_from_body
 from worldmm.ingest.events import IngestWindowEvent, RetriggerEvent
-from worldmm.ingest.window import gpu_required
+from worldmm.ingest.settings import IngestSettings
 
 pytestmark = pytest.mark.unit
 
@@ -55,6 +55,6 @@ def test_ingest_events_session_timestamps_accept_iso_and_epochs():
 
 
 def test_ingest_events_gpu_required_defaults_to_aws_profile():
-    assert gpu_required(make_settings(worldmm_profile="aws")) is True
-    assert gpu_required(make_settings(worldmm_profile="local")) is False
-    assert gpu_required(make_settings(worldmm_profile="local", ingest_requires_gpu=True)) is True
+    assert IngestSettings.of(make_settings(worldmm_profile="aws")).gpu_required is True
+    assert IngestSettings.of(make_settings(worldmm_profile="local")).gpu_required is False
+    assert IngestSettings.of(make_settings(worldmm_profile="local", ingest_requires_gpu=True)).gpu_required is True

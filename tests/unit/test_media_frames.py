@@ -11,6 +11,7 @@ from tests.support.ingest import StaticTranscriber
 from worldmm.errors import ModelOutputError
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.captioner import caption_window, parse_caption
+from worldmm.media.settings import CaptionSettings
 from worldmm.media.frames import (
     find_window_audio,
     list_frame_keys,
@@ -97,7 +98,7 @@ def test_ingest_frames_legacy_audio_transcript_is_cut_to_the_window(tmp_path):
 def test_ingest_captioner_prompt_sends_four_frames_as_data_urls_with_transcript():
     llm = ScriptedLLM({"caption": {"caption": "I  pour\n tea."}})
     frames = [bytes([i]) * 3 for i in range(16)]
-    caption = caption_window(llm, make_settings(), frames, "Kate: tea?")
+    caption = caption_window(llm, CaptionSettings.of(make_settings()), frames, "Kate: tea?")
     assert caption.text == "I pour tea."
     content = llm.calls[0].messages[-1]["content"]
     urls = [p["image_url"]["url"] for p in content if p["type"] == "image_url"]

@@ -17,12 +17,12 @@ from aws_lambda_powertools import Logger
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from worldmm.config import Settings
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.port import DatabasePorts
 from worldmm.events.outbox import prune_published, publish_in, publish_pending, record, sessions_awaiting_event
 from worldmm.events.port import EventPublisher
 from worldmm.ingest.catalog.port import SessionInfo, SessionPorts, session_info
+from worldmm.ingest.settings import IngestSettings, IngestSettingsPorts
 from worldmm.observability import count
 
 logger = Logger(child=True)
@@ -34,7 +34,7 @@ EVENT_RETENTION_S = 14 * 86_400
 """Published events older than this are pruned (the SSE stream replays two weeks; the outbox stops growing)."""
 
 
-class EventPorts(DatabasePorts, SessionPorts, Protocol):
+class EventPorts(DatabasePorts, SessionPorts, IngestSettingsPorts, Protocol):
     """Recording and publishing app events: the database, the session catalog and the publisher."""
 
     @property
@@ -42,7 +42,7 @@ class EventPorts(DatabasePorts, SessionPorts, Protocol):
 
 
 def _outcome(
-    session: Session, settings: Settings, user_id: str, session_id: str, known: Iterable[int]
+    session: Session, settings: IngestSettings, user_id: str, session_id: str, known: Iterable[int]
 ) -> dict[str, int] | None:
     """The session's counts when every window (those with rows and those `known` to the catalog) is complete
     or failed with no attempt left; None while one is still to come."""
@@ -71,7 +71,7 @@ def _record_if_done(
     """In `session`: record `SessionProcessed` when the session ended and is done. `info` is the catalog entry
     as the caller read it; the catalog is read again (the session may have ended since) only once the
     windows are done."""
-    settings = services.settings
+    settings = services.ingest_settings
     detail = _outcome(session, settings, user_id, session_id, info.windows() if info else ())
     if detail is None:
         return False

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from worldmm.config import Profile, Settings
+from worldmm.config import Profile
+from worldmm.ingest.settings import IngestSettings
 
 _PROC = Path("/proc")
 _BOOT_ID = _PROC / "sys" / "kernel" / "random" / "boot_id"
@@ -77,7 +78,7 @@ def current_owner() -> ClaimOwner:
     return ClaimOwner(_host(), _read(_BOOT_ID), pid, _start_ticks(pid))
 
 
-def owner_for(settings: Settings) -> str | None:
+def owner_for(settings: IngestSettings) -> str | None:
     """The owner a claim made now records: this process on the local profile, none on aws (lease only)."""
     return str(current_owner()) if settings.worldmm_profile == Profile.LOCAL else None
 

@@ -16,7 +16,7 @@ from worldmm.errors import GpuUnavailableError, WorldMMError
 from worldmm.ingest.catalog.port import owned_session
 from worldmm.ingest.events import EventRejected, IngestWindowEvent, IngestWindowSkipped, IngestWindowSuccess
 from worldmm.ingest.steplog import log_step
-from worldmm.ingest.window import find_window_segment, gpu_required, ingest_window
+from worldmm.ingest.window import find_window_segment, ingest_window
 
 if TYPE_CHECKING:
     from worldmm.ingest.window import WindowPorts
@@ -42,8 +42,8 @@ def extend_visibility(services: WindowPorts, record: SQSRecord, reason: str, sec
     """Hide the message for DLQ_VISIBILITY_EXTENSION_S (or `seconds`) so a GPU outage does not spin the consumer."""
     from worldmm.aws import aws_client
 
-    seconds = services.settings.dlq_visibility_extension_s if seconds is None else seconds
-    queue_url = services.settings.ingest_dlq_url
+    seconds = services.ingest_settings.dlq_visibility_extension_s if seconds is None else seconds
+    queue_url = services.ingest_settings.ingest_dlq_url
     if not queue_url:
         raise RuntimeError("INGEST_DLQ_URL is not set")
     aws_client("sqs").change_message_visibility(
@@ -99,7 +99,7 @@ def handle_dlq_record(services: WindowPorts, record: SQSRecord) -> dict[str, Any
             window_index=event.windowIndex,
         )
         return IngestWindowSkipped(reason=rejected.reason).model_dump()
-    if gpu_required(services.settings) and services.gpu_url() is None:
+    if services.ingest_settings.gpu_required and services.gpu_url() is None:
         defer_for_gpu(services, record)
         raise GpuUnavailableError("GPU worker unavailable; message deferred")
     result = _retry_window(services, record, event)

@@ -38,8 +38,8 @@ from worldmm.memory.episodic.triples import (
 )
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.ingest.port import EnrichmentPorts, EpisodicPorts
+    from worldmm.ingest.settings import IngestSettings
 
 logger = Logger(child=True)
 
@@ -127,8 +127,8 @@ def claim_segment(
     (transcript, frame_count, s3_frames_key, ...).
     """
     token = uuid.uuid4()
-    lease = timedelta(seconds=services.settings.ingest_claim_lease_s)
-    owner = owner_for(services.settings)
+    lease = timedelta(seconds=services.ingest_settings.ingest_claim_lease_s)
+    owner = owner_for(services.ingest_settings)
     with services.db.unit_of_work(user_id) as session:
         lock_claiming(session, user_id)
         if is_forgotten(session, user_id, session_id, start_time, end_time):
@@ -204,7 +204,7 @@ def _take_over(
         return ClaimResult(ClaimStatus.COMPLETE, row.id, row.start_time, row.end_time)
     if row.claim_token is not None and live and not (claimant.owner and owner_gone(row.claim_owner)):
         return ClaimResult(ClaimStatus.BUSY, row.id, row.start_time, row.end_time)
-    if row.ingest_attempts >= services.settings.ingest_max_attempts:
+    if row.ingest_attempts >= services.ingest_settings.ingest_max_attempts:
         _mark_exhausted(session, user_id, row)
         return ClaimResult(ClaimStatus.EXHAUSTED, row.id, row.start_time, row.end_time)
     delete_segment_derivatives(session, user_id, row.id)
@@ -293,7 +293,7 @@ def _check_claim(session: Any, user_id: str, segment_id: uuid.UUID, claim_token:
         raise ClaimLostError(f"segment {segment_id} was claimed by another invocation")
 
 
-def extraction_text(settings: Settings, window_caption: WindowCaption, transcript: str) -> str:
+def extraction_text(settings: IngestSettings, window_caption: WindowCaption, transcript: str) -> str:
     """What a window's entities and facts are read from: its caption, or, where the caption is only what was
     heard run together, the transcript's lines with their speakers (each other speaker's line after their
     name, the wearer's as said) when the transcriber tells voices apart, so that a line's "I" is its speaker."""
@@ -355,7 +355,7 @@ def _encode_visual(services: EnrichmentPorts, segment_id: uuid.UUID, frames: lis
     try:
         encoder = services.visual
         vector = encoder.encode_video(frames)
-        expected = services.settings.visual_embedding_dim
+        expected = services.ingest_settings.visual_embedding_dim
         if len(vector) != expected:
             raise ValueError(f"visual embedding has {len(vector)} dims, expected {expected}")
         return vector
@@ -380,7 +380,7 @@ def enrich_segment(
     only while that claim is still held (ClaimLostError otherwise). Usage of every model call is recorded,
     also when a later step fails.
     """
-    settings = services.settings
+    settings = services.ingest_settings
     usage = UsageLog()
     extraction: EpisodicExtraction | None = None
     try:
@@ -424,7 +424,9 @@ def _caption(
     services: EnrichmentPorts, segment_id: uuid.UUID, material: WindowMaterial, usage: UsageLog
 ) -> WindowCaption:
     """The window's caption (from its frames, or its transcript alone), its model call recorded in `usage`."""
-    window_caption = caption_window(services.llm, services.settings, material.frames, material.transcript)
+    window_caption = caption_window(
+        services.llm, services.ingest_settings.caption, material.frames, material.transcript
+    )
     if window_caption.response is not None:
         usage.add("caption", window_caption.response)
     log_step(

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from worldmm.ingest.app_events import EventPorts
 from worldmm.ingest.catalog.port import SessionPorts
+from worldmm.ingest.settings import IngestSettingsPorts
 from worldmm.memory.entities import EntityPorts
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache.port import GraphCache
     from worldmm.llm.port import LLM
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from worldmm.memory.visual.port import VisualEncoder
 
 
-class EpisodicPorts(EntityPorts, Protocol):
+class EpisodicPorts(EntityPorts, IngestSettingsPorts, Protocol):
     """Extracting and storing episodic memories: entity resolution's ports, the whole extractor, the graph cache."""
 
     @property
@@ -63,16 +63,16 @@ class WindowProcessPorts(EnrichmentPorts, Protocol):
     def transcriber(self) -> Transcriber: ...
 
 
-class GpuWaitPorts(Protocol):
-    """Waiting for the GPU worker: its address (None while there is none) and the demand that starts it."""
-
-    @property
-    def settings(self) -> Settings: ...
+class GpuWaitPorts(IngestSettingsPorts, Protocol):
+    """Waiting for the GPU worker: its address (None while there is none), the demand that starts it, and what
+    the deployment's pointer to it says when there is none."""
 
     @property
     def gpu_demand(self) -> GpuDemand: ...
 
     def gpu_url(self) -> str | None: ...
+
+    def gpu_sentinel(self) -> str: ...
 
 
 class IngestSessionPorts(WindowProcessPorts, MultiscalePorts, Protocol):

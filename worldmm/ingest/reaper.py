@@ -115,7 +115,7 @@ def _key(window: ReapedWindow) -> tuple[str, str, int]:
 def _settle(services: ReaperPorts, window: ReapedWindow) -> tuple[Outcome, str | None]:
     """After a synchronous (local) run: the window's state, and any summary of its session that failed or
     that nobody is producing any more."""
-    settings = services.settings
+    settings = services.ingest_settings
     with services.db.unit_of_work(window["user_id"]) as session:
         rows = session.execute(
             select(
@@ -161,7 +161,7 @@ def reap(services: ReaperPorts, older_than_s: int | None = None) -> ReapReport:
     """Re-invoke IngestWindowFunction for every stale window (and, locally, every window whose claiming
     process is gone); report what became of each. On the local profile the invocation runs here, so the
     report says whether the window is now complete and why not."""
-    settings = services.settings
+    settings = services.ingest_settings
     age = settings.reaper_pending_after_s if older_than_s is None else older_than_s
     local = settings.worldmm_profile == Profile.LOCAL
     windows: list[ReapedWindow] = []

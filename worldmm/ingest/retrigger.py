@@ -12,6 +12,7 @@ from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.db.port import DatabasePorts
 from worldmm.ingest.catalog.port import SessionCatalog, SessionInfo, owned_session
 from worldmm.ingest.events import MAX_RETRIGGER_WINDOWS, IngestWindowEvent, RetriggerEvent, RetriggerResponse
+from worldmm.ingest.settings import IngestSettingsPorts
 
 if TYPE_CHECKING:
     from worldmm.ingest.invoker.port import FunctionInvoker
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 
-class RetriggerPorts(DatabasePorts, Protocol):
+class RetriggerPorts(DatabasePorts, IngestSettingsPorts, Protocol):
     """The ports a retrigger uses: the session catalog, the database and the function invoker."""
 
     @property
@@ -36,7 +37,7 @@ def _db_windows(services: RetriggerPorts, user_id: str, session_id: str) -> dict
             select(Segment.window_index, Segment.processing_status).where(
                 Segment.user_id == user_id,
                 Segment.session_id == session_id,
-                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.duration_seconds == services.ingest_settings.window_seconds,
             )
         )
         return {index: status for index, status in rows}
@@ -48,7 +49,7 @@ def reset_segments_to_pending(services: RetriggerPorts, user_id: str, session_id
     windows_of_session = (
         Segment.user_id == user_id,
         Segment.session_id == session_id,
-        Segment.duration_seconds == services.settings.window_seconds,
+        Segment.duration_seconds == services.ingest_settings.window_seconds,
         Segment.window_index.in_(windows),
     )
     with services.db.unit_of_work(user_id) as session:
@@ -95,7 +96,7 @@ def retrigger(services: RetriggerPorts, event: RetriggerEvent) -> RetriggerRespo
     Only for a session that exists and is the event's user's (EventRejected otherwise, before anything
     is read or invoked); at most MAX_RETRIGGER_WINDOWS windows per call, the rest reported as skipped.
     """
-    settings = services.settings
+    settings = services.ingest_settings
     info = owned_session(services, event.sessionId, event.userId)
     windows, skipped = resolve_windows(services, event, info)
     if len(windows) > MAX_RETRIGGER_WINDOWS:

@@ -154,7 +154,7 @@ def ingest_session(
     from worldmm.ingest.summary_schedule import complete_summaries, on_session_end
 
     services = services.with_backfill_llm()
-    settings = services.settings
+    settings = services.ingest_settings
     batching = settings.llm_mode == LLMMode.BATCH
     # In batch mode every window waits on shared Batch jobs, so run enough of them to fill a job.
     default_workers = settings.batch_max_requests if batching else settings.ingest_concurrency
@@ -178,7 +178,7 @@ def ingest_session(
 def _open_session(services: IngestSessionPorts, user_id: str, root: Path) -> tuple[SessionMetadata, _Session]:
     """Stages 1–2: the directory's metadata, its windows' place in time, and (unless every window is
     complete already) the full recording transcribed."""
-    settings = services.settings
+    settings = services.ingest_settings
     meta = load_metadata(root)
     raw = json.loads((root / "metadata.json").read_text(encoding="utf-8"))
     created_at = info_from_item(meta.session_id, raw).created_at
@@ -234,7 +234,7 @@ def _incomplete_window_count(services: IngestSessionPorts, user_id: str, session
         complete = session.scalar(
             select(func.count()).where(
                 Segment.session_id == session_id,
-                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.duration_seconds == services.ingest_settings.window_seconds,
                 Segment.window_index < window_count,
                 Segment.processing_status == ProcessingStatus.COMPLETE,
             )

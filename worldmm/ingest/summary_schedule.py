@@ -146,9 +146,7 @@ def produce_summary(
             embedding = services.embedder.embed([summary])[0]
         except ModelOutputError as exc:
             _mark_failed(services, user_id, session_id, claim, str(exc))
-            logger.warning(
-                "summary_merge_unparsable", extra={"scale": key.duration_seconds, "error": str(exc)}
-            )
+            logger.warning("summary_merge_unparsable", extra={"scale": key.duration_seconds, "error": str(exc)})
             return SummaryOutcome(key, claim.segment_id, produced=False, error=str(exc))
         except Exception as exc:
             _mark_failed(services, user_id, session_id, claim, f"{type(exc).__name__}: {exc}")
@@ -275,7 +273,7 @@ def _stale_pending(row: Segment, services: MultiscalePorts) -> bool:
     the reaper interval."""
     if owner_gone(row.claim_owner):
         return True
-    limit = timedelta(seconds=services.settings.reaper_pending_after_s)
+    limit = timedelta(seconds=services.ingest_settings.reaper_pending_after_s)
     return row.updated_at is not None and datetime.now(UTC) - row.updated_at > limit
 
 
@@ -283,9 +281,7 @@ def _claim(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKe
     with services.db.unit_of_work(user_id) as session:
         _lock(session, user_id, session_id, key)
         row = _slot(session, user_id, session_id, key)
-        ready = _ready_children(
-            _children(session, user_id, session_id, key), key, final=final, exists=row is not None
-        )
+        ready = _ready_children(_children(session, user_id, session_id, key), key, final=final, exists=row is not None)
         if ready is None:
             return None
         children = _as_captions(ready)
@@ -306,7 +302,7 @@ def _claim(services: MultiscalePorts, user_id: str, session_id: str, key: SlotKe
                 end_time=ready[-1].end_time,
             )
             session.add(row)
-        _stamp(row, ready, fp, owner_for(services.settings))
+        _stamp(row, ready, fp, owner_for(services.ingest_settings))
         session.flush()
         for child in ready:
             child.parent_segment_id = row.id
@@ -337,11 +333,7 @@ def _owned(session: Session, user_id: str, session_id: str, claim: _Claim) -> Se
     """The summary row if `claim` still owns it (same fingerprint, still pending)."""
     _lock(session, user_id, session_id, claim.key)
     row = _slot(session, user_id, session_id, claim.key)
-    if (
-        row is None
-        or row.source_fingerprint != claim.fingerprint
-        or row.processing_status != ProcessingStatus.PENDING
-    ):
+    if row is None or row.source_fingerprint != claim.fingerprint or row.processing_status != ProcessingStatus.PENDING:
         return None
     return row
 
@@ -408,7 +400,7 @@ def _finish(services: MultiscalePorts, user_id: str, session_id: str, claim: _Cl
             children = _as_captions(ready)
             fp = fingerprint(children)
             if fp != claim.fingerprint:
-                _stamp(row, ready, fp, owner_for(services.settings))
+                _stamp(row, ready, fp, owner_for(services.ingest_settings))
                 for child in ready:
                     child.parent_segment_id = row.id
                 logger.info("summary_children_changed", extra={"segment_id": str(row.id)})
@@ -458,9 +450,7 @@ def _open_parents(services: MultiscalePorts, user_id: str, session_id: str, scal
     return sorted(k for k in keys if k is not None and k.duration_seconds == scale)
 
 
-def _map(
-    fn: Callable[[SlotKey], SummaryOutcome], keys: list[SlotKey], concurrency: int
-) -> list[SummaryOutcome]:
+def _map(fn: Callable[[SlotKey], SummaryOutcome], keys: list[SlotKey], concurrency: int) -> list[SummaryOutcome]:
     if concurrency <= 1 or len(keys) <= 1:
         return [fn(k) for k in keys]
     with ThreadPoolExecutor(max_workers=min(concurrency, len(keys)), thread_name_prefix="multiscale") as pool:

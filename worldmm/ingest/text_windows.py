@@ -106,7 +106,7 @@ def ingest_text_windows(
     by_session: dict[str, list[TextWindow]] = {}
     for window in sorted(windows, key=lambda w: (w.session_id, w.window_index)):
         by_session.setdefault(window.session_id, []).append(window)
-    chunk = max(1, services.settings.text_ingest_chunk)
+    chunk = max(1, services.ingest_settings.text_ingest_chunk)
     for session_id, session_windows in by_session.items():
         _ingest_session(services, user_id, session_id, session_windows, chunk, report, progress)
     report.seconds = time.perf_counter() - started
@@ -155,7 +155,7 @@ def _ingest_session(
         ahead.shutdown(cancel_futures=True)
     t = time.perf_counter()
     before = complete_summaries(services.db, user_id, session_id)
-    on_session_end(services, user_id, session_id, concurrency=services.settings.text_ingest_summary_concurrency)
+    on_session_end(services, user_id, session_id, concurrency=services.ingest_settings.text_ingest_summary_concurrency)
     report.summaries += complete_summaries(services.db, user_id, session_id) - before
     report.time("summaries", t)
     report.sessions += 1

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from aws_lambda_powertools import Logger
 from sqlalchemy import select
 
-from worldmm.config import Profile, Settings
+from worldmm.config import Profile
 from worldmm.db.models import ProcessingStatus, Segment
 from worldmm.errors import GpuUnavailableError
 from worldmm.ingest.app_events import settle_events
@@ -66,13 +66,6 @@ logger = Logger(child=True)
 UNAVAILABLE_HOSTS = ("0.0.0.0",)
 
 
-def gpu_required(settings: Settings) -> bool:
-    """Whether a window with frames needs the GPU worker up (INGEST_REQUIRES_GPU; default: aws profile)."""
-    if settings.ingest_requires_gpu is not None:
-        return settings.ingest_requires_gpu
-    return settings.worldmm_profile == Profile.AWS
-
-
 def require_gpu(services: GpuWaitPorts, segment_id: uuid.UUID) -> str:
     """The GPU worker URL (steps 7–8), or GpuUnavailableError when there is none."""
     url = services.gpu_url()
@@ -92,12 +85,10 @@ def require_gpu(services: GpuWaitPorts, segment_id: uuid.UUID) -> str:
 def _gpu_sentinel(services: GpuWaitPorts) -> str:
     """Why there was no worker URL: the GPU instance parameter's value as read (aws: `none`, `absent`, a
     stopped instance's id, ...); `none` elsewhere (no GPU_WORKER_URL, nothing to discover)."""
-    if services.settings.worldmm_profile != Profile.AWS:
+    if services.ingest_settings.worldmm_profile != Profile.AWS:
         return "none"
-    from worldmm.gpu.discovery import gpu_sentinel
-
     try:
-        return gpu_sentinel(services.settings)
+        return services.gpu_sentinel()
     except Exception as exc:  # the log field must not replace the error being raised
         return f"unreadable ({type(exc).__name__})"
 
@@ -112,7 +103,7 @@ def find_window_segment(
                 Segment.user_id == user_id,
                 Segment.session_id == session_id,
                 Segment.window_index == window_index,
-                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.duration_seconds == services.ingest_settings.window_seconds,
             )
         ).first()
     return (row[0], row[1]) if row else None
@@ -149,7 +140,7 @@ def _close_ended_session(services: WindowPorts, user_id: str, session_id: str) -
         unfinished = session.scalar(
             select(func.count()).where(
                 Segment.session_id == session_id,
-                Segment.duration_seconds == services.settings.window_seconds,
+                Segment.duration_seconds == services.ingest_settings.window_seconds,
                 Segment.processing_status != ProcessingStatus.COMPLETE,
             )
         )
@@ -221,7 +212,7 @@ def process_window(
     worker and propagates. Any other failure (GpuUnavailableError too, without `gpu`) marks the row
     failed and propagates. Safe to run any number of times, concurrently.
     """
-    settings = services.settings
+    settings = services.ingest_settings
     keys = source.frame_keys
     start, end = window_span(created_at, window_index, settings.window_seconds)
     claim = claim_segment(
@@ -272,9 +263,9 @@ def _enrich_claimed(
     gpu: GpuWaitPorts | None,
 ) -> EnrichmentResult | None:
     """Frames → words → enrich the claimed window, or complete it with its transcript alone (None)."""
-    settings = services.settings
+    settings = services.ingest_settings
     keys = source.frame_keys
-    if keys and gpu is not None and gpu_required(settings):
+    if keys and gpu is not None and settings.gpu_required:
         require_gpu(gpu, segment_id)  # before transcription: a GPU outage costs no Whisper calls
     frames, frame_keys = load_frames(source.store, keys, settings.sample_frames)
     log_step(logger, "frames_loaded", frame_count=len(frames))
@@ -326,7 +317,7 @@ def _log_completed(segment_id: uuid.UUID, enrichment: EnrichmentResult | None) -
 
 def _window_transcript(services: WindowProcessPorts, source: WindowSource, session_id: str, window_index: int) -> str:
     """The window's words: its span of the whole recording when there is one, else its own audio transcribed."""
-    seconds = services.settings.window_seconds
+    seconds = services.ingest_settings.window_seconds
     if source.recording is not None:
         start = window_index * seconds + source.recording_offset_s
         return source.recording.window(start, start + seconds)

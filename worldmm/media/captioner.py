@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 
-from worldmm.config import CaptionMode, Settings
+from worldmm.config import CaptionMode
 from worldmm.errors import ModelOutputError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import NonPlaceholderStr, build_request, extract_json, is_placeholder
 from worldmm.media.frames import uniform_sample
+from worldmm.media.settings import CaptionSettings
 
 PURPOSE = "caption"
 HEARD_PREFIX = "I heard: "
@@ -76,7 +77,7 @@ def heard_caption(transcript: str) -> str:
     return f"{HEARD_PREFIX}{heard}"[:MAX_CAPTION_CHARS] if heard else ""
 
 
-def caption_window(llm: LLM, settings: Settings, frames: list[bytes], transcript: str) -> WindowCaption:
+def caption_window(llm: LLM, settings: CaptionSettings, frames: list[bytes], transcript: str) -> WindowCaption:
     """Caption a window as `settings.caption_mode_effective` says; the result names its source.
 
     `seen` sends `settings.caption_frames` of the frames with the transcript (no frames: the model only
