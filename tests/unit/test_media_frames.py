@@ -11,7 +11,6 @@ from tests.support.ingest import StaticTranscriber
 from worldmm.errors import ModelOutputError
 from worldmm.llm.scripted import ScriptedLLM
 from worldmm.media.captioner import caption_window, parse_caption
-from worldmm.media.settings import CaptionSettings
 from worldmm.media.frames import (
     find_window_audio,
     list_frame_keys,
@@ -21,6 +20,7 @@ from worldmm.media.frames import (
     uniform_sample,
 )
 from worldmm.media.objects import DirectoryObjectStore
+from worldmm.media.settings import CaptionSettings
 from worldmm.media.transcription.port import Transcript, TranscriptSegment
 
 pytestmark = pytest.mark.unit
