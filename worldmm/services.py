@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from worldmm.cells.records import CellRecords, NoCellRecords
     from worldmm.cells.router import CellRouter
     from worldmm.chat.port import ChatRepository
+    from worldmm.chat.settings import ChatSettings
     from worldmm.db.engine import Database
     from worldmm.events.port import EventPublisher
     from worldmm.gpu.controller import GpuController
@@ -84,6 +85,13 @@ class Services:
         from worldmm.ingest.settings import IngestSettings
 
         return IngestSettings.of(self.settings)
+
+    @cached_property
+    def chat_settings(self) -> ChatSettings:
+        """Chat's settings, frozen (chat reads no other)."""
+        from worldmm.chat.settings import ChatSettings
+
+        return ChatSettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:
@@ -288,10 +296,10 @@ class Services:
         if self.settings.worldmm_profile == Profile.AWS:
             from worldmm.chat.dynamo import DynamoChatRepository
 
-            return DynamoChatRepository(self.settings)
+            return DynamoChatRepository(self.chat_settings)
         from worldmm.chat.postgres import PostgresChatRepository
 
-        return PostgresChatRepository(self.settings, self.db)
+        return PostgresChatRepository(self.chat_settings, self.db)
 
     @cached_property
     def allowances(self) -> Allowances:

@@ -16,6 +16,7 @@ from handlers.http.memories.chat.app import lambda_handler as verbose_handler
 from tests.support.capture import http_event, lambda_context
 from tests.support.retrieval import MemoryWriter
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import AgentMode, Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.errors import MemoryUnavailableError
@@ -65,7 +66,7 @@ def test_database_down_is_a_503_and_nothing_is_saved(
         update={"worldmm_profile": Profile.AWS, "agent_mode": AgentMode.LOOP, "chat_allowance_model_calls": 0}
     )  # the allowance is off: the fault under test is the memory store
     client = boto3.client("dynamodb", region_name="us-east-1")
-    for definition in dynamo_table_definitions(aws_settings):
+    for definition in dynamo_table_definitions(ChatSettings.of(aws_settings)):
         client.create_table(**definition)
     llm = _agent(ScriptedLLM())
     _install(
@@ -75,7 +76,7 @@ def test_database_down_is_a_503_and_nothing_is_saved(
             db=Database(DEAD_DATABASE),
             llm=llm,
             embedder=HashEmbedder(aws_settings.embedding_dim),
-            chats=DynamoChatRepository(aws_settings, client),
+            chats=DynamoChatRepository(ChatSettings.of(aws_settings), client),
         ),
     )
     # WHEN Alice asks

@@ -13,6 +13,7 @@ from worldmm.chat.cursor import encode_cursor
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.chat.port import ChatRepository
 from worldmm.chat.postgres import PostgresChatRepository
+from worldmm.chat.settings import ChatSettings
 from worldmm.errors import BadRequest, Forbidden
 
 pytestmark = pytest.mark.integration
@@ -30,10 +31,10 @@ def repo(request: pytest.FixtureRequest) -> ChatRepository:
         request.getfixturevalue("aws")
         settings = make_settings(worldmm_profile="aws")
         client = boto3.client("dynamodb", region_name="us-east-1")
-        for definition in dynamo_table_definitions(settings):
+        for definition in dynamo_table_definitions(ChatSettings.of(settings)):
             client.create_table(**definition)
-        return DynamoChatRepository(settings, client)
-    return PostgresChatRepository(request.getfixturevalue("settings"), request.getfixturevalue("db"))
+        return DynamoChatRepository(ChatSettings.of(settings), client)
+    return PostgresChatRepository(ChatSettings.of(request.getfixturevalue("settings")), request.getfixturevalue("db"))
 
 
 def _fill(repo: ChatRepository, user_id: str, chat_id: str, count: int) -> list[str]:

@@ -25,6 +25,7 @@ from worldmm.capture.port import CaptureStatePort
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
 from worldmm.chat.port import ChatRepository
 from worldmm.chat.postgres import PostgresChatRepository
+from worldmm.chat.settings import ChatSettings
 from worldmm.db.models import MemoryType
 from worldmm.graph.build import GraphKey, UserGraph, graph_from_edges
 from worldmm.graph.cache.local import LocalGraphCache
@@ -216,10 +217,10 @@ def chats(request: pytest.FixtureRequest) -> ChatRepository:
         request.getfixturevalue("aws")
         settings = make_settings(worldmm_profile="aws")
         client = boto3.client("dynamodb", region_name="us-east-1")
-        for definition in dynamo_table_definitions(settings):
+        for definition in dynamo_table_definitions(ChatSettings.of(settings)):
             client.create_table(**definition)
-        return DynamoChatRepository(settings, client)
-    return PostgresChatRepository(request.getfixturevalue("settings"), request.getfixturevalue("db"))
+        return DynamoChatRepository(ChatSettings.of(settings), client)
+    return PostgresChatRepository(ChatSettings.of(request.getfixturevalue("settings")), request.getfixturevalue("db"))
 
 
 def test_erase_user_chat_store_erases_the_users_chats_and_messages_only(chats: ChatRepository) -> None:

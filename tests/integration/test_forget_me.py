@@ -24,6 +24,7 @@ from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import CaptureSession, UploadedObject, UploadKind
 from worldmm.capture.service import CaptureService
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import MemoryType
@@ -81,7 +82,7 @@ def world(
     )
     s3, dynamodb = create_capture_resources(aws_settings)
     s3.put_bucket_versioning(Bucket=aws_settings.frames_bucket, VersioningConfiguration={"Status": "Enabled"})
-    for definition in dynamo_table_definitions(aws_settings):
+    for definition in dynamo_table_definitions(ChatSettings.of(aws_settings)):
         dynamodb.create_table(**definition)
     capture = CaptureStore(aws_settings.sessions_table, aws_settings.capture_windows_table, client=dynamodb)
     services = Services(
@@ -93,7 +94,7 @@ def world(
         transcriber=StaticTranscriber(Transcript("Kate: tea?", [TranscriptSegment(0.0, 5.0, "Kate: tea?")])),
         visual=StubVisualEncoder(aws_settings.visual_embedding_dim),
         invoker=InProcessInvoker(),
-        chats=DynamoChatRepository(aws_settings, dynamodb),
+        chats=DynamoChatRepository(ChatSettings.of(aws_settings), dynamodb),
         graph_cache=RedisGraphCache.from_url(redis_url, aws_settings),
     )
     sessions = {}

@@ -31,6 +31,7 @@ from tests.support.memory import script_memory_models
 from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import CaptureSession, UploadKind
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.db.models import ProcessingStatus, Segment, VoiceRow
@@ -130,7 +131,7 @@ def world(
     )
     s3, dynamodb = create_capture_resources(aws_settings)
     s3.put_bucket_versioning(Bucket=aws_settings.frames_bucket, VersioningConfiguration={"Status": "Enabled"})
-    for definition in dynamo_table_definitions(aws_settings):
+    for definition in dynamo_table_definitions(ChatSettings.of(aws_settings)):
         dynamodb.create_table(**definition)
     capture = CaptureStore(aws_settings.sessions_table, aws_settings.capture_windows_table, client=dynamodb)
     llm = script_memory_models(ScriptedLLM()).script("caption", _caption).script("ner", _ner)
@@ -144,7 +145,7 @@ def world(
         transcriber=MarkerTranscriber(),
         visual=StubVisualEncoder(aws_settings.visual_embedding_dim),
         invoker=InProcessInvoker(),
-        chats=DynamoChatRepository(aws_settings, dynamodb),
+        chats=DynamoChatRepository(ChatSettings.of(aws_settings), dynamodb),
         graph_cache=RedisGraphCache.from_url(redis_url, aws_settings),
     )
     world = World(services, pg.admin_url, s3, dynamodb, redis_client, capture)

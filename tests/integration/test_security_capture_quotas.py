@@ -34,6 +34,7 @@ from worldmm.capture.models import (
     UploadKind,
 )
 from worldmm.chat.dynamo import dynamo_table_definitions
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import Profile, Settings
 from worldmm.db.engine import Database
 from worldmm.forget_user import forget_user
@@ -59,7 +60,7 @@ def deployed(aws: None, db: Database) -> Iterator[Services]:
         worldmm_profile=Profile.AWS, database_url=db.url, capture_expected_frames=2, **LIMITS
     )
     _, dynamodb = create_capture_resources(settings)
-    for definition in dynamo_table_definitions(settings):
+    for definition in dynamo_table_definitions(ChatSettings.of(settings)):
         dynamodb.create_table(**definition)
     services = Services(settings, db=db, invoker=InProcessInvoker())
     set_services(services)

@@ -21,6 +21,7 @@ from tests.support.capture import http_event, lambda_context
 from tests.support.harness import embedded_postgres, make_settings
 from tests.support.retrieval import MemoryWriter
 from worldmm.chat.dynamo import DynamoChatRepository, dynamo_table_definitions
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import AgentMode, Profile, Settings
 from worldmm.db.local import LocalDatabase
 from worldmm.llm.scripted import ScriptedLLM
@@ -66,7 +67,7 @@ def pg_up(own_pg: LocalDatabase) -> Iterator[LocalDatabase]:
 @pytest.fixture
 def dynamo(aws: None) -> Any:
     client = boto3.client("dynamodb", region_name="us-east-1")
-    for definition in dynamo_table_definitions(_aws_settings("unused", AgentMode.LOOP)):
+    for definition in dynamo_table_definitions(ChatSettings.of(_aws_settings("unused", AgentMode.LOOP))):
         client.create_table(**definition)
     return client
 
@@ -82,7 +83,10 @@ def _cold_services(database_url: str, mode: AgentMode, llm: ScriptedLLM, dynamo:
     """A cold container's ports: nothing built yet but the model doubles and the DynamoDB client."""
     settings = _aws_settings(database_url, mode)
     services = Services(
-        settings, llm=llm, embedder=HashEmbedder(settings.embedding_dim), chats=DynamoChatRepository(settings, dynamo)
+        settings,
+        llm=llm,
+        embedder=HashEmbedder(settings.embedding_dim),
+        chats=DynamoChatRepository(ChatSettings.of(settings), dynamo),
     )
     set_services(services)
     return services

@@ -17,6 +17,7 @@ from tests.integration.test_forget_me import FORGOTTEN, OTHERS, World, mentions,
 from worldmm.capture.dynamo import CaptureStore
 from worldmm.capture.models import CaptureSession
 from worldmm.chat.dynamo import dynamo_table_definitions
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.forget_user import forget_user
@@ -79,7 +80,7 @@ def test_security_an_upload_landing_after_the_erase_is_swept(settings: Settings,
 
     settings = settings.model_copy(update={"worldmm_profile": Profile.AWS, "capture_expected_frames": 2})
     s3, dynamodb = create_capture_resources(settings)
-    for definition in dynamo_table_definitions(settings):
+    for definition in dynamo_table_definitions(ChatSettings.of(settings)):
         dynamodb.create_table(**definition)
     s3.put_bucket_versioning(Bucket=settings.frames_bucket, VersioningConfiguration={"Status": "Enabled"})
     set_services(Services(settings, db=db, invoker=InProcessInvoker()))

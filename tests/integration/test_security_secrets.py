@@ -18,6 +18,7 @@ import pytest
 
 from tests.support.harness import make_settings
 from tests.support.template import load_template
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import Profile, Settings
 from worldmm.errors import ConfigurationError
 
@@ -92,7 +93,7 @@ def test_security_a_cursor_only_function_never_fetches_the_model_keys_fails_on_t
 
     # GIVEN ChatsList's settings: told of the cursor secret only (template.yaml)
     settings = _deployed(secrets, cursor_secret_arn=secrets["cursor"])
-    rules = ChatRules(settings)
+    rules = ChatRules(ChatSettings.of(settings))
     # WHEN it signs and checks a cursor
     cursor = rules.encode(["chats", "u1"], {"at": "1"})
     assert rules.decode(["chats", "u1"], cursor) == {"at": "1"}

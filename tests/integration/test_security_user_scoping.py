@@ -25,6 +25,7 @@ from sqlalchemy import create_engine, event, text
 from tests.support.harness import truncate_all
 from tests.support.ingest import make_ingest_services, put_session, put_window, script_window_models
 from worldmm.chat.postgres import PostgresChatRepository
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.db.local import LocalDatabase
@@ -163,7 +164,7 @@ def test_security_every_user_query_is_scoped_by_user_id(
     assert services.memories.session_status(ALICE, SESSIONS[ALICE]).session_id == SESSIONS[ALICE]
 
     # The chat store
-    chats = PostgresChatRepository(services.settings, services.db)
+    chats = PostgresChatRepository(ChatSettings.of(services.settings), services.db)
     bob_chat = chats.save_turn(BOB, None, "bob's question", "bob's answer")
     alice_chat = chats.save_turn(ALICE, None, "alice's question", "alice's answer")
     assert [c.id for c in chats.list_chats(ALICE).conversations] == [alice_chat]

@@ -23,6 +23,7 @@ from tests.support.ingest import (
     script_window_models,
     window_segment,
 )
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import LOCAL_CURSOR_SECRET, Settings
 from worldmm.db.models import ProcessingStatus
 from worldmm.errors import ConfigurationError, GpuRequestError, GpuUnavailableError
@@ -62,7 +63,7 @@ def test_aws_profile_without_a_cursor_secret_never_signs_with_the_built_in_key(a
     from worldmm.chat.dynamo import dynamo_table_definitions
 
     settings = make_settings(worldmm_profile="aws", cursor_secret=None)
-    for definition in dynamo_table_definitions(settings):  # the tables exist: only the key is missing
+    for definition in dynamo_table_definitions(ChatSettings.of(settings)):  # the tables exist: only the key is missing
         boto3.client("dynamodb", region_name="us-east-1").create_table(**definition)
     with pytest.raises(ConfigurationError):
         settings.cursor_signing_secret()

@@ -13,6 +13,7 @@ import pytest
 from tests.support.gpu_worker import TOKEN, build_tiny_qwen2vl, gated_loader, jpeg_bytes, worker_settings
 from tests.support.harness import make_settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError
+from worldmm.gpu.settings import GpuClientSettings
 from worldmm.memory.visual.port import UnavailableVisualEncoder
 from worldmm.memory.visual.vlm2vec import VLM2VecClient, build_visual_encoder
 
@@ -68,7 +69,7 @@ def worker_url(model_dir) -> Iterator[str]:
 
     with serve(create_app(worker_settings(model_dir))) as url:
         deadline = time.monotonic() + 60
-        while not worker_ready(url, make_settings()):
+        while not worker_ready(url, GpuClientSettings.of(make_settings())):
             assert time.monotonic() < deadline, "worker never became ready"
             time.sleep(0.05)
         yield url
@@ -174,7 +175,8 @@ def test_worker_ready_is_false_while_loading_and_client_retries_503_then_gives_u
 
     gate = threading.Event()
     with serve(create_app(worker_settings(model_dir), loader=gated_loader(gate))) as url:
-        settings = make_settings(gpu_worker_token=TOKEN)
+        whole = make_settings(gpu_worker_token=TOKEN)
+        settings = GpuClientSettings.of(whole)
         # WHEN the worker is still loading
         assert worker_health(url, settings)["status"] == "loading"
         assert worker_ready(url, settings) is False
@@ -189,14 +191,14 @@ def test_worker_ready_is_false_while_loading_and_client_retries_503_then_gives_u
         while not worker_ready(url, settings):
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        assert len(client.encode_text("anything")) == settings.visual_embedding_dim
+        assert len(client.encode_text("anything")) == whole.visual_embedding_dim
 
 
 def test_worker_ready_is_false_when_nothing_listens():
     from worldmm.gpu.client import worker_ready
 
-    assert worker_ready(f"http://127.0.0.1:{free_port()}", make_settings()) is False
-    assert worker_ready(None, make_settings()) is False
+    assert worker_ready(f"http://127.0.0.1:{free_port()}", GpuClientSettings.of(make_settings())) is False
+    assert worker_ready(None, GpuClientSettings.of(make_settings())) is False
 
 
 def test_build_visual_encoder_is_unavailable_without_a_worker_and_a_client_with_one():

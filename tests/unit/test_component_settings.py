@@ -1,4 +1,4 @@
-"""Each component is given its settings (issue 66): the read side, capture, the timeline and ingest read frozen
+"""Each component is given its settings (issue 66): the read side, capture, the timeline, ingest and chat read frozen
 settings of their own, built by the composition root, never the whole Settings."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from pydantic import ValidationError
 
 from tests.support.harness import make_settings
 from worldmm.capture.settings import CaptureSettings
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import AgentMode, ComponentSettings, Settings
+from worldmm.gpu.settings import GpuClientSettings
 from worldmm.ingest.settings import IngestSettings
 from worldmm.media.settings import CaptionSettings
 from worldmm.retrieval.settings import RetrievalSettings
@@ -27,6 +29,7 @@ COMPONENTS: dict[str, type[ComponentSettings]] = {
     "capture": CaptureSettings,
     "timeline": TimelineSettings,
     "ingest": IngestSettings,
+    "chat": ChatSettings,
 }
 
 
@@ -61,7 +64,10 @@ def test_no_module_of_a_component_reads_the_whole_settings(component: str) -> No
     assert reads == {}
 
 
-@pytest.mark.parametrize("component", [*COMPONENTS.values(), CaptionSettings], ids=lambda c: c.__name__)
+PARTS = [CaptionSettings, GpuClientSettings]  # the settings of parts a component calls
+
+
+@pytest.mark.parametrize("component", [*COMPONENTS.values(), *PARTS], ids=lambda c: c.__name__)
 def test_every_component_setting_has_the_type_settings_gives_it(component: type[ComponentSettings]) -> None:
     whole = get_type_hints(Settings)
     for name, field in component.model_fields.items():
@@ -87,6 +93,8 @@ def test_component_settings_are_the_settings_values_and_frozen() -> None:
     ingest = IngestSettings.of(make_settings(caption_frames=2, worldmm_profile="aws"))
     assert ingest.caption == CaptionSettings.of(make_settings(caption_frames=2, worldmm_profile="aws"))
     assert ingest.caption.caption_frames == 2 and ingest.gpu_required
+    chat = ChatSettings.of(make_settings(gpu_retries=5, chat_page_max=9))
+    assert chat.chat_page_max == 9 and chat.gpu.gpu_retries == 5
     with pytest.raises(ValidationError):
         retrieval.hybrid_top_k = 8  # type: ignore[misc]
     with pytest.raises(ValidationError):

@@ -9,6 +9,7 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.errors import GpuRequestError
 from worldmm.gpu.client import GpuWorkerClient
+from worldmm.gpu.settings import GpuClientSettings
 from worldmm.worker_signing import (
     NONCE_HEADER,
     RESPONSE_SIGNATURE_HEADER,
@@ -47,7 +48,7 @@ def worker(sign_answer: bool, seen: list[httpx.Request]) -> httpx.MockTransport:
 
 
 def client(sign_answer: bool, seen: list[httpx.Request]) -> GpuWorkerClient:
-    settings = make_settings(gpu_worker_token=KEY, gpu_retries=0)
+    settings = GpuClientSettings.of(make_settings(gpu_worker_token=KEY, gpu_retries=0))
     return GpuWorkerClient(lambda: "http://10.0.0.1:8000", settings, transport=worker(sign_answer, seen))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.template import load_template
+from worldmm.chat.settings import ChatSettings
 from worldmm.config import SECRET_SOURCES, Settings
 
 pytestmark = pytest.mark.unit
@@ -182,7 +183,7 @@ def test_template_tables_match_the_library_table_definitions() -> None:
     from worldmm.chat.dynamo import dynamo_table_definitions
 
     settings = Settings()
-    chats, messages = dynamo_table_definitions(settings)
+    chats, messages = dynamo_table_definitions(ChatSettings.of(settings))
     sessions, windows = capture_table_definitions(settings.sessions_table, settings.capture_windows_table)
     assert _table("ChatsTable") == _definition(chats)
     assert _table("MessagesTable") == _definition(messages)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldmm.chat.models import ChatMessage, ChatsPage, ChatSummary, MessagesPage, Role, iso_timestamp
 from worldmm.chat.paging import NOT_YOURS, ChatRules, chats_scope, messages_scope
-from worldmm.config import Settings
+from worldmm.chat.settings import ChatSettings
 from worldmm.errors import Forbidden
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ CHATS_BY_ACTIVITY_INDEX = "by_activity"
 # --------------------------------------------------------------------------------------------------
 
 
-def dynamo_table_definitions(settings: Settings) -> list[dict[str, Any]]:
+def dynamo_table_definitions(settings: ChatSettings) -> list[dict[str, Any]]:
     """`CreateTable` arguments of the two chat tables, as the SAM template declares them."""
     return [
         {
@@ -80,7 +80,7 @@ def _text(item: dict[str, Any], name: str) -> str:
 class DynamoChatRepository:
     """The chat store on DynamoDB; the Chats table is the ownership registry checked before Messages."""
 
-    def __init__(self, settings: Settings, client: DynamoDBClient | None = None) -> None:
+    def __init__(self, settings: ChatSettings, client: DynamoDBClient | None = None) -> None:
         self._settings = settings
         self._chats = settings.chats_table
         self._messages = settings.messages_table

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import ulid
 
 from worldmm.chat.cursor import decode_cursor, encode_cursor
-from worldmm.config import Settings
+from worldmm.chat.settings import ChatSettings
 from worldmm.errors import BadRequest
 
 NOT_YOURS = "chat not found or not yours"
@@ -16,7 +16,7 @@ NOT_YOURS = "chat not found or not yours"
 class ChatRules:
     """What both adapters share: page sizes, titles, previews, ids and cursor scopes."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: ChatSettings) -> None:
         self.settings = settings
         self._cursor_key: str | None = None  # fetched when a cursor is first signed or checked, never before
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldmm.chat.models import ChatMessage, ChatsPage, ChatSummary, MessagesPage, Role, iso_timestamp
 from worldmm.chat.paging import NOT_YOURS, ChatRules, chats_scope, messages_scope, parse_timestamp
-from worldmm.config import Settings
+from worldmm.chat.settings import ChatSettings
 from worldmm.errors import Forbidden
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class PostgresChatRepository:
     """The chat store on PostgreSQL; every statement runs in the caller's RLS-scoped unit of work."""
 
-    def __init__(self, settings: Settings, db: Database) -> None:
+    def __init__(self, settings: ChatSettings, db: Database) -> None:
         self._settings = settings
         self._db = db
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from aws_lambda_powertools import Logger
 
 from worldmm.chat.models import MAX_QUESTION_CHARS
+from worldmm.chat.settings import ChatSettingsPorts
 from worldmm.config import LLMProvider
 from worldmm.crashpoints import crash_point
 from worldmm.errors import BadRequest, Forbidden, GpuUnavailableError, MemoryUnavailableError
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 logger = Logger(child=True)
 
 
-class ChatPorts(AgentPorts, Protocol):
+class ChatPorts(AgentPorts, ChatSettingsPorts, Protocol):
     """The ports a chat turn uses: the agent's, the chat store and the GPU worker's address."""
 
     @property
@@ -50,14 +51,14 @@ class ChatResult:
 
 def answering_model_ready(services: ChatPorts) -> bool:
     """False only when answers come from the GPU worker and it is absent or not yet ready."""
-    if services.settings.llm_provider != LLMProvider.GPU:
+    if services.chat_settings.llm_provider != LLMProvider.GPU:
         return True
     base_url = services.gpu_url()
     if base_url is None:
         return False
     from worldmm.gpu.client import worker_ready
 
-    return worker_ready(base_url, services.settings)
+    return worker_ready(base_url, services.chat_settings.gpu)
 
 
 def _gpu_starting(services: ChatPorts, reason: str) -> ChatResult:
@@ -124,7 +125,7 @@ def _handle_chat(
     try:
         result = answer_question(services, user_id, question, now=now, waited_s=waited_s)
     except GpuUnavailableError as exc:
-        if services.settings.llm_provider != LLMProvider.GPU:
+        if services.chat_settings.llm_provider != LLMProvider.GPU:
             raise
         # The worker went away between its health check and the answer: nothing is written yet.
         return _gpu_starting(services, str(exc))

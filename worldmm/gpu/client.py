@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 from aws_lambda_powertools import Logger
 
-from worldmm.config import Settings
 from worldmm.errors import GpuRequestError, GpuUnavailableError
+from worldmm.gpu.settings import GpuClientSettings
 from worldmm.worker_signing import UnsignedWorkerResponse, WorkerSigner
 
 logger = Logger(child=True)
@@ -24,12 +24,12 @@ TRANSIENT_STATUS = frozenset({502, 503, 504})
 UNROUTABLE_HOSTS = frozenset({"0.0.0.0", ""})
 
 
-def _timeout(settings: Settings, read_s: float | None = None) -> httpx.Timeout:
+def _timeout(settings: GpuClientSettings, read_s: float | None = None) -> httpx.Timeout:
     read = settings.gpu_read_timeout_s if read_s is None else read_s
     return httpx.Timeout(connect=settings.gpu_connect_timeout_s, read=read, write=read, pool=read)
 
 
-def worker_signer(settings: Settings) -> WorkerSigner:
+def worker_signer(settings: GpuClientSettings) -> WorkerSigner:
     """Signs requests with the worker key and checks the worker's signature on each answer (the key is fetched
     when the worker is first called, never sent)."""
     return WorkerSigner(settings.gpu_worker_key)
@@ -50,7 +50,7 @@ class GpuWorkerClient:
     def __init__(
         self,
         base_url_provider: Callable[[], str | None],
-        settings: Settings,
+        settings: GpuClientSettings,
         *,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -127,7 +127,7 @@ def _detail(response: httpx.Response) -> str:
     return str(body)[:200]
 
 
-def worker_health(base_url: str | None, settings: Settings) -> dict[str, Any]:
+def worker_health(base_url: str | None, settings: GpuClientSettings) -> dict[str, Any]:
     """The worker's /health answer ({"status": "loading"|"ready"|"failed", "models": {...}}).
 
     Raises GpuUnavailableError when it cannot be asked (no URL, unreachable, timeout, non-2xx).
@@ -148,7 +148,7 @@ def worker_health(base_url: str | None, settings: Settings) -> dict[str, Any]:
     return body
 
 
-def worker_ready(base_url: str | None, settings: Settings) -> bool:
+def worker_ready(base_url: str | None, settings: GpuClientSettings) -> bool:
     """True only when the worker answers and its models are loaded (spec 004's `chat.gpu-starting` test)."""
     try:
         return worker_health(base_url, settings).get("status") == "ready"

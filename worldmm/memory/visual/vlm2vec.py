@@ -9,6 +9,7 @@ from typing import Any
 from worldmm.config import Profile, Settings
 from worldmm.errors import BadRequest, ModelOutputError
 from worldmm.gpu.client import GpuWorkerClient
+from worldmm.gpu.settings import GpuClientSettings
 from worldmm.memory.visual.port import UnavailableVisualEncoder, VisualEncoder
 
 DEFAULT_MODEL_ID = "VLM2Vec/VLM2Vec-V2.0"
@@ -21,7 +22,7 @@ class VLM2VecClient:
         self, base_url_provider: Callable[[], str | None], settings: Settings, **client_options: Any
     ):
         self.settings = settings
-        self.client = GpuWorkerClient(base_url_provider, settings, **client_options)
+        self.client = GpuWorkerClient(base_url_provider, GpuClientSettings.of(settings), **client_options)
         self.model_id = DEFAULT_MODEL_ID
 
     def encode_video(self, frames: list[bytes]) -> list[float]:
