@@ -160,9 +160,10 @@ def _serve(args: argparse.Namespace) -> int:
 def _token(args: argparse.Namespace) -> int:
     from worldmm.errors import ConfigurationError
     from worldmm.gateway.auth import issue_token
+    from worldmm.gateway.settings import GatewaySettings
 
     try:
-        print(issue_token(args.user_id, get_settings(), ttl_s=args.ttl))
+        print(issue_token(args.user_id, GatewaySettings.of(get_settings()), ttl_s=args.ttl))
     except ConfigurationError as exc:
         print(f"worldmm token: {exc}", file=sys.stderr)
         return 2

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from worldmm.chat.settings import ChatSettings
     from worldmm.db.engine import Database
     from worldmm.events.port import EventPublisher
+    from worldmm.gateway.settings import GatewaySettings
     from worldmm.gpu.controller import GpuController
     from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache.port import GraphCache
@@ -92,6 +93,13 @@ class Services:
         from worldmm.chat.settings import ChatSettings
 
         return ChatSettings.of(self.settings)
+
+    @cached_property
+    def gateway_settings(self) -> GatewaySettings:
+        """The local gateway's settings, frozen (the gateway reads no other)."""
+        from worldmm.gateway.settings import GatewaySettings
+
+        return GatewaySettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:

@@ -38,6 +38,8 @@ UNSET_ON_AWS: dict[str, str] = {
     "ANSWER_READER": "the local reader writes answers only beside the small local LLM: off on AWS whatever it says",
     "ANSWER_BUDGET_S": "the local reader's deadline: read into the retrieval settings, used only beside the small "
     "local LLM",
+    "SPEAKER_LABELS": "the local transcriber's named voices: read into the ingest settings, used only for a caption "
+    "from what was heard (the local profile; AWS captions what was seen)",
 }
 
 # Spec constants and tuning knobs: one value for every profile (spec 000/001/004 numbers).
@@ -83,6 +85,12 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "AGENT_MAX_TOKENS",
     "ANSWER_MAX_TOKENS",
     "EMBEDDING_BATCH_SIZE",
+    "DLQ_VISIBILITY_EXTENSION_S",
+    # how many windows `worldmm ingest-session` and text ingest run at once: read into the ingest settings
+    "BATCH_MAX_REQUESTS",
+    "INGEST_CONCURRENCY",
+    "TEXT_INGEST_CHUNK",
+    "TEXT_INGEST_SUMMARY_CONCURRENCY",
     "GRAPH_CACHE_LOCAL_ENTRIES",
     "GRAPH_CACHE_TTL_S",
     "REDIS_TIMEOUT_S",
@@ -121,6 +129,7 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "CHAT_ALLOWANCE_MODEL_CALLS_PER_HOUR",
     # chat API (spec 004)
     "CHAT_PAGE_DEFAULT",
+    "CHAT_PAGE_MAX",
     "CHAT_TITLE_CHARS",
     "CHAT_PREVIEW_CHARS",
     # memories API (issue 25): page sizes and the media URLs' lifetime, the same on every profile

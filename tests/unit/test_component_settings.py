@@ -1,5 +1,5 @@
-"""Each component is given its settings (issue 66): the read side, capture, the timeline, ingest and chat read frozen
-settings of their own, built by the composition root, never the whole Settings."""
+"""Each component is given its settings (issue 66): the read side, capture, the timeline, ingest, chat and the local
+gateway read frozen settings of their own, built by the composition root, never the whole Settings."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tests.support.harness import make_settings
 from worldmm.capture.settings import CaptureSettings
 from worldmm.chat.settings import ChatSettings
 from worldmm.config import AgentMode, ComponentSettings, Settings
+from worldmm.gateway.settings import GatewaySettings
 from worldmm.gpu.settings import GpuClientSettings
 from worldmm.ingest.settings import IngestSettings
 from worldmm.media.settings import CaptionSettings
@@ -30,6 +31,7 @@ COMPONENTS: dict[str, type[ComponentSettings]] = {
     "timeline": TimelineSettings,
     "ingest": IngestSettings,
     "chat": ChatSettings,
+    "gateway": GatewaySettings,
 }
 
 

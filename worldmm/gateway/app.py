@@ -33,7 +33,6 @@ from worldmm.capture.local_uploads import UPLOADS_PATH, LocalUploadSigner
 from worldmm.capture.models import UploadKind
 from worldmm.capture.s3_events import parse_key, record_notification
 from worldmm.capture.service import CaptureService
-from worldmm.config import Settings
 from worldmm.errors import ConfigurationError, Unauthenticated
 from worldmm.events.local import LocalEventHub
 from worldmm.forget_user import sweep_unclaimed_uploads
@@ -45,6 +44,7 @@ from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
 from worldmm.gateway.openapi import openapi_document
 from worldmm.gateway.page import page_routes
 from worldmm.gateway.routes import ROUTES, ApiRoute
+from worldmm.gateway.settings import GatewaySettings
 from worldmm.gateway.sse import EVENTS_PATH, EventStreams
 from worldmm.retrieval.reader import load_model
 
@@ -182,7 +182,7 @@ class Gateway:
             return _json(404, {"message": "Not Found"})
         bound, params = matched
         try:
-            claims = verify_token(request.headers.get("authorization"), self.services.settings)
+            claims = verify_token(request.headers.get("authorization"), self.services.gateway_settings)
         except Unauthenticated as exc:
             logger.info("rejected request", extra={"route": bound.route.route_key, "reason": str(exc)})
             return _json(401, {"message": "Unauthorized"})
@@ -215,7 +215,7 @@ class Gateway:
         upload = parse_key(key)
         if upload is None:
             return MAX_UPLOAD_BYTES
-        settings = self.services.settings
+        settings = self.services.gateway_settings
         return settings.capture_max_frame_bytes if upload.kind is UploadKind.FRAME else settings.capture_max_audio_bytes
 
     async def _land(self, key: str, body: bytes) -> None:
@@ -257,7 +257,7 @@ class Gateway:
         return Response(b"", status_code=204)
 
     async def openapi(self, request: Request) -> Response:
-        return JSONResponse(openapi_document(self.services.settings))
+        return JSONResponse(openapi_document(self.services.gateway_settings))
 
 
 class EventDispatcher:
@@ -297,7 +297,7 @@ def local_capture_service(
     services: Services, public_url: str, *, clock: Callable[[], float] = time.time
 ) -> CaptureService:
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
-    signer = LocalUploadSigner(public_url, gateway_keys(services.settings).upload, clock=clock)
+    signer = LocalUploadSigner(public_url, gateway_keys(services.gateway_settings).upload, clock=clock)
     return CaptureService(services.capture_settings, services.capture_state, signer, services.invoker, clock=clock)
 
 
@@ -320,16 +320,17 @@ def create_app(
     signer = capture.s3
     assert isinstance(signer, LocalUploadSigner)
     notifications = UploadNotifications(
-        services.settings.frames_bucket, capture, lambda ids: sweep_unclaimed_uploads(services, ids)
+        services.gateway_settings.frames_bucket, capture, lambda ids: sweep_unclaimed_uploads(services, ids)
     )
     gateway = Gateway(services, signer, notifications)
     confirmations = confirmations or ConfirmationCodes(ConsoleChannel())
     mcp_server = build_mcp_server(
-        services.for_user, services.settings, public_url=public_url, confirmations=confirmations
+        services.for_user, services.gateway_settings, public_url=public_url, confirmations=confirmations
     )
     mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
-    streams = EventStreams(services.settings, services.db, publisher if isinstance(publisher, LocalEventHub) else None)
+    hub = publisher if isinstance(publisher, LocalEventHub) else None
+    streams = EventStreams(services.gateway_settings, services.db, hub)
     dispatcher = EventDispatcher(services)
 
     app = Starlette(
@@ -387,7 +388,7 @@ def loopback(host: str) -> bool:
         return False
 
 
-def check_exposure(settings: Settings, host: str, *, tls: bool, public_url: str | None = None) -> None:
+def check_exposure(settings: GatewaySettings, host: str, *, tls: bool, public_url: str | None = None) -> None:
     """ConfigurationError unless the gateway may listen on `host`: never in the aws profile, and off
     loopback only over TLS (a bearer token on a LAN in plain HTTP is anyone's who listens), at an https
     `public_url` (the address upload URLs point at and the only Host MCP answers besides loopback)."""
@@ -425,7 +426,7 @@ def serve(
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together")
     tls = tls_cert is not None
-    check_exposure(services.settings, host, tls=tls, public_url=public_url)
+    check_exposure(services.gateway_settings, host, tls=tls, public_url=public_url)
     scheme = "https" if tls else "http"
     url = public_url or f"{scheme}://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     app = create_app(services, public_url=url, host=host)

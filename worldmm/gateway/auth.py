@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from worldmm.config import Settings
 from worldmm.errors import Unauthenticated
 from worldmm.gateway.keys import gateway_keys
+from worldmm.gateway.settings import GatewaySettings
 
 
-def issue_token(user_id: str, settings: Settings, ttl_s: int = 3600) -> str:
+def issue_token(user_id: str, settings: GatewaySettings, ttl_s: int = 3600) -> str:
     """A local JWT (HS256 under the gateway's token key) whose `sub` is `user_id`, valid for `ttl_s` seconds."""
     import jwt
 
@@ -26,7 +26,7 @@ def issue_token(user_id: str, settings: Settings, ttl_s: int = 3600) -> str:
     return jwt.encode(claims, gateway_keys(settings).token, algorithm="HS256")
 
 
-def decode_token(token: str, settings: Settings) -> dict[str, Any]:
+def decode_token(token: str, settings: GatewaySettings) -> dict[str, Any]:
     """The claims of a valid token (signature, expiry, issuer, audience, `sub`); Unauthenticated if not."""
     import jwt
 
@@ -46,7 +46,7 @@ def decode_token(token: str, settings: Settings) -> dict[str, Any]:
     return claims
 
 
-def verify_token(authorization: str | None, settings: Settings) -> dict[str, Any]:
+def verify_token(authorization: str | None, settings: GatewaySettings) -> dict[str, Any]:
     """The claims of a valid `Bearer` token; Unauthenticated if missing, expired or not ours."""
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():

@@ -3,8 +3,9 @@ authorizer and presigned S3 URLs stand in their place."""
 
 from __future__ import annotations
 
-from worldmm.config import Profile, Settings
+from worldmm.config import Profile
 from worldmm.errors import ConfigurationError
+from worldmm.gateway.settings import GatewaySettings
 from worldmm.local_keys import KEY_FILE, LocalKeys, local_keys
 
 GatewayKeys = LocalKeys
@@ -12,7 +13,7 @@ GatewayKeys = LocalKeys
 __all__ = ["KEY_FILE", "GatewayKeys", "gateway_keys"]
 
 
-def gateway_keys(settings: Settings) -> GatewayKeys:
+def gateway_keys(settings: GatewaySettings) -> GatewayKeys:
     """The local gateway's keys for `settings` (read or generated once per process and key file)."""
     if settings.worldmm_profile == Profile.AWS:
         raise ConfigurationError(

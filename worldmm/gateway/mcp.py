@@ -25,10 +25,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, BaseModel, Field
 
 from worldmm.chat.models import MAX_QUESTION_CHARS
-from worldmm.config import Settings
 from worldmm.errors import BadRequest, Unauthenticated
 from worldmm.gateway.auth import decode_token
 from worldmm.gateway.confirm import ConfirmationCodes
+from worldmm.gateway.settings import GatewaySettings
 from worldmm.ingest.events import SESSION_ID_PATTERN
 from worldmm.retrieval.models import Citation, MemoryKind
 from worldmm.retrieval.sanitize import recorded_for_client
@@ -45,7 +45,7 @@ MCP_PATH = "/mcp"
 class JwtVerifier:
     """MCP token verifier: the same JWT check as the HTTP routes; the token's `sub` is the principal."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: GatewaySettings) -> None:
         self._settings = settings
 
     async def verify_token(self, token: str) -> AccessToken | None:
@@ -133,7 +133,7 @@ def search_memories(
         Memory(
             id=m.id,
             memory_type=m.memory_type,
-            text=recorded_for_client(m.text, services.settings.memory_text_max_chars),
+            text=recorded_for_client(m.text, services.gateway_settings.memory_text_max_chars),
             score=m.score,
             start_time=m.start_time,
             end_time=m.end_time,
@@ -170,7 +170,7 @@ def timeline(
         }
     )
     page = services.memories.list_memories(user_id, query)
-    limit = services.settings.memory_text_max_chars
+    limit = services.gateway_settings.memory_text_max_chars
     memories = [
         m.model_copy(update={"caption": recorded_for_client(m.caption, limit) if m.caption else m.caption})
         for m in page.memories
@@ -186,7 +186,7 @@ def ask(services: Services, user_id: str, question: str) -> AskResult:
 
     charge_question(services, user_id)  # the caller's allowance of model calls, as chat's
     answer = answer_question(services, user_id, question)
-    text = recorded_for_client(answer.answer, services.settings.mcp_answer_max_chars)
+    text = recorded_for_client(answer.answer, services.gateway_settings.mcp_answer_max_chars)
     return AskResult(answer=text, citations=answer.trace.citations)
 
 
@@ -229,7 +229,8 @@ def forget_me(services: Services, user_id: str, code: str | None, codes: Confirm
     )
     if refused:
         return ForgetResult(accepted=False, message=refused)
-    services.invoker.invoke_async(services.settings.forget_function_name, {"userId": user_id, "requestedBy": "mcp"})
+    forget = services.gateway_settings.forget_function_name
+    services.invoker.invoke_async(forget, {"userId": user_id, "requestedBy": "mcp"})
     return ForgetResult(accepted=True, message="erasing every memory of yours; an audit record without content remains")
 
 
@@ -285,7 +286,7 @@ def _aware(moment: datetime) -> datetime:
 
 def build_mcp_server(
     services: Callable[[str], Services],
-    settings: Settings,
+    settings: GatewaySettings,
     *,
     public_url: str,
     verifier: TokenVerifier | None = None,

@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from worldmm.config import Settings
 from worldmm.errors import ErrorBody
 from worldmm.events.models import SessionProcessed, WindowFailed, WindowProcessed
 from worldmm.gateway.routes import ROUTES, ApiRoute
+from worldmm.gateway.settings import GatewaySettings
 from worldmm.gateway.sse import EVENTS_PATH
 from worldmm.gateway.sse import MAX_WAIT_S as SSE_MAX_WAIT_S
 
@@ -194,7 +194,7 @@ def _operation(route: ApiRoute, refs: dict[str, str]) -> dict[str, Any]:
     return op
 
 
-def _capture_bounds(schemas: dict[str, Any], settings: Settings) -> None:
+def _capture_bounds(schemas: dict[str, Any], settings: GatewaySettings) -> None:
     """The window and frame bounds the capture service checks against `settings`, stated in the schemas."""
     frames = schemas["PresignFramesRequest"]["properties"]
     frames["windowIndex"]["maximum"] = settings.capture_max_window_index
@@ -206,9 +206,9 @@ def _capture_bounds(schemas: dict[str, Any], settings: Settings) -> None:
     schemas["PresignAudioRequest"]["properties"]["windowIndex"]["maximum"] = settings.capture_max_window_index
 
 
-def openapi_document(settings: Settings | None = None) -> dict[str, Any]:
+def openapi_document(settings: GatewaySettings | None = None) -> dict[str, Any]:
     """The document for `settings` (the settings' defaults when None): paths, schemas, bearer JWT security."""
-    settings = settings or Settings.model_construct()
+    settings = settings or GatewaySettings.defaults()
     models = _models()
     keys, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
     refs = {model.__name__: keys[(model, mode)]["$ref"] for model, mode in models}
@@ -238,7 +238,7 @@ def openapi_document(settings: Settings | None = None) -> dict[str, Any]:
     }
 
 
-def render(settings: Settings | None = None) -> str:
+def render(settings: GatewaySettings | None = None) -> str:
     """The document as the committed `openapi.json` (and `docs/openapi.json`) holds it."""
     return json.dumps(openapi_document(settings), indent=2, sort_keys=False) + "\n"
 

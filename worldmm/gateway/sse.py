@@ -20,11 +20,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from worldmm.config import Settings
 from worldmm.errors import Unauthenticated
 from worldmm.events.local import LocalEventHub
 from worldmm.events.outbox import events_after, last_seq
 from worldmm.gateway.auth import verify_token
+from worldmm.gateway.settings import GatewaySettings
 
 if TYPE_CHECKING:
     from worldmm.db.engine import Database
@@ -65,7 +65,7 @@ def _error(status: int, message: str) -> Response:
 class EventStreams:
     """The `/events` endpoint over the memory database and the local hub that wakes its streams."""
 
-    def __init__(self, settings: Settings, db: Database, hub: LocalEventHub | None) -> None:
+    def __init__(self, settings: GatewaySettings, db: Database, hub: LocalEventHub | None) -> None:
         self.settings = settings
         self.db = db
         self.hub = hub

@@ -44,7 +44,7 @@ async def _handle(event: dict[str, Any]) -> dict[str, Any]:
     services = get_services()
     domain = (event.get("requestContext") or {}).get("domainName") or "localhost"
     server = build_mcp_server(  # each tool call on the caller's database cell, resolved once per call
-        services.for_user, services.settings, public_url=f"https://{domain}", verifier=AuthorizerVerifier()
+        services.for_user, services.gateway_settings, public_url=f"https://{domain}", verifier=AuthorizerVerifier()
     )
     app = mcp_asgi_app(server, host="0.0.0.0")
     raw = event.get("body") or ""
