@@ -332,3 +332,41 @@ def test_ingest_session_hears_a_recording_knowing_the_voices_the_users_other_rec
     with db.unit_of_work("user-v") as session:
         kept = session.execute(select(VoiceRow.session_id, VoiceRow.name)).all()
     assert sorted(kept) == [("evening", WEARER), ("morning", WEARER)]
+
+
+def test_the_summary_scheduler_is_entered_once_per_window_and_merges_each_summary_once(
+    settings: Settings, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a 14-window session (7 minutes), and a count of every entry into the summary scheduler's steps
+    from worldmm.ingest import summary_schedule
+
+    windows = 14
+    entries: dict[str, list[object]] = {}
+    for name in ("on_window_complete", "close_upwards", "produce_summary", "_may_be_due", "_claim"):
+        real = getattr(summary_schedule, name)
+
+        def counted(*args: Any, _name: str = name, _real: Any = real, **kwargs: Any) -> Any:
+            entries.setdefault(_name, []).append(args[3] if len(args) > 3 else None)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(summary_schedule, name, counted)
+    services = _services(settings, db, script_memory_models(ScriptedLLM()), windows)
+    summaries = [0]
+    real_summarize = services.summarizer.summarize
+
+    def summarize(*args: Any) -> Any:
+        summaries[0] += 1
+        return real_summarize(*args)
+
+    monkeypatch.setattr(services.summarizer, "summarize", summarize)
+    # WHEN the session is ingested
+    report = ingest_session(_make_session(tmp_path / "walk", windows), "user-walk", services=services, progress=False)
+    # THEN each window enters the scheduler once and looks at its parent slot with one unlocked read: a window
+    # that is not its slot's last child goes no further (no lock, no claim)
+    assert report.enriched == windows and report.summaries == 4
+    assert sorted(entries["on_window_complete"]) == list(range(windows))  # type: ignore[type-var]
+    assert len(entries["_may_be_due"]) == len(entries["close_upwards"])
+    assert len(entries["close_upwards"]) <= windows + len(entries["produce_summary"])
+    assert len(entries["produce_summary"]) == len(entries["_claim"]) < windows
+    # AND each of the 4 summaries (3 min 0-2, 10 min 0) is merged once, none twice
+    assert summaries[0] == 4
