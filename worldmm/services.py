@@ -14,11 +14,19 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger
 
-from worldmm.config import Profile, Settings, get_settings
+from worldmm.capture.settings import CaptureSettings
+from worldmm.chat.settings import ChatSettings
+from worldmm.config import ComponentSettings, Profile, Settings, get_settings
+from worldmm.ingest.settings import IngestSettings
+from worldmm.retrieval.settings import RetrievalSettings
+from worldmm.timeline.settings import TimelineSettings
+
+C = TypeVar("C", bound=ComponentSettings)
+_COMPONENT_SETTINGS = "_component_settings"
 
 EMBEDDING_CACHE_ENTRIES = 4096
 """Texts whose vectors a process keeps (6 MB at 384 dimensions, 25 MB at 1,536)."""
@@ -27,21 +35,17 @@ if TYPE_CHECKING:
     from worldmm.allowance.port import Allowances
     from worldmm.capture.port import CaptureStatePort
     from worldmm.capture.service import CaptureService
-    from worldmm.capture.settings import CaptureSettings
     from worldmm.cells.move import CellMover
     from worldmm.cells.records import CellRecords, NoCellRecords
     from worldmm.cells.router import CellRouter
     from worldmm.chat.port import ChatRepository
-    from worldmm.chat.settings import ChatSettings
     from worldmm.db.engine import Database
     from worldmm.events.port import EventPublisher
-    from worldmm.gateway.settings import GatewaySettings
     from worldmm.gpu.controller import GpuController
     from worldmm.gpu.demand import GpuDemand
     from worldmm.graph.cache.port import GraphCache
     from worldmm.ingest.catalog.port import SessionCatalog
     from worldmm.ingest.invoker.port import FunctionInvoker
-    from worldmm.ingest.settings import IngestSettings
     from worldmm.llm.call_times import CallTimes
     from worldmm.llm.port import LLM
     from worldmm.media.objects import ErasableObjectStore
@@ -50,10 +54,8 @@ if TYPE_CHECKING:
     from worldmm.memory.episodic.extractor import Extractor
     from worldmm.memory.episodic.summarizer import Summarizer
     from worldmm.memory.visual.port import VisualEncoder
-    from worldmm.retrieval.settings import RetrievalSettings
     from worldmm.timeline.corrections import EntityCorrections
     from worldmm.timeline.service import MemoryService
-    from worldmm.timeline.settings import TimelineSettings
 
 
 class Services:
@@ -66,46 +68,36 @@ class Services:
                 raise TypeError(f"unknown service {name!r}")
             self.__dict__[name] = value  # seeds the cached_property
 
+    def settings_of(self, component: type[C]) -> C:
+        """The settings of a component above the composition root (the local gateway), built once per kind."""
+        built = self.__dict__.setdefault(_COMPONENT_SETTINGS, {})
+        if component not in built:
+            built[component] = component.of(self.settings)
+        return cast("C", built[component])
+
     @cached_property
     def retrieval_settings(self) -> RetrievalSettings:
         """The read side's settings, frozen (retrieval reads no other)."""
-        from worldmm.retrieval.settings import RetrievalSettings
-
         return RetrievalSettings.of(self.settings)
 
     @cached_property
     def capture_settings(self) -> CaptureSettings:
         """Capture's settings, frozen (capture reads no other)."""
-        from worldmm.capture.settings import CaptureSettings
-
         return CaptureSettings.of(self.settings)
 
     @cached_property
     def ingest_settings(self) -> IngestSettings:
         """Ingest's settings, frozen (ingest reads no other)."""
-        from worldmm.ingest.settings import IngestSettings
-
         return IngestSettings.of(self.settings)
 
     @cached_property
     def chat_settings(self) -> ChatSettings:
         """Chat's settings, frozen (chat reads no other)."""
-        from worldmm.chat.settings import ChatSettings
-
         return ChatSettings.of(self.settings)
-
-    @cached_property
-    def gateway_settings(self) -> GatewaySettings:
-        """The local gateway's settings, frozen (the gateway reads no other)."""
-        from worldmm.gateway.settings import GatewaySettings
-
-        return GatewaySettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:
         """The timeline's settings, frozen (the memories a wearer sees read no other)."""
-        from worldmm.timeline.settings import TimelineSettings
-
         return TimelineSettings.of(self.settings)
 
     @cached_property

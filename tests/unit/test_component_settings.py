@@ -101,3 +101,14 @@ def test_component_settings_are_the_settings_values_and_frozen() -> None:
         retrieval.hybrid_top_k = 8  # type: ignore[misc]
     with pytest.raises(ValidationError):
         settings.hybrid_top_k = 8  # type: ignore[misc]
+
+
+def test_the_composition_root_builds_an_edge_components_settings_once_and_again_when_they_change() -> None:
+    from tests.support.harness import change_settings
+    from worldmm.services import Services
+
+    services = Services(make_settings(mcp_answer_max_chars=500))
+    first = services.settings_of(GatewaySettings)
+    assert first.mcp_answer_max_chars == 500 and services.settings_of(GatewaySettings) is first
+    change_settings(services, mcp_answer_max_chars=900)
+    assert services.settings_of(GatewaySettings).mcp_answer_max_chars == 900

@@ -182,7 +182,7 @@ class Gateway:
             return _json(404, {"message": "Not Found"})
         bound, params = matched
         try:
-            claims = verify_token(request.headers.get("authorization"), self.services.gateway_settings)
+            claims = verify_token(request.headers.get("authorization"), self.services.settings_of(GatewaySettings))
         except Unauthenticated as exc:
             logger.info("rejected request", extra={"route": bound.route.route_key, "reason": str(exc)})
             return _json(401, {"message": "Unauthorized"})
@@ -215,7 +215,7 @@ class Gateway:
         upload = parse_key(key)
         if upload is None:
             return MAX_UPLOAD_BYTES
-        settings = self.services.gateway_settings
+        settings = self.services.settings_of(GatewaySettings)
         return settings.capture_max_frame_bytes if upload.kind is UploadKind.FRAME else settings.capture_max_audio_bytes
 
     async def _land(self, key: str, body: bytes) -> None:
@@ -257,7 +257,7 @@ class Gateway:
         return Response(b"", status_code=204)
 
     async def openapi(self, request: Request) -> Response:
-        return JSONResponse(openapi_document(self.services.gateway_settings))
+        return JSONResponse(openapi_document(self.services.settings_of(GatewaySettings)))
 
 
 class EventDispatcher:
@@ -297,7 +297,7 @@ def local_capture_service(
     services: Services, public_url: str, *, clock: Callable[[], float] = time.time
 ) -> CaptureService:
     """Capture on the local profile: sessions in the object store, uploads signed for this gateway."""
-    signer = LocalUploadSigner(public_url, gateway_keys(services.gateway_settings).upload, clock=clock)
+    signer = LocalUploadSigner(public_url, gateway_keys(services.settings_of(GatewaySettings)).upload, clock=clock)
     return CaptureService(services.capture_settings, services.capture_state, signer, services.invoker, clock=clock)
 
 
@@ -320,17 +320,17 @@ def create_app(
     signer = capture.s3
     assert isinstance(signer, LocalUploadSigner)
     notifications = UploadNotifications(
-        services.gateway_settings.frames_bucket, capture, lambda ids: sweep_unclaimed_uploads(services, ids)
+        services.settings_of(GatewaySettings).frames_bucket, capture, lambda ids: sweep_unclaimed_uploads(services, ids)
     )
     gateway = Gateway(services, signer, notifications)
     confirmations = confirmations or ConfirmationCodes(ConsoleChannel())
     mcp_server = build_mcp_server(
-        services.for_user, services.gateway_settings, public_url=public_url, confirmations=confirmations
+        services.for_user, services.settings_of(GatewaySettings), public_url=public_url, confirmations=confirmations
     )
     mcp_app = mcp_asgi_app(mcp_server, host=host, public_url=public_url)
 
     hub = publisher if isinstance(publisher, LocalEventHub) else None
-    streams = EventStreams(services.gateway_settings, services.db, hub)
+    streams = EventStreams(services.settings_of(GatewaySettings), services.db, hub)
     dispatcher = EventDispatcher(services)
 
     app = Starlette(
@@ -426,7 +426,7 @@ def serve(
     if (tls_cert is None) != (tls_key is None):
         raise ConfigurationError("--tls-cert and --tls-key go together")
     tls = tls_cert is not None
-    check_exposure(services.gateway_settings, host, tls=tls, public_url=public_url)
+    check_exposure(services.settings_of(GatewaySettings), host, tls=tls, public_url=public_url)
     scheme = "https" if tls else "http"
     url = public_url or f"{scheme}://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     app = create_app(services, public_url=url, host=host)

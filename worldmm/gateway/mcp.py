@@ -133,7 +133,7 @@ def search_memories(
         Memory(
             id=m.id,
             memory_type=m.memory_type,
-            text=recorded_for_client(m.text, services.gateway_settings.memory_text_max_chars),
+            text=recorded_for_client(m.text, services.settings_of(GatewaySettings).memory_text_max_chars),
             score=m.score,
             start_time=m.start_time,
             end_time=m.end_time,
@@ -170,7 +170,7 @@ def timeline(
         }
     )
     page = services.memories.list_memories(user_id, query)
-    limit = services.gateway_settings.memory_text_max_chars
+    limit = services.settings_of(GatewaySettings).memory_text_max_chars
     memories = [
         m.model_copy(update={"caption": recorded_for_client(m.caption, limit) if m.caption else m.caption})
         for m in page.memories
@@ -186,7 +186,7 @@ def ask(services: Services, user_id: str, question: str) -> AskResult:
 
     charge_question(services, user_id)  # the caller's allowance of model calls, as chat's
     answer = answer_question(services, user_id, question)
-    text = recorded_for_client(answer.answer, services.gateway_settings.mcp_answer_max_chars)
+    text = recorded_for_client(answer.answer, services.settings_of(GatewaySettings).mcp_answer_max_chars)
     return AskResult(answer=text, citations=answer.trace.citations)
 
 
@@ -229,7 +229,7 @@ def forget_me(services: Services, user_id: str, code: str | None, codes: Confirm
     )
     if refused:
         return ForgetResult(accepted=False, message=refused)
-    forget = services.gateway_settings.forget_function_name
+    forget = services.settings_of(GatewaySettings).forget_function_name
     services.invoker.invoke_async(forget, {"userId": user_id, "requestedBy": "mcp"})
     return ForgetResult(accepted=True, message="erasing every memory of yours; an audit record without content remains")
 

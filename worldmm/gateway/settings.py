@@ -1,6 +1,7 @@
 """The settings the local gateway (`worldmm serve`) reads: its keys and tokens, the upload bounds it checks and
 states in its API document, the bucket its uploads land in, what its MCP tools send back, and the function a
-forget request starts. Built once by the composition root (`Services.gateway_settings`)."""
+forget request starts. Built once per process by the composition root
+(`Services.settings_of(GatewaySettings)`)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from mcp.server.auth.provider import AccessToken
 
 from worldmm.gateway.mcp import MCP_PATH, build_mcp_server, mcp_asgi_app
+from worldmm.gateway.settings import GatewaySettings
 from worldmm.observability import instrument
 from worldmm.snapstart import register_runtime_hooks
 
@@ -44,7 +45,10 @@ async def _handle(event: dict[str, Any]) -> dict[str, Any]:
     services = get_services()
     domain = (event.get("requestContext") or {}).get("domainName") or "localhost"
     server = build_mcp_server(  # each tool call on the caller's database cell, resolved once per call
-        services.for_user, services.gateway_settings, public_url=f"https://{domain}", verifier=AuthorizerVerifier()
+        services.for_user,
+        services.settings_of(GatewaySettings),
+        public_url=f"https://{domain}",
+        verifier=AuthorizerVerifier(),
     )
     app = mcp_asgi_app(server, host="0.0.0.0")
     raw = event.get("body") or ""
