@@ -238,10 +238,7 @@ class DynamoChatRepository:
             start = after.get("message_id", "")
             query["ExclusiveStartKey"] = {"chat_id": _s(chat_id), "message_id": _s(start)}
         items = self._client.query(**query).get("Items", [])
-        page = items[:size]
-        next_cursor = None
-        if len(items) > size:
-            next_cursor = self._rules.encode(scope, {"message_id": _text(page[-1], "message_id")})
+        page, next_cursor = self._rules.page(items, size, scope, lambda last: {"message_id": _text(last, "message_id")})
         messages = [
             ChatMessage(
                 message_id=_text(item, "message_id"),
@@ -273,13 +270,12 @@ class DynamoChatRepository:
                 "activity_id": _s(after.get("activity_id", "")),
             }
         items = self._client.query(**query).get("Items", [])
-        page = items[:size]
-        next_cursor = None
-        if len(items) > size:
-            last = page[-1]
-            next_cursor = self._rules.encode(
-                scope, {"chat_id": _text(last, "chat_id"), "activity_id": _text(last, "activity_id")}
-            )
+        page, next_cursor = self._rules.page(
+            items,
+            size,
+            scope,
+            lambda last: {"chat_id": _text(last, "chat_id"), "activity_id": _text(last, "activity_id")},
+        )
         conversations = [
             ChatSummary(
                 id=_text(item, "chat_id"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import ulid
 
@@ -11,6 +13,8 @@ from worldmm.chat.settings import ChatSettings
 from worldmm.errors import BadRequest
 
 NOT_YOURS = "chat not found or not yours"
+
+T = TypeVar("T")
 
 
 class ChatRules:
@@ -48,6 +52,14 @@ class ChatRules:
 
     def decode(self, scope: list[str], cursor: str | None) -> dict[str, str] | None:
         return None if cursor is None else decode_cursor(self._cursor_secret(), scope, cursor)
+
+    def page(
+        self, rows: list[T], size: int, scope: list[str], position: Callable[[T], dict[str, str]]
+    ) -> tuple[list[T], str | None]:
+        """The first `size` of `rows` (read one past a page) and the cursor to the next page: the last row's
+        `position`, signed for `scope`; None when nothing follows."""
+        page = rows[:size]
+        return page, self.encode(scope, position(page[-1])) if len(rows) > size else None
 
 
 def messages_scope(user_id: str, chat_id: str) -> list[str]:

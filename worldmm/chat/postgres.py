@@ -101,7 +101,10 @@ class PostgresChatRepository:
             chat.last_activity = now
             saved.append(
                 ChatMessage(
-                    message_id=message_id, chat_id=chat.chat_id, role=role, content=content,
+                    message_id=message_id,
+                    chat_id=chat.chat_id,
+                    role=role,
+                    content=content,
                     created_at=iso_timestamp(now),
                 )
             )
@@ -129,10 +132,7 @@ class PostgresChatRepository:
             if after is not None:
                 query = query.where(MessageRow.message_id < after.get("message_id", ""))
             rows = list(session.scalars(query))
-        page = rows[:size]
-        next_cursor = (
-            self._rules.encode(scope, {"message_id": page[-1].message_id}) if len(rows) > size else None
-        )
+        page, next_cursor = self._rules.page(rows, size, scope, lambda last: {"message_id": last.message_id})
         messages = [
             ChatMessage(
                 message_id=row.message_id,
@@ -164,13 +164,12 @@ class PostgresChatRepository:
             query = query.where(tuple_(Chat.last_activity, Chat.chat_id) < (at, after.get("chat_id", "")))
         with self._db.unit_of_work(user_id) as session:
             rows = list(session.scalars(query))
-        page = rows[:size]
-        next_cursor = None
-        if len(rows) > size:
-            last = page[-1]
-            next_cursor = self._rules.encode(
-                scope, {"last_activity": iso_timestamp(last.last_activity), "chat_id": last.chat_id}
-            )
+        page, next_cursor = self._rules.page(
+            rows,
+            size,
+            scope,
+            lambda last: {"last_activity": iso_timestamp(last.last_activity), "chat_id": last.chat_id},
+        )
         conversations = [
             ChatSummary(
                 id=row.chat_id,
