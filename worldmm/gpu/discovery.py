@@ -27,26 +27,20 @@ def _config(settings: Settings) -> Any:
 
 def ssm_client(settings: Settings) -> Any:
     """The process's SSM client (built once per container)."""
-    from worldmm.aws import aws_client
-
-    return aws_client(
-        "ssm",
-        connect_timeout=settings.gpu_connect_timeout_s,
-        read_timeout=settings.gpu_read_timeout_s,
-        max_attempts=2,
-    )
+    return _discovery_client("ssm", settings)
 
 
 def ec2_client(settings: Settings) -> Any:
     """The process's EC2 client (built once per container)."""
+    return _discovery_client("ec2", settings)
+
+
+def _discovery_client(service: str, settings: Settings) -> Any:
+    """A client for finding the worker: the GPU timeouts, one retry."""
     from worldmm.aws import aws_client
 
-    return aws_client(
-        "ec2",
-        connect_timeout=settings.gpu_connect_timeout_s,
-        read_timeout=settings.gpu_read_timeout_s,
-        max_attempts=2,
-    )
+    timeouts = {"connect_timeout": settings.gpu_connect_timeout_s, "read_timeout": settings.gpu_read_timeout_s}
+    return aws_client(service, max_attempts=2, **timeouts)
 
 
 def normalize_gpu_instance_id(value: str | None) -> str | None:
