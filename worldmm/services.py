@@ -21,6 +21,7 @@ from aws_lambda_powertools import Logger
 from worldmm.capture.settings import CaptureSettings
 from worldmm.chat.settings import ChatSettings
 from worldmm.config import ComponentSettings, Profile, Settings, get_settings
+from worldmm.gpu.settings import GpuSettings
 from worldmm.ingest.settings import IngestSettings
 from worldmm.retrieval.settings import RetrievalSettings
 from worldmm.timeline.settings import TimelineSettings
@@ -94,6 +95,11 @@ class Services:
     def chat_settings(self) -> ChatSettings:
         """Chat's settings, frozen (chat reads no other)."""
         return ChatSettings.of(self.settings)
+
+    @cached_property
+    def gpu_settings(self) -> GpuSettings:
+        """The GPU worker's discovery and controller settings, frozen (they read no other)."""
+        return GpuSettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:
@@ -385,7 +391,7 @@ class Services:
         from worldmm.aws import aws_client
         from worldmm.gpu.aws import DynamoControlStore
 
-        control = DynamoControlStore(self.settings.gpu_control_table, aws_client("dynamodb"))
+        control = DynamoControlStore(self.gpu_settings.gpu_control_table, aws_client("dynamodb"))
         return ControllerDemand(
             control,
             self.invoker,
@@ -398,7 +404,7 @@ class Services:
         """The GPU worker's controller on the deployment's EC2, SSM, control table, DLQ and capture buffer."""
         from worldmm.gpu.aws import build_gpu_controller
 
-        return build_gpu_controller(self.settings, self.capture_state)
+        return build_gpu_controller(self.gpu_settings, self.capture_state)
 
     def replace(self, **overrides: Any) -> Services:
         """A Services with the same settings and the ports built so far, `overrides` put in their place."""
@@ -426,13 +432,13 @@ class Services:
             return None
         from worldmm.gpu.discovery import resolve_gpu_url
 
-        return resolve_gpu_url(self.settings)
+        return resolve_gpu_url(self.gpu_settings)
 
     def gpu_sentinel(self) -> str:
         """What the GPU instance parameter holds now, as written (aws; why `gpu_url` found no worker)."""
         from worldmm.gpu.discovery import gpu_sentinel
 
-        return gpu_sentinel(self.settings)
+        return gpu_sentinel(self.gpu_settings)
 
 
 _PORTS = {

@@ -101,6 +101,7 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "GPU_LEASE_S",
     "GPU_FAILURE_BACKOFF_S",
     "GPU_WAKE_DEBOUNCE_S",
+    "GPU_WORKER_PORT",  # the worker's port: template.yaml's security group and WORKER_PORT say 8000 too
     # retrieval and the agent (spec 001, 002)
     "PPR_DAMPING",
     "PPR_TOLERANCE",

@@ -10,6 +10,7 @@ import pytest
 from tests.support.harness import make_settings
 from worldmm.aws import aws_client
 from worldmm.gpu.discovery import resolve_gpu_url
+from worldmm.gpu.settings import GpuSettings
 from worldmm.ingest.catalog.port import session_info
 from worldmm.services import Services
 
@@ -38,7 +39,7 @@ def test_gpu_discovery_builds_its_ssm_and_ec2_clients_once(aws: None, counted: l
     )
     counted.clear()
     for _ in range(3):
-        assert resolve_gpu_url(settings) is None
+        assert resolve_gpu_url(GpuSettings.of(settings)) is None
     assert counted.count("ssm") == 1
 
 

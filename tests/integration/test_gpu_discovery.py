@@ -11,7 +11,9 @@ import boto3
 import pytest
 
 from tests.support.harness import make_settings
+from worldmm.config import Settings
 from worldmm.gpu.discovery import normalize_gpu_instance_id, resolve_gpu_url
+from worldmm.gpu.settings import GpuSettings
 from worldmm.services import Services
 
 pytestmark = pytest.mark.integration
@@ -35,8 +37,12 @@ def launch(ec2, name: str = "encache-gpu-worker") -> dict:
     return dict(instance)
 
 
-def settings():
+def aws_settings() -> Settings:
     return make_settings(worldmm_profile="aws", gpu_worker_url=None)
+
+
+def settings() -> GpuSettings:
+    return GpuSettings.of(aws_settings())
 
 
 @pytest.mark.parametrize("value", [None, "", "none", "None", "  NONE "])
@@ -96,7 +102,7 @@ def test_gpu_discovery_terminated_without_replacement_fails_recovery(clients, ca
 def test_gpu_discovery_services_reads_ssm_live_on_every_call(clients):
     # GIVEN the aws profile with no fixed worker URL
     ssm, ec2 = clients
-    svc = Services(settings())
+    svc = Services(aws_settings())
     ssm.put_parameter(Name=PARAM, Value="none", Type="String")
     assert svc.gpu_url() is None
     # WHEN the parameter changes (a warm Lambda must see it) THEN the next call follows it

@@ -26,6 +26,7 @@ from worldmm.gpu.aws import (
     control_table_definition,
 )
 from worldmm.gpu.controller import ControllerPolicy, ControllerPorts, GpuController
+from worldmm.gpu.settings import GpuSettings
 
 LAUNCH_TEMPLATE = "worldmm-gpu-worker"
 MOTO_AMI = "ami-12c6146b"  # a moto built-in AMI
@@ -119,7 +120,7 @@ def controller_for(
     world: AwsWorld, clock: SimClock, worker_url: Callable[[], str | None], **policy: Any
 ) -> GpuController:
     """The controller on moto with the real adapters; the probe asks `worker_url()` (loopback) for any instance."""
-    settings = world.settings
+    settings = GpuSettings.of(world.settings)
     control = DynamoControlStore(settings.gpu_control_table, world.dynamodb)
     ports = ControllerPorts(
         fleet=Ec2WorkerFleet(settings, world.ec2),

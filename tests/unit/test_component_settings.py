@@ -1,5 +1,6 @@
-"""Each component is given its settings (issue 66): the read side, capture, the timeline, ingest, chat and the local
-gateway read frozen settings of their own, built by the composition root, never the whole Settings."""
+"""Each component is given its settings (issue 66): the read side, capture, the timeline, ingest, chat, the local
+gateway and the GPU worker's discovery and controller read frozen settings of their own, built by the composition
+root, never the whole Settings."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from worldmm.capture.settings import CaptureSettings
 from worldmm.chat.settings import ChatSettings
 from worldmm.config import AgentMode, ComponentSettings, Settings
 from worldmm.gateway.settings import GatewaySettings
-from worldmm.gpu.settings import GpuClientSettings
+from worldmm.gpu.settings import GpuClientSettings, GpuSettings
 from worldmm.ingest.settings import IngestSettings
 from worldmm.media.settings import CaptionSettings
 from worldmm.retrieval.settings import RetrievalSettings
@@ -32,6 +33,7 @@ COMPONENTS: dict[str, type[ComponentSettings]] = {
     "ingest": IngestSettings,
     "chat": ChatSettings,
     "gateway": GatewaySettings,
+    "gpu": GpuSettings,
 }
 
 

@@ -24,7 +24,7 @@ from worldmm.gpu.controller import DeferredSummary, GpuController, StartRecord, 
 from worldmm.gpu.discovery import describe_instance, gpu_url_for, normalize_gpu_instance_id
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
+    from worldmm.gpu.settings import GpuSettings
 
 
 class OpenWindows(Protocol):
@@ -51,7 +51,7 @@ def _dec(value: float) -> dict[str, str]:
 class Ec2WorkerFleet:
     """The worker instances tagged `Name=GPU_WORKER_TAG`; launches from `GPU_LAUNCH_TEMPLATE`."""
 
-    def __init__(self, settings: Settings, ec2: Any) -> None:
+    def __init__(self, settings: GpuSettings, ec2: Any) -> None:
         self.settings = settings
         self.ec2 = ec2
 
@@ -106,7 +106,7 @@ class Ec2WorkerFleet:
 class SsmInstancePointer:
     """`GPU_INSTANCE_PARAM`: an instance id, or the "none" sentinel."""
 
-    def __init__(self, settings: Settings, ssm: Any) -> None:
+    def __init__(self, settings: GpuSettings, ssm: Any) -> None:
         self.name = settings.gpu_instance_param
         self.ssm = ssm
 
@@ -284,7 +284,7 @@ class HttpWorkerProbe:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: GpuSettings,
         *,
         url_for: Callable[[WorkerInstance], str | None] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -338,7 +338,7 @@ class SystemClock:
         time.sleep(seconds)
 
 
-def build_gpu_controller(settings: Settings, capture: OpenWindows) -> GpuController:
+def build_gpu_controller(settings: GpuSettings, capture: OpenWindows) -> GpuController:
     """The controller on the deployment's EC2, SSM, control table, IngestDLQ and capture buffer."""
     from worldmm.aws import aws_client
     from worldmm.gpu.controller import ControllerPolicy, ControllerPorts

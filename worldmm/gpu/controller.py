@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 from aws_lambda_powertools import Logger
 
 from worldmm.errors import ConfigurationError
+from worldmm.gpu.settings import GpuSettings
 from worldmm.observability import count, milliseconds
 
 logger = Logger(child=True)
@@ -206,7 +207,7 @@ class ControllerPorts:
 
 @dataclass(frozen=True)
 class ControllerPolicy:
-    """The controller's knobs (from Settings: GPU_IDLE_STOP_S, ...)."""
+    """The controller's knobs (its settings' GPU_IDLE_STOP_S, ...)."""
 
     idle_stop_s: float = 900.0
     chat_idle_stop_s: float = 300.0
@@ -217,7 +218,7 @@ class ControllerPolicy:
     failure_backoff_s: float = 600.0
 
     @classmethod
-    def from_settings(cls, settings: Any) -> ControllerPolicy:
+    def from_settings(cls, settings: GpuSettings) -> ControllerPolicy:
         return cls(
             idle_stop_s=settings.gpu_idle_stop_s,
             chat_idle_stop_s=settings.gpu_chat_idle_stop_s,

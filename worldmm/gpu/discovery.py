@@ -7,7 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from worldmm.config import Settings
+from worldmm.gpu.settings import GpuSettings
 
 logger = Logger(child=True)
 
@@ -15,7 +15,7 @@ SENTINELS = frozenset({"", "none", "null", "0", "0.0.0.0"})
 REPLACE_STATES = frozenset({"stopped", "stopping", "terminated", "shutting-down", "missing"})
 
 
-def _config(settings: Settings) -> Any:
+def _config(settings: GpuSettings) -> Any:
     from botocore.config import Config
 
     return Config(
@@ -25,17 +25,17 @@ def _config(settings: Settings) -> Any:
     )
 
 
-def ssm_client(settings: Settings) -> Any:
+def ssm_client(settings: GpuSettings) -> Any:
     """The process's SSM client (built once per container)."""
     return _discovery_client("ssm", settings)
 
 
-def ec2_client(settings: Settings) -> Any:
+def ec2_client(settings: GpuSettings) -> Any:
     """The process's EC2 client (built once per container)."""
     return _discovery_client("ec2", settings)
 
 
-def _discovery_client(service: str, settings: Settings) -> Any:
+def _discovery_client(service: str, settings: GpuSettings) -> Any:
     """A client for finding the worker: the GPU timeouts, one retry."""
     from worldmm.aws import aws_client
 
@@ -51,7 +51,7 @@ def normalize_gpu_instance_id(value: str | None) -> str | None:
     return None if cleaned.lower() in SENTINELS else cleaned
 
 
-def read_gpu_instance_id(settings: Settings, ssm: Any) -> str | None:
+def read_gpu_instance_id(settings: GpuSettings, ssm: Any) -> str | None:
     """The live SSM value of `settings.gpu_instance_param`, normalised (absent parameter → None)."""
     try:
         value = ssm.get_parameter(Name=settings.gpu_instance_param)["Parameter"]["Value"]
@@ -60,7 +60,7 @@ def read_gpu_instance_id(settings: Settings, ssm: Any) -> str | None:
     return normalize_gpu_instance_id(value)
 
 
-def gpu_sentinel(settings: Settings, ssm: Any | None = None) -> str:
+def gpu_sentinel(settings: GpuSettings, ssm: Any | None = None) -> str:
     """What the GPU instance parameter holds right now, as written (`none`, an instance id, ...), or
     `absent`: the `gpu_sentinel` of the `gpu_unavailable_raised` step says why no worker was found."""
     ssm = ssm or ssm_client(settings)
@@ -87,7 +87,7 @@ def describe_instance(ec2: Any, instance_id: str) -> dict[str, Any] | None:
     return None
 
 
-def find_running_gpu_instance_by_tag(settings: Settings, ec2: Any) -> dict[str, Any] | None:
+def find_running_gpu_instance_by_tag(settings: GpuSettings, ec2: Any) -> dict[str, Any] | None:
     """A running instance tagged `Name=settings.gpu_worker_tag` (the newest launched), or None."""
     reservations = ec2.describe_instances(
         Filters=[
@@ -103,7 +103,7 @@ def find_running_gpu_instance_by_tag(settings: Settings, ec2: Any) -> dict[str, 
     return max(instances, key=lambda i: str(i.get("LaunchTime", "")))
 
 
-def update_ssm_gpu_instance_id(settings: Settings, ssm: Any, instance_id: str) -> None:
+def update_ssm_gpu_instance_id(settings: GpuSettings, ssm: Any, instance_id: str) -> None:
     """Persist an adopted instance id so the next reader heals without a tag scan."""
     ssm.put_parameter(Name=settings.gpu_instance_param, Value=instance_id, Type="String", Overwrite=True)
     logger.info(
@@ -112,13 +112,13 @@ def update_ssm_gpu_instance_id(settings: Settings, ssm: Any, instance_id: str) -
     )
 
 
-def gpu_url_for(settings: Settings, instance: dict[str, Any]) -> str | None:
+def gpu_url_for(settings: GpuSettings, instance: dict[str, Any]) -> str | None:
     """`http://{private ip}:{port}` — private, since the Lambdas and the worker share a VPC."""
     ip = instance.get("PrivateIpAddress")
     return f"http://{ip}:{settings.gpu_worker_port}" if ip else None
 
 
-def resolve_gpu_url(settings: Settings, ssm: Any | None = None, ec2: Any | None = None) -> str | None:
+def resolve_gpu_url(settings: GpuSettings, ssm: Any | None = None, ec2: Any | None = None) -> str | None:
     """The GPU worker's URL now, or None when there is no usable instance (callers raise GpuUnavailable)."""
     ssm = ssm or ssm_client(settings)
     instance_id = read_gpu_instance_id(settings, ssm)
