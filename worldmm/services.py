@@ -23,6 +23,7 @@ from worldmm.chat.settings import ChatSettings
 from worldmm.config import ComponentSettings, Profile, Settings, get_settings
 from worldmm.gpu.settings import GpuSettings
 from worldmm.ingest.settings import IngestSettings
+from worldmm.memory.settings import MemorySettings
 from worldmm.retrieval.settings import RetrievalSettings
 from worldmm.timeline.settings import TimelineSettings
 
@@ -100,6 +101,11 @@ class Services:
     def gpu_settings(self) -> GpuSettings:
         """The GPU worker's discovery and controller settings, frozen (they read no other)."""
         return GpuSettings.of(self.settings)
+
+    @cached_property
+    def memory_settings(self) -> MemorySettings:
+        """The settings building the memory reads, frozen (extraction, summaries, consolidation read no other)."""
+        return MemorySettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:
@@ -260,13 +266,13 @@ class Services:
     def extractor(self) -> Extractor:
         from worldmm.memory.episodic.extractor import build_extractor
 
-        return build_extractor(self.settings, lambda: self.llm)
+        return build_extractor(self.memory_settings, lambda: self.llm)
 
     @cached_property
     def summarizer(self) -> Summarizer:
         from worldmm.memory.episodic.summarizer import build_summarizer
 
-        return build_summarizer(self.settings, lambda: self.llm, lambda: self.reader_llm)
+        return build_summarizer(self.memory_settings, lambda: self.llm, lambda: self.reader_llm)
 
     @cached_property
     def transcriber(self) -> Transcriber:

@@ -38,6 +38,11 @@ UNSET_ON_AWS: dict[str, str] = {
     "ANSWER_READER": "the local reader writes answers only beside the small local LLM: off on AWS whatever it says",
     "ANSWER_BUDGET_S": "the local reader's deadline: read into the retrieval settings, used only beside the small "
     "local LLM",
+    "SPACY_MODEL": "the spaCy extractor's model: read into the memory settings, used only where spaCy extracts "
+    "(beside the small local LLM; AWS extracts with the LLM)",
+    "SPACY_BATCH_SIZE": "the spaCy extractor's batch: read into the memory settings, used only where spaCy extracts",
+    "SUMMARY_MAX_CHARS": "the extractive summary's length: read into the memory settings, used only where summaries "
+    "are extractive (beside the small local LLM; AWS writes them with the LLM)",
     "SPEAKER_LABELS": "the local transcriber's named voices: read into the ingest settings, used only for a caption "
     "from what was heard (the local profile; AWS captions what was seen)",
 }
@@ -68,6 +73,9 @@ SPEC_CONSTANTS: tuple[str, ...] = (
     "MAX_ENTITIES_PER_WINDOW",
     "MAX_TRIPLES_PER_WINDOW",
     "MAX_FIELD_CHARS",
+    "CONSOLIDATION_THRESHOLD",  # a new fact against known ones, a new name against known entities (spec 001)
+    "CONSOLIDATION_TOP_K",
+    "ENTITY_MATCH_THRESHOLD",
     # outside calls: timeouts, retries, concurrency, batch sizes
     "DATABASE_SECRET_MAX_AGE_S",
     "CELL_DEPARTURE_KEEP_S",  # issue 63: over Lambda's 900 s longest run on every profile

@@ -31,11 +31,12 @@ from worldmm.db.queries.entities import (
 from worldmm.errors import ModelOutputError
 from worldmm.llm.structured import build_request, parse_model
 from worldmm.llm.usage import UsageLog
+from worldmm.memory.settings import MemorySettings, MemorySettingsPorts
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.llm.port import LLM
     from worldmm.memory.embedding.port import TextEmbedder
+    from worldmm.memory.settings import MemorySettings
 
 logger = Logger(child=True)
 
@@ -48,7 +49,7 @@ class EntityJudge(Protocol):
     ) -> set[str]: ...
 
 
-class EntityPorts(DatabasePorts, Protocol):
+class EntityPorts(DatabasePorts, MemorySettingsPorts, Protocol):
     """The ports entity resolution uses (the composition root's `Services` is one)."""
 
     @property
@@ -150,7 +151,7 @@ def _insert_and_resolve(
 
 
 def confirm_candidates(
-    llm: LLM, settings: Settings, candidates: list[Candidate], context: str, usage: UsageLog | None
+    llm: LLM, settings: MemorySettings, candidates: list[Candidate], context: str, usage: UsageLog | None
 ) -> set[str]:
     """Ask the model, in one call, which candidates are the same entity; returns their surface forms."""
     pairs = "\n".join(
@@ -183,7 +184,7 @@ def confirm_candidates(
 
 def known_entities(services: EntityPorts, user_id: str, surface_forms: list[str]) -> dict[str, uuid.UUID]:
     """The canonical entity of each form that already names one (exact, case-insensitive); no row is created."""
-    max_chars = services.settings.max_field_chars
+    max_chars = services.memory_settings.max_field_chars
     lowers = {raw: normalize_surface_form(raw, max_chars).lower() for raw in surface_forms}
     if not any(lowers.values()):
         return {}
@@ -204,7 +205,7 @@ def resolve_entities(
 
     Keys are the given strings; forms differing only in case or spacing share one entity.
     """
-    settings = services.settings
+    settings = services.memory_settings
     forms: dict[str, str] = {}  # lower → first normalized spelling
     for raw in surface_forms:
         form = normalize_surface_form(raw, settings.max_field_chars)

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from worldmm.config import Settings
 from worldmm.errors import ModelOutputError
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import build_request, extract_json, is_placeholder
+from worldmm.memory.settings import MemorySettings
 
 NER_PURPOSE = "ner"
 TRIPLES_PURPOSE = "episodic_triples"
@@ -174,7 +174,7 @@ def parse_triples(
     return triples, warnings
 
 
-def extract_entities(llm: LLM, settings: Settings, text: str) -> tuple[list[str], list[str], LLMResponse]:
+def extract_entities(llm: LLM, settings: MemorySettings, text: str) -> tuple[list[str], list[str], LLMResponse]:
     """NER over `text` (truncated to the input cap): entities, warnings, and the model's response."""
     request = build_request(
         NER_PURPOSE,
@@ -192,14 +192,14 @@ def extract_entities(llm: LLM, settings: Settings, text: str) -> tuple[list[str]
 
 
 def extract_triples(
-    llm: LLM, settings: Settings, text: str, entities: list[str]
+    llm: LLM, settings: MemorySettings, text: str, entities: list[str]
 ) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
     """Episodic triples over `text` given its entities: triples, warnings, and the model's response."""
     return ask_for_triples(llm, settings, TRIPLES_PURPOSE, TriplesResult, text, entities)
 
 
 def ask_for_triples(
-    llm: LLM, settings: Settings, purpose: str, answer: type[BaseModel], text: str, entities: Sequence[str] = ()
+    llm: LLM, settings: MemorySettings, purpose: str, answer: type[BaseModel], text: str, entities: Sequence[str] = ()
 ) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
     """The `purpose` prompt over `text` (cut to the input cap) and the entities found in it (a prompt without an
     `$entities` place ignores them): its triples, warnings and response.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from worldmm.config import ExtractionProvider, Settings
+from worldmm.config import ExtractionProvider
 from worldmm.memory.openie import ExtractedTriple, Extraction, extract_entities, extract_triples
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from worldmm.llm.usage import UsageLog
     from worldmm.memory.entities import Candidate
     from worldmm.memory.semantic.consolidation import CandidateTriple, Decision
+    from worldmm.memory.settings import MemorySettings
 
 
 class Extractor(Protocol):
@@ -63,7 +64,7 @@ class Extractor(Protocol):
 class LLMExtractor:
     """The extraction prompts (ner, episodic_triples, semantic_triples, entity_confirm, consolidation)."""
 
-    def __init__(self, llm: LLM, settings: Settings) -> None:
+    def __init__(self, llm: LLM, settings: MemorySettings) -> None:
         self.llm = llm
         self.settings = settings
 
@@ -112,7 +113,7 @@ class LLMExtractor:
         return decide(self.llm, self.settings, new, candidates)
 
 
-def build_extractor(settings: Settings, llm: Callable[[], LLM]) -> Extractor:
+def build_extractor(settings: MemorySettings, llm: Callable[[], LLM]) -> Extractor:
     """The extractor the settings name (EXTRACTION_PROVIDER, see `Settings.extraction_backend`).
 
     `llm` is called only when the LLM adapter is chosen, so the spaCy path never loads a model it skips.

@@ -23,7 +23,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from worldmm.config import Settings
 from worldmm.errors import WorldMMError
 from worldmm.media.captioner import HEARD_PREFIX
 from worldmm.memory.openie import MAX_ENTITY_WORDS, ExtractedTriple, Extraction
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from worldmm.llm.usage import UsageLog
     from worldmm.memory.entities import Candidate
     from worldmm.memory.semantic.consolidation import CandidateTriple, Decision
+    from worldmm.memory.settings import MemorySettings
 
 WEARER = "I"
 UNNAMED = "Someone"
@@ -243,7 +243,7 @@ def _dedupe(values: Iterable[str], cap: int) -> list[str]:
 class SpacyExtractor:
     """The Extractor port on a spaCy pipeline package (SPACY_MODEL), loaded once, used thread-safely."""
 
-    def __init__(self, settings: Settings, nlp: Language | None = None) -> None:
+    def __init__(self, settings: MemorySettings, nlp: Language | None = None) -> None:
         self.settings = settings
         self._nlp = nlp
         self._lock = threading.Lock()

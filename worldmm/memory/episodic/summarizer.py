@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from worldmm.config import Settings, SummaryProvider
+from worldmm.config import SummaryProvider
 from worldmm.media.captioner import HEARD_PREFIX
 from worldmm.memory.episodic.summary_tree import ChildCaption, merge_captions
 from worldmm.scale import Scale
@@ -24,6 +24,7 @@ from worldmm.scale import Scale
 if TYPE_CHECKING:
     from worldmm.llm.port import LLM
     from worldmm.llm.usage import UsageLog
+    from worldmm.memory.settings import MemorySettings
 
 MERGE_PURPOSE = "merge_captions"
 
@@ -40,7 +41,7 @@ class Summarizer(Protocol):
 class LLMSummarizer:
     """The merge_captions prompt (capable models, the aws profile)."""
 
-    def __init__(self, llm: LLM, settings: Settings) -> None:
+    def __init__(self, llm: LLM, settings: MemorySettings) -> None:
         self.llm = llm
         self.settings = settings
 
@@ -202,7 +203,7 @@ def _render(units: list[_Unit]) -> str:
 class ExtractiveSummarizer:
     """Model-free summaries (the local profile): see `extractive_summary`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: MemorySettings) -> None:
         self.settings = settings
 
     def summarize(self, scale: int, children: Sequence[ChildCaption], usage: UsageLog | None = None) -> tuple[str, str]:
@@ -213,7 +214,7 @@ class ExtractiveSummarizer:
 
 
 def build_summarizer(
-    settings: Settings, llm: Callable[[], LLM], reader: Callable[[], LLM] | None = None
+    settings: MemorySettings, llm: Callable[[], LLM], reader: Callable[[], LLM] | None = None
 ) -> Summarizer:
     """The summariser the settings name; `llm` is called only for the LLM adapter, `reader` (the local reader's
     model; `llm` when not given) only for the written one."""

@@ -18,9 +18,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from worldmm.config import Settings
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.llm.structured import NonPlaceholderStr, build_request, complete_structured
+from worldmm.memory.settings import MemorySettings
 from worldmm.scale import Scale, label_of
 
 _WINDOWS_PER_BLOCK = 20  # 30 s windows in one 10 min block
@@ -117,7 +117,7 @@ def format_captions(children: Sequence[ChildCaption]) -> str:
 
 
 def merge_captions(
-    llm: LLM, settings: Settings, scale: int, children: Sequence[ChildCaption]
+    llm: LLM, settings: MemorySettings, scale: int, children: Sequence[ChildCaption]
 ) -> tuple[str, LLMResponse]:
     """Merge the children's captions into one summary of `scale` with `merge_captions.txt`."""
     if not children:

@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-    from worldmm.config import Settings
     from worldmm.llm.port import LLM
     from worldmm.llm.usage import UsageLog
+    from worldmm.memory.settings import MemorySettings
 
 logger = Logger(child=True)
 
@@ -293,7 +293,7 @@ class WrittenSummarizer:
     """The Summarizer port on a local model, checked; the extractive summary where the check fails."""
 
     def __init__(
-        self, llm: LLM, settings: Settings, fallback: Fallback, nlp: Callable[[], Language] | None = None
+        self, llm: LLM, settings: MemorySettings, fallback: Fallback, nlp: Callable[[], Language] | None = None
     ) -> None:
         self.llm = llm
         self.settings = settings

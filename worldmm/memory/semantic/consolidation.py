@@ -43,8 +43,8 @@ from worldmm.memory.entities import EntityJudge, EntityPorts
 from worldmm.memory.openie import ExtractedTriple, Extraction, clean_field
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.graph.cache.port import GraphCache
+    from worldmm.memory.settings import MemorySettings
 
 logger = Logger(child=True)
 
@@ -134,7 +134,7 @@ def find_candidates(
 
 
 def decide(
-    llm: LLM, settings: Settings, new: ExtractedTriple, candidates: list[CandidateTriple]
+    llm: LLM, settings: MemorySettings, new: ExtractedTriple, candidates: list[CandidateTriple]
 ) -> tuple[Decision, LLMResponse | None]:
     """Decide what `new` does to memory given its `candidates` (no candidates: ADD, no model call)."""
     snapshot = tuple(candidates)
@@ -184,7 +184,7 @@ def _validated(
     answer: ConsolidationAnswer,
     new: ExtractedTriple,
     snapshot: tuple[CandidateTriple, ...],
-    settings: Settings,
+    settings: MemorySettings,
     model: str,
 ) -> Decision:
     """The model's answer checked against the snapshot: unknown targets dropped, event corrected if empty."""
@@ -242,7 +242,7 @@ def consolidate_triples(
     context: str = "",
 ) -> ConsolidationReport:
     """Consolidate `triples` (learned from segment `segment_id`) one by one, in order."""
-    settings = services.settings
+    settings = services.memory_settings
     mode = settings.consolidation_mode
     report = ConsolidationReport(extracted=len(triples), applied=mode == ConsolidationMode.APPLY)
     if not triples:
@@ -267,7 +267,7 @@ def consolidate_triples(
 
 
 def _snapshot(services: ConsolidationPorts, user_id: str, embedding: list[float]) -> list[CandidateTriple]:
-    settings = services.settings
+    settings = services.memory_settings
     with services.db.unit_of_work(user_id) as session:
         return find_candidates(
             session,
@@ -291,7 +291,7 @@ def _consolidate_one(
     valid_at: datetime | None,
     context: str,
 ) -> ConsolidationEvent:
-    settings = services.settings
+    settings = services.memory_settings
     apply = settings.consolidation_mode == ConsolidationMode.APPLY
     for attempt in range(1, MAX_SNAPSHOT_ATTEMPTS + 1):
         candidates = _snapshot(services, user_id, embedding)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from worldmm.config import Settings
 from worldmm.llm.port import LLM, LLMResponse
 from worldmm.memory.openie import ExtractedTriple, ask_for_triples
+from worldmm.memory.settings import MemorySettings
 
 SEMANTIC_PURPOSE = "semantic_triples"
 
@@ -22,7 +22,7 @@ class SemanticTriplesResult(BaseModel):
 
 
 def extract_semantic_triples(
-    llm: LLM, settings: Settings, summary: str
+    llm: LLM, settings: MemorySettings, summary: str
 ) -> tuple[list[ExtractedTriple], list[str], LLMResponse]:
     """Habits, preferences and relationships stated or implied by `summary`: triples, warnings, response."""
     return ask_for_triples(llm, settings, SEMANTIC_PURPOSE, SemanticTriplesResult, summary)
