@@ -64,6 +64,7 @@ class CountingLLM:
 def run(seconds: float, rate: float, model_latency_s: float, baseline: int) -> dict[str, Any]:
     from tests.support.harness import embedded_postgres, make_settings
     from worldmm.allowance.service import charge_question, question_cost
+    from worldmm.allowance.settings import AllowanceSettings
     from worldmm.chat.service import handle_chat
     from worldmm.db.engine import Database
     from worldmm.errors import QuotaExceeded
@@ -124,7 +125,7 @@ def run(seconds: float, rate: float, model_latency_s: float, baseline: int) -> d
         "settings": {
             "chat_allowance_model_calls": settings.chat_allowance_model_calls,
             "chat_allowance_model_calls_per_hour": settings.chat_allowance_model_calls_per_hour,
-            "question_cost_model_calls": question_cost(settings),
+            "question_cost_model_calls": question_cost(AllowanceSettings.of(settings)),
             "model_latency_s": model_latency_s,
             "alice_rate_per_s": rate,
             "seconds": round(loop_s, 2),

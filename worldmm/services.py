@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger
 
+from worldmm.allowance.settings import AllowanceSettings
 from worldmm.capture.settings import CaptureSettings
 from worldmm.chat.settings import ChatSettings
 from worldmm.config import ComponentSettings, Profile, Settings, get_settings
@@ -106,6 +107,11 @@ class Services:
     def memory_settings(self) -> MemorySettings:
         """The settings building the memory reads, frozen (extraction, summaries, consolidation read no other)."""
         return MemorySettings.of(self.settings)
+
+    @cached_property
+    def allowance_settings(self) -> AllowanceSettings:
+        """Charging a question's settings, frozen (it reads no other)."""
+        return AllowanceSettings.of(self.settings)
 
     @cached_property
     def timeline_settings(self) -> TimelineSettings:

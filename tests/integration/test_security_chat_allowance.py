@@ -16,6 +16,7 @@ import pytest
 
 from handlers.http.memories.chat.app import lambda_handler as chat_handler
 from worldmm.allowance.service import question_cost
+from worldmm.allowance.settings import AllowanceSettings
 from worldmm.config import Settings
 from worldmm.db.engine import Database
 from worldmm.errors import QuotaExceeded
@@ -93,4 +94,4 @@ def test_security_forget_me_erases_the_allowance_fails_on_todays_code(services: 
 
 
 def test_a_question_costs_its_worst_case_in_model_calls(settings: Settings) -> None:
-    assert question_cost(settings) == settings.max_agent_rounds + 1
+    assert question_cost(AllowanceSettings.of(settings)) == settings.max_agent_rounds + 1

@@ -1,6 +1,6 @@
 """Each component is given its settings (issue 66): the read side, capture, the timeline, ingest, chat, the local
-gateway, the GPU worker's discovery and controller, and the memory's extraction, summaries and consolidation read
-frozen settings of their own, built by the composition root, never the whole Settings."""
+gateway, the GPU worker's discovery and controller, the memory's extraction, summaries and consolidation, and
+the allowance read frozen settings of their own, built by the composition root, never the whole Settings."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.support.harness import make_settings
+from worldmm.allowance.settings import AllowanceSettings
 from worldmm.capture.settings import CaptureSettings
 from worldmm.chat.settings import ChatSettings
 from worldmm.config import AgentMode, ComponentSettings, Settings
@@ -36,6 +37,7 @@ COMPONENTS: dict[str, type[ComponentSettings]] = {
     "gateway": GatewaySettings,
     "gpu": GpuSettings,
     "memory": MemorySettings,
+    "allowance": AllowanceSettings,
 }
 # Folders of a component whose modules are adapters the composition root builds from the whole Settings, as it
 # builds the LLM and the transcriber: the text embedders and the visual encoder.

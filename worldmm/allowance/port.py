@@ -1,7 +1,7 @@
 """The allowance port: one token bucket per user for the routes that call models.
 
 A user's bucket holds up to `capacity` model calls and refills at `per_hour`; a question takes its worst case
-(`Settings.chat_model_calls_per_question`) before any model is called, so what one user can make the models
+(`worldmm.allowance.service.question_cost`) before any model is called, so what one user can make the models
 do is bounded by the bucket whatever they send, and one user's empty bucket is nobody else's.
 
 Adapters: `DynamoAllowances` (the aws profile: a conditional update per take on the allowances table) and

@@ -8,7 +8,7 @@ from typing import Protocol
 from aws_lambda_powertools import Logger
 
 from worldmm.allowance.port import Allowances
-from worldmm.config import Settings
+from worldmm.allowance.settings import AllowanceSettings
 from worldmm.errors import MemoryUnavailableError, QuotaExceeded
 
 logger = Logger(child=True)
@@ -16,13 +16,13 @@ logger = Logger(child=True)
 
 class AllowancePorts(Protocol):
     @property
-    def settings(self) -> Settings: ...
+    def allowance_settings(self) -> AllowanceSettings: ...
 
     @property
     def allowances(self) -> Allowances: ...
 
 
-def question_cost(settings: Settings) -> int:
+def question_cost(settings: AllowanceSettings) -> int:
     """What one question takes from the bucket: its worst case in model calls (every agent round, then the
     forced answer)."""
     return settings.max_agent_rounds + 1
@@ -31,7 +31,7 @@ def question_cost(settings: Settings) -> int:
 def charge_question(services: AllowancePorts, user_id: str, now: float | None = None) -> None:
     """Take one question's worst case from `user_id`'s allowance, before any model is called; QuotaExceeded
     (429 with Retry-After) when the bucket does not hold it. Nothing is taken when allowances are off."""
-    settings = services.settings
+    settings = services.allowance_settings
     if settings.chat_allowance_model_calls <= 0:
         return
     try:
