@@ -1,6 +1,7 @@
-"""The port nearly every core function names: the settings and the database (`Services` is one).
+"""The port nearly every core function names: the database (`Services` is one).
 
-Narrower Protocols elsewhere extend it with what else they use; only type-checking imports here.
+Narrower Protocols elsewhere extend it with what else they use (a component's own settings among them); only
+type-checking imports here.
 """
 
 from __future__ import annotations
@@ -8,15 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from worldmm.config import Settings
     from worldmm.db.engine import Database
 
 
 class DatabasePorts(Protocol):
-    """The settings and the database."""
-
-    @property
-    def settings(self) -> Settings: ...
+    """The database."""
 
     @property
     def db(self) -> Database: ...
