@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from aws_lambda_powertools import Logger
 
@@ -29,7 +29,7 @@ from worldmm.retrieval.settings import RetrievalSettings
 from worldmm.timeline.settings import TimelineSettings
 
 C = TypeVar("C", bound=ComponentSettings)
-_COMPONENT_SETTINGS = "_component_settings"
+_BUILT_SETTINGS = "_component_settings"  # (the Settings they came from, component settings by kind)
 
 EMBEDDING_CACHE_ENTRIES = 4096
 """Texts whose vectors a process keeps (6 MB at 384 dimensions, 25 MB at 1,536)."""
@@ -61,6 +61,22 @@ if TYPE_CHECKING:
     from worldmm.timeline.service import MemoryService
 
 
+class _ComponentSettings(Generic[C]):
+    """A port of `Services`: one component's settings, as `Services.settings_of` builds them."""
+
+    def __init__(self, component: type[C]) -> None:
+        self.component = component
+
+    @overload
+    def __get__(self, services: None, owner: type[Services]) -> _ComponentSettings[C]: ...
+
+    @overload
+    def __get__(self, services: Services, owner: type[Services]) -> C: ...
+
+    def __get__(self, services: Services | None, owner: type[Services]) -> C | _ComponentSettings[C]:
+        return self if services is None else services.settings_of(self.component)
+
+
 class Services:
     """Ports for one process; pass overrides as keyword arguments."""
 
@@ -72,51 +88,24 @@ class Services:
             self.__dict__[name] = value  # seeds the cached_property
 
     def settings_of(self, component: type[C]) -> C:
-        """The settings of a component above the composition root (the local gateway), built once per kind."""
-        built = self.__dict__.setdefault(_COMPONENT_SETTINGS, {})
+        """A component's settings, frozen and built once per kind: the component reads no other. The components
+        below the root are given theirs as the ports below; the local gateway, above it, asks by kind."""
+        source, built = self.__dict__.get(_BUILT_SETTINGS, (None, {}))
+        if source is not self.settings:  # new settings (a test's): what was built from the old ones goes
+            source, built = self.settings, {}
+            self.__dict__[_BUILT_SETTINGS] = (source, built)
         if component not in built:
             built[component] = component.of(self.settings)
         return cast("C", built[component])
 
-    @cached_property
-    def retrieval_settings(self) -> RetrievalSettings:
-        """The read side's settings, frozen (retrieval reads no other)."""
-        return RetrievalSettings.of(self.settings)
-
-    @cached_property
-    def capture_settings(self) -> CaptureSettings:
-        """Capture's settings, frozen (capture reads no other)."""
-        return CaptureSettings.of(self.settings)
-
-    @cached_property
-    def ingest_settings(self) -> IngestSettings:
-        """Ingest's settings, frozen (ingest reads no other)."""
-        return IngestSettings.of(self.settings)
-
-    @cached_property
-    def chat_settings(self) -> ChatSettings:
-        """Chat's settings, frozen (chat reads no other)."""
-        return ChatSettings.of(self.settings)
-
-    @cached_property
-    def gpu_settings(self) -> GpuSettings:
-        """The GPU worker's discovery and controller settings, frozen (they read no other)."""
-        return GpuSettings.of(self.settings)
-
-    @cached_property
-    def memory_settings(self) -> MemorySettings:
-        """The settings building the memory reads, frozen (extraction, summaries, consolidation read no other)."""
-        return MemorySettings.of(self.settings)
-
-    @cached_property
-    def allowance_settings(self) -> AllowanceSettings:
-        """Charging a question's settings, frozen (it reads no other)."""
-        return AllowanceSettings.of(self.settings)
-
-    @cached_property
-    def timeline_settings(self) -> TimelineSettings:
-        """The timeline's settings, frozen (the memories a wearer sees read no other)."""
-        return TimelineSettings.of(self.settings)
+    retrieval_settings = _ComponentSettings(RetrievalSettings)
+    capture_settings = _ComponentSettings(CaptureSettings)
+    ingest_settings = _ComponentSettings(IngestSettings)
+    chat_settings = _ComponentSettings(ChatSettings)
+    gpu_settings = _ComponentSettings(GpuSettings)
+    memory_settings = _ComponentSettings(MemorySettings)
+    allowance_settings = _ComponentSettings(AllowanceSettings)
+    timeline_settings = _ComponentSettings(TimelineSettings)
 
     @cached_property
     def db(self) -> Database:

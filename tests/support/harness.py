@@ -67,7 +67,6 @@ def change_settings(holder: Any, **updates: object) -> None:
     for name, value in list(vars(holder).items()):
         if isinstance(value, ComponentSettings) and name != "settings":
             del holder.__dict__[name]
-    holder.__dict__.pop("_component_settings", None)  # Services.settings_of's
 
 
 @contextmanager

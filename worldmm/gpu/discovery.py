@@ -15,16 +15,6 @@ SENTINELS = frozenset({"", "none", "null", "0", "0.0.0.0"})
 REPLACE_STATES = frozenset({"stopped", "stopping", "terminated", "shutting-down", "missing"})
 
 
-def _config(settings: GpuSettings) -> Any:
-    from botocore.config import Config
-
-    return Config(
-        connect_timeout=settings.gpu_connect_timeout_s,
-        read_timeout=settings.gpu_read_timeout_s,
-        retries={"max_attempts": 2, "mode": "standard"},
-    )
-
-
 def ssm_client(settings: GpuSettings) -> Any:
     """The process's SSM client (built once per container)."""
     return _discovery_client("ssm", settings)

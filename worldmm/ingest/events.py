@@ -73,7 +73,9 @@ class IngestWindowSkipped(_Model):
     reason: str
 
 
-IngestWindowSuccess = IngestWindowEnriched | IngestWindowAudioOnly | IngestWindowAlreadyProcessed | IngestWindowSkipped
+IngestWindowSuccess = (
+    IngestWindowEnriched | IngestWindowAudioOnly | IngestWindowAlreadyProcessed | IngestWindowSkipped
+)
 
 
 class RetriggerEvent(_Model):

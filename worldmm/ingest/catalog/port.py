@@ -129,7 +129,9 @@ def info_from_item(session_id: str, item: dict[str, Any]) -> SessionInfo:
     return SessionInfo(session_id, created, window_count, counts, ended, user_id)
 
 
-def session_info(services: SessionPorts, session_id: str, catalog: SessionCatalog | None = None) -> SessionInfo | None:
+def session_info(
+    services: SessionPorts, session_id: str, catalog: SessionCatalog | None = None
+) -> SessionInfo | None:
     """The session's catalog entry, or None (missing or the lookup failed: logged)."""
     try:
         return (catalog or services.sessions).get(session_id)
