@@ -77,6 +77,7 @@ def summarise(answers: list[Any], heard: str) -> dict[str, Any]:
                     "answer": a.answer,
                     "expected": a.expected.answer,
                     "facts": list(a.expected.facts),
+                    "note": a.trace.get("answer_note"),
                 }
                 for a in answers
                 if not a.right
@@ -86,8 +87,9 @@ def summarise(answers: list[Any], heard: str) -> dict[str, Any]:
     return report
 
 
-def evaluate(root: Path, heard: str, expect_tree: Path | None) -> dict[str, Any]:
-    """Ingest every day of `root` into one fresh memory, ask every day's questions, score them."""
+def evaluate(root: Path, heard: str, expect_tree: Path | None, heard_out: Path | None = None) -> dict[str, Any]:
+    """Ingest every day of `root` into one fresh memory, ask every day's questions, score them (`heard_out`: a file
+    for everything the windows' transcripts say, in order)."""
     import handlers
     import worldmm
 
@@ -131,6 +133,8 @@ def evaluate(root: Path, heard: str, expect_tree: Path | None) -> dict[str, Any]
             print(f"asked {day.name}: {entry['right']}/{entry['asked']}", file=sys.stderr, flush=True)
             answers += asked
         heard_text = _heard(settings, DEMO_USER)
+    if heard_out is not None:
+        heard_out.write_text(heard_text)
     report.update(summarise(answers, heard_text))
     return report
 
@@ -188,6 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a setting for this run")
     parser.add_argument("--heard", choices=["recogniser", "script"], default="recogniser")
+    parser.add_argument("--heard-out", default=None, help="write every window's transcript, in order, to this file")
     parser.add_argument("--expect-tree", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     # A benchmark asks a hundred questions in minutes as one user: no allowance of model calls (a rate limit, not
@@ -202,7 +207,8 @@ def main(argv: list[str] | None = None) -> None:
         report = in_code_tree(args)
     else:
         expect = Path(args.expect_tree) if args.expect_tree else None
-        report = evaluate(Path(args.dir).resolve(), args.heard, expect)
+        heard_out = Path(args.heard_out) if args.heard_out else None
+        report = evaluate(Path(args.dir).resolve(), args.heard, expect, heard_out)
     report["env"] = args.env
     if args.out:
         write_result(report, Path(args.out))

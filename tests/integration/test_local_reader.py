@@ -76,6 +76,12 @@ def test_an_answer_its_sentence_does_not_state_falls_back_to_the_quoted_sentence
     assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer
 
 
+def test_a_bare_yes_is_no_answer_to_what_the_question_asks() -> None:
+    # "yes please" is in the sentence, but "Yes." says nothing of what was ordered
+    answer, _ = _answer("What do I order at the cafe?", "Yes.")
+    assert answer.startswith("This morning at 8:01, heard:") and "cappuccino" in answer, answer
+
+
 @pytest.mark.parametrize(("reply", "shown"), [("At the office.", True), ("At the cafe.", False)])
 def test_the_sentence_a_quoted_one_leans_on_supports_the_answer_and_nothing_else_does(reply: str, shown: bool) -> None:
     # GIVEN "Where's my laptop?" answered by a sentence that leans on where I said I was before it

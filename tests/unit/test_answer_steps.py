@@ -193,6 +193,23 @@ def test_a_name_said_with_another_spelling_is_not_taken_for_one_never_heard() ->
     assert never.answer == NO_MEMORY and never.unheard == "Melissa"
 
 
+def test_a_name_is_asked_about_as_the_memories_spell_it() -> None:
+    # GIVEN speech recognition that wrote "Marko" for Marco, and another person said beside him
+    memories = [_window(0, "I heard: Marko is my colleague at the office. Daniel is my neighbour downstairs.")]
+    said = _said("Marko is my colleague at the office. Daniel is my neighbour downstairs.")
+    # WHEN the question spells the name as it is written
+    answer = compose_answer(_Ports(), "Who is Marco?", memories, T0, said=said)  # type: ignore[arg-type]
+    # THEN it is answered as "Who is Marko?": the sentence about him, not the one about Daniel
+    assert answer.asked_as == "Who is Marko?"
+    assert '"Marko is my colleague at the office."' in answer.answer, answer.answer
+
+
+def test_a_name_the_memories_say_as_asked_is_not_respelt() -> None:
+    said = _said("Mark is my colleague. Marko is my neighbour.")
+    for asked, respelt in [("Who is Mark?", "Who is Mark?"), ("When is Marco's talk?", "When is Marko's talk?")]:
+        assert compose.spelt_as_said(asked, analyse(asked), said) == respelt
+
+
 def test_a_common_word_no_memory_says_does_not_refuse() -> None:
     # "list" is among English's commonest words: the question's own wording, not a thing never heard of
     memories = [_window(0, "I heard: Three things to do today. First, wash the car.")]

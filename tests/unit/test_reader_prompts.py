@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worldmm.retrieval.reader import judgement_messages, reading_messages
+from worldmm.retrieval.reader import READ_PURPOSE, judgement_messages
 
 pytestmark = pytest.mark.unit
 
@@ -13,7 +13,7 @@ def test_every_judgement_and_reading_starts_with_the_same_worked_judgements() ->
     # The model's cache of that start is reused only when nothing before the question differs
     judged = judgement_messages("Where are my keys?", "My keys are in the drawer.")
     other = judgement_messages("How much was the coffee?", "That is four dollars fifty.")
-    read = reading_messages("Where are my keys?", "My keys are in the drawer.")
+    read = judgement_messages("Where are my keys?", "My keys are in the drawer.", READ_PURPOSE)
     start = judged[:-1]
     assert other[:-1] == start and read[:-1] == start
     assert start[0]["role"] == "system"

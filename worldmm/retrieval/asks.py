@@ -22,7 +22,7 @@ FUNCTION_WORDS = frozenset(
     off on once only or other our ours ourselves out over own same she should so some such than that the their
     theirs them themselves then there these they this those through to too under until up very was we were what
     when where which while who whom whose why will with would you your yours yourself yourselves i'm i've it's
-    don't didn't let's us got get gets one ever also""".split()  # noqa: SIM905
+    don't didn't let's us got get gets one ever also yes yeah okay""".split()  # noqa: SIM905
 )
 """English function words (Snowball's stop list and contractions): they say how a question asks, not what about."""
 

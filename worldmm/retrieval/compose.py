@@ -69,6 +69,8 @@ class Composed:
     """Whether the reader wrote the answer (else it is the quoted sentence)."""
     unheard: str | None = None
     """The thing the question names that no memory says, when that is why the answer is "I don't remember that."."""
+    asked_as: str | None = None
+    """The question as answered, when a name in it was spelt as the memories spell it (`spelt_as_said`)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,18 @@ def _unheard(asked: Asked, said: Vocabulary, memories: list[RetrievedMemory]) ->
     return None if any(stem in words or (name and words.near(stem)) for words in (said, in_hand)) else text
 
 
+def spelt_as_said(question: str, asked: Asked, said: Vocabulary) -> str:
+    """`question` with each name it gives that no memory says, but one letter off one that a memory does, spelt as
+    the memory spells it: speech recognition writes a name it heard before with another spelling (Marco, Marko)."""
+    for _, stem, name in asked.things:
+        heard = said.spelling(stem) if name and stem not in said else None
+        for word in question.split() if heard else ():
+            core = word.strip(".,;:!?\"'").removesuffix("'s")
+            if core and lexemes(core) == {stem}:
+                question = question.replace(core, str(heard).capitalize())
+    return question
+
+
 def _named(question: str, asked: Asked, pool: list[Candidate]) -> tuple[str, Asked, list[Candidate]]:
     """A question about a person by their relation ("my best friend") asked about the person a sentence names
     so ("What did Matthew want me to do?"), unless it asks who that is; the naming sentences are no answer."""
@@ -195,13 +209,17 @@ def compose_answer(
     unheard = _unheard(asked, said, memories) if said is not None else None
     if unheard is not None:
         return Composed(NO_MEMORY, [], unheard=unheard)
+    respelt = spelt_as_said(question, asked, said) if said is not None else question
+    asked_as = respelt if respelt != question else None
+    question, asked = (respelt, analyse(respelt)) if asked_as else (question, asked)
     scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL], asked)
     if not scored.candidates or scored.scores[0] < fitted_weights().refuse_below:
-        return Composed(NO_MEMORY, [])
+        return Composed(NO_MEMORY, [], asked_as=asked_as)
     best = scored.candidates[0]
     # A short answer only from a sentence that names the kind of thing asked for: from "I shall call Ralph
     # later." the reader would write that Ralph asked for it; the quote, with when it was said, stands instead.
     names_kind = not asked.labels or bool(scored.features[0][FEATURES.index("kind")])
     written = read(question, best) if read is not None and names_kind else None
     said_when = f"{written}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
-    return Composed(said_when[:1].upper() + said_when[1:], [best.memory], read=written is not None)
+    answer = said_when[:1].upper() + said_when[1:]
+    return Composed(answer, [best.memory], read=written is not None, asked_as=asked_as)

@@ -37,6 +37,8 @@ def answer_by_plan(answering: Answering) -> AgentAnswer:
     composed = compose_answer(
         services, answering.question, [*memories, *around], answering.asked_at, read, _said(answering)
     )
+    if composed.asked_as:
+        notes.append(f"asked as {composed.asked_as!r}: a name spelt as the memories spell it")
     if composed.unheard:
         notes.append(f"no memory mentions {composed.unheard!r}")
     if composed.read:

@@ -158,7 +158,7 @@ def read_anew(request: LLMRequest) -> int:
 
 def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMRequest:
     """The reading of `sentence`: its first line, not asked again when cut off at `READER_MAX_TOKENS`."""
-    messages, model = reading_messages(question, sentence), services.retrieval_settings.agent_model
+    messages, model = judgement_messages(question, sentence, READ_PURPOSE), services.retrieval_settings.agent_model
     return LLMRequest(
         READ_PURPOSE, messages, model, READER_MAX_TOKENS, temperature=0.0, stop=("\n",), grow_when_cut_off=False
     )
@@ -167,10 +167,6 @@ def _read_request(services: ReaderPorts, question: str, sentence: str) -> LLMReq
 def judgement_messages(question: str, sentence: str, purpose: str = JUDGE_PURPOSE) -> list[dict[str, str]]:
     """What the model is asked about `sentence` by: `_shared_start`, then this judgement (or reading)."""
     return [*_shared_start(), {"role": "user", "content": render_prompt(purpose, question=question, sentence=sentence)}]
-
-
-def reading_messages(question: str, sentence: str) -> list[dict[str, str]]:
-    return judgement_messages(question, sentence, READ_PURPOSE)
 
 
 @cache

@@ -64,11 +64,8 @@ def pieces(memory_text: str) -> list[tuple[str, bool]]:
         parts.append((memory_text[at : mark.start()], heard))
         heard, at = True, mark.end()
     parts.append((memory_text[at:], heard))
-    out: list[tuple[str, bool]] = []
-    for part, was_heard in parts:
-        part = part.strip().removesuffix(")") if was_heard else part
-        out.extend((p.strip(), was_heard) for p in _SENTENCE.split(part) if p and p.strip())
-    return out
+    parts = [(part.strip().removesuffix(")") if was_heard else part, was_heard) for part, was_heard in parts]
+    return [(p.strip(), was_heard) for part, was_heard in parts for p in _SENTENCE.split(part) if p and p.strip()]
 
 
 def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
@@ -96,8 +93,7 @@ def candidates(memories: list[RetrievedMemory]) -> list[Candidate]:
             following = _as_said(lines[i + 1][0] if i + 1 < len(lines) else after.get((memory.id, i)))
             tagged = _SPEAKER.match(sentence)
             speaker, text = (tagged.group("who"), tagged.group("said")) if tagged else (None, sentence)
-            if speaker in ("Me", "I"):
-                speaker = None
+            speaker = None if speaker in ("Me", "I") else speaker
             key = f"{memory.memory_type}:{speaker}:{text.casefold()}"
             if key not in seen:
                 seen.add(key)

@@ -34,11 +34,17 @@ class Vocabulary(Collection[str]):
 
     def near(self, stem: str) -> bool:
         """Whether a stem said is `stem` or `stem` with one letter after the first changed, added or dropped."""
+        return self.spelling(stem) is not None
+
+    def spelling(self, stem: str) -> str | None:
+        """The stem said that is `stem`, or else `stem` with one letter after the first changed, added or dropped
+        (the first such, in a fixed order); None when there is none or `stem` is too short to tell."""
         if len(stem) < MIN_LETTERS:
-            return False
+            return None
         if self._letters is None:  # two threads may both gather them: the same letters, either kept
             self._letters = "".join(sorted(set("".join(self._stems))))
-        return any(said in self._stems and one_edit(stem, said) for said in _one_letter_away(stem, self._letters))
+        away = _one_letter_away(stem, self._letters)
+        return next((said for said in away if said in self._stems and one_edit(stem, said)), None)
 
 
 def _one_letter_away(stem: str, letters: str) -> Iterator[str]:
