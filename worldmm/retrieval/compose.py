@@ -95,10 +95,9 @@ def features(services: ComposePorts, asked: Asked, question: str, pool: list[Can
     sides = [{"after": c.previous, "before": c.following}.get(asked.side or "", c.quote) for c in pool]
     meaning = _cosines(services, question, sides)
     labels = sentence_labels([c.quote for c in pool], frozenset(stem for _, stem, _ in asked.things))
-    rows = []
+    rows, context_terms = [], asked.event if asked.side else main
     for i, c in enumerate(pool):
-        around = _around(c, asked)
-        context_terms = asked.event if asked.side else main
+        around = frozenset().union(*(lexemes(s) for s in _around(c, asked) if s))
         has_kind = bool(asked.labels & labels[i]) or (bool(asked.labels & {"PERSON"}) and c.speaker is not None)
         named = c.speaker is not None and any(c.speaker.casefold() in n.casefold() for n in asked.names)
         rows.append([
@@ -110,10 +109,9 @@ def features(services: ComposePorts, asked: Asked, question: str, pool: list[Can
     return np.asarray(rows, dtype=np.float64).reshape(len(pool), len(FEATURES))
 
 
-def _around(c: Candidate, asked: Asked) -> frozenset[str]:
-    """The words said around a sentence: before it for "after X", after it for "before X", else both."""
-    sides = {"after": (c.previous,), "before": (c.following,)}.get(asked.side or "", (c.previous, c.following))
-    return frozenset().union(*(lexemes(s) for s in sides if s))
+def _around(c: Candidate, asked: Asked) -> tuple[str | None, ...]:
+    """What was said around a sentence: before it for "after X", after it for "before X", else both."""
+    return {"after": (c.previous,), "before": (c.following,)}.get(asked.side or "", (c.previous, c.following))
 
 
 def _idf(terms: frozenset[str], said: list[frozenset[str]]) -> dict[str, float]:
@@ -137,8 +135,7 @@ def _cosines(services: ComposePorts, question: str, texts: list[str | None]) -> 
     except Exception as exc:  # the shared words still choose; the log says why
         logger.warning("sentence embeddings unavailable: %s", type(exc).__name__)
         return [0.0] * len(texts)
-    norms = np.linalg.norm(matrix, axis=1)
-    norms[norms == 0] = 1.0
+    norms = np.linalg.norm(matrix, axis=1).clip(min=1e-12)
     cosines = iter(matrix[1:] @ matrix[0] / (norms[1:] * norms[0]))
     return [float(next(cosines)) if t is not None else 0.0 for t in texts]
 
@@ -183,8 +180,6 @@ def _named(question: str, asked: Asked, pool: list[Candidate]) -> tuple[str, Ask
 def score(services: ComposePorts, question: str, memories: list[RetrievedMemory], asked: Asked | None = None) -> Scored:
     """Every candidate sentence of `memories` scored, best first (`asked`: the question's analysis, if made)."""
     pool = candidates(memories)
-    if not pool:
-        return Scored([], np.zeros((0, len(FEATURES))), [])
     weights = fitted_weights()
     question, asked, pool = _named(question, asked or analyse(question), pool)
     rows = features(services, asked, question, pool)
@@ -221,5 +216,4 @@ def compose_answer(
     names_kind = not asked.labels or bool(scored.features[0][FEATURES.index("kind")])
     written = read(question, best) if read is not None and names_kind else None
     said_when = f"{written}. ({evidence(best, now)}.)" if written is not None else f"{evidence(best, now)}."
-    answer = said_when[:1].upper() + said_when[1:]
-    return Composed(answer, [best.memory], read=written is not None, asked_as=asked_as)
+    return Composed(said_when[:1].upper() + said_when[1:], [best.memory], read=written is not None, asked_as=asked_as)

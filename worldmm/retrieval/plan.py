@@ -27,16 +27,13 @@ def answer_by_plan(answering: Answering) -> AgentAnswer:
     plan_searches(answering)
     context.require_memory()
     settings, skipped = services.retrieval_settings, list[str]()
-    notes = [f"answered without the memories whose search failed: {', '.join(context.failures)}"] * bool(
-        context.failures
-    )
+    failed = ", ".join(context.failures)
+    notes = [f"answered without the memories whose search failed: {failed}"] if failed else []
     deadline = answering.started + settings.answer_budget_s
     read = partial(read_answer, services, deadline=deadline, skipped=skipped) if settings.reader_enabled else None
     memories = list(context.memories.values())
-    around = adjacent_windows(services, user_id, memories)
-    composed = compose_answer(
-        services, answering.question, [*memories, *around], answering.asked_at, read, _said(answering)
-    )
+    found = [*memories, *adjacent_windows(services, user_id, memories)]
+    composed = compose_answer(services, answering.question, found, answering.asked_at, read, _said(answering))
     if composed.asked_as:
         notes.append(f"asked as {composed.asked_as!r}: a name spelt as the memories spell it")
     if composed.unheard:

@@ -63,36 +63,29 @@ def read_answer(
 ) -> str | None:
     """The model's short answer to `question` from `line` (the composer's best), or None when it fails the check
     or would not be written by `deadline` (`time.perf_counter`; then `skipped` is told)."""
-    limit = services.retrieval_settings.memory_text_max_chars
+    limit, skipped = services.retrieval_settings.memory_text_max_chars, [] if skipped is None else skipped
     request = _read_request(services, question, sanitize_memory_text(line.quote, limit))
     try:
         timed = _ready(services, request, deadline)
         if timed is None:
-            logger.info("reader skipped: past the answer's deadline")
-            if skipped is not None:
-                skipped.append("writing a short answer")
+            skipped.append("writing a short answer")
             return None
         reply = _timed(services, timed, services.reader_llm.complete)
     except ModelBusyError:
-        if skipped is not None:
-            skipped.append("writing a short answer (the model was busy with other questions)")
+        skipped.append("writing a short answer (the model was busy with other questions)")
         return None
     except Exception as exc:  # the composed answer stands; the log says why
         logger.warning("reader unavailable: %s", type(exc).__name__)
         return None
-    if reply.truncated:  # a line that runs past the short answer's tokens is no short answer
-        logger.info("reader answer cut off", extra={"max_tokens": request.max_tokens})
-        return None
-    answer = _clean(reply.text)
+    answer = "" if reply.truncated else _clean(reply.text)  # a line cut off at its tokens is no short answer
     if not answer or _UNKNOWN.search(answer):
         return None
-    said = (line.said, line.quote)  # the sentence read, and with the one it was quoted with
-    named = " ".join(_NAMED.findall(answer))
-    stated, names, asked = lexemes(answer), lexemes(named), lexemes(question)
+    stated, names, asked = lexemes(answer), lexemes(" ".join(_NAMED.findall(answer))), lexemes(question)
     if not stated - asked:
         return None  # says nothing the question does not
-    # One sentence states it all: names and numbers from it alone, other words from it or the question.
-    if any(names <= support and stated <= support | asked for support in map(lexemes, said)):
+    # One sentence (the one read, or with the one it was quoted with) states it all: names and numbers from it
+    # alone, other words from it or the question.
+    if any(names <= support and stated <= support | asked for support in map(lexemes, (line.said, line.quote))):
         return answer.rstrip(".")
     logger.info("reader answer unsupported", extra={"unsupported": sorted(stated - asked)})
     return None
