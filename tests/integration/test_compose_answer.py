@@ -97,7 +97,7 @@ def test_what_was_said_after_an_event_is_found_in_the_next_window(monkeypatch: p
     monkeypatch.setattr(compose, "fitted_weights", lambda: plain)
     # AND leaving the cafe at the end of one window, and arriving at the office in the next, without a gap
     windows = _windows(
-        "I heard: I think I left my notebook on the table at the cafe.",
+        "I heard: I think my notebook is on the table at the cafe.",
         "I heard: Time to go. I am leaving the cafe now.",
         "I heard: I am at the office on the third floor.",
         apart_s=30,

@@ -205,14 +205,14 @@ def test_a_name_said_with_another_spelling_is_not_taken_for_one_never_heard() ->
 
 
 def test_a_name_is_asked_about_as_the_memories_spell_it() -> None:
-    # GIVEN speech recognition that wrote "Marko" for Marco, and another person said beside him
-    memories = [_window(0, "I heard: Marko is my colleague at the office. Daniel is my neighbour downstairs.")]
-    said = _said("Marko is my colleague at the office. Daniel is my neighbour downstairs.")
+    # GIVEN speech recognition that wrote "Lorenso" for Lorenzo, and another person said beside him
+    memories = [_window(0, "I heard: Lorenso is my colleague at the office. Daniel is my neighbour downstairs.")]
+    said = _said("Lorenso is my colleague at the office. Daniel is my neighbour downstairs.")
     # WHEN the question spells the name as it is written
-    answer = compose_answer(_Ports(), "Who is Marco?", memories, T0, said=said)  # type: ignore[arg-type]
-    # THEN it is answered as "Who is Marko?": the sentence about him, not the one about Daniel
-    assert answer.asked_as == "Who is Marko?"
-    assert '"Marko is my colleague at the office."' in answer.answer, answer.answer
+    answer = compose_answer(_Ports(), "Who is Lorenzo?", memories, T0, said=said)  # type: ignore[arg-type]
+    # THEN it is answered as "Who is Lorenso?": the sentence about him, not the one about Daniel
+    assert answer.asked_as == "Who is Lorenso?"
+    assert '"Lorenso is my colleague at the office."' in answer.answer, answer.answer
 
 
 def test_a_name_the_memories_say_as_asked_is_not_respelt() -> None:
