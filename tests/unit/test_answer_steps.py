@@ -221,6 +221,12 @@ def test_a_name_the_memories_say_as_asked_is_not_respelt() -> None:
         assert compose.spelt_as_said(asked, analyse(asked), said) == respelt
 
 
+def test_only_the_name_itself_is_respelt_not_a_longer_word_it_begins() -> None:
+    said = _said("Marko is my neighbour. He moved from Marcoville.")
+    asked = "Did Marco grow up in Marcoville?"
+    assert compose.spelt_as_said(asked, analyse(asked), said) == "Did Marko grow up in Marcoville?"
+
+
 def test_an_irregular_form_is_the_same_word_as_its_lemma() -> None:
     # GIVEN two places the notebook was, one of them where I left it
     memories = [_window(0, "I heard: I put the notebook on the shelf. I left the notebook at the library.")]

@@ -117,15 +117,16 @@ def analyse(question: str) -> Asked:
         return Asked(labels or frozenset(), terms)
     doc = nlp(question)
     names = frozenset(e.text for e in doc.ents if e.label_ == "PERSON") | {t.text for t in doc if t.pos_ == "PROPN"}
+    head = _head_labels(doc)
     if labels is None:
-        labels = _head_labels(doc) | (REQUEST if any(_before_to(t, "me") for t in doc) else frozenset())
-    labels = labels & _head_labels(doc) or labels  # "how much did it cost": an amount of money, not a count
+        labels = head | (REQUEST if any(_before_to(t, "me") for t in doc) else frozenset())
+    labels = labels & head or labels  # "how much did it cost": an amount of money, not a count
     side, event = None, frozenset[str]()
     for token in doc:
         if token.lower_ in SIDES and token.dep_ in ("prep", "mark") and token.i > 1:
             side, event = token.lower_, lexemes(" ".join(t.text for t in token.subtree if t.i != token.i))
             break
-    relations = tuple((doc[poss.i : t.i + 1].text, _stem(t)) for t in doc for poss in _my(t))
+    relations = tuple((doc[poss.i : t.i + 1].text, stem(t.lower_)) for t in doc for poss in _my(t))
     return Asked(labels, terms, names, side, event, _things(doc), relations)
 
 
@@ -140,7 +141,7 @@ def named_as(sentence: str, head: str) -> str | None:
     nlp = _nlp()
     doc = nlp(sentence) if nlp is not None else []
     for t in doc:
-        for poss in _my(t) if _stem(t) == head else []:
+        for poss in _my(t) if stem(t.lower_) == head else []:
             beside = [doc[t.i + 1]] if t.i + 1 < len(doc) else []
             beside += [doc[poss.i - 2]] if poss.i >= 2 and doc[poss.i - 1].text == "," else []
             beside += [c for c in t.head.children if c.dep_ == "nsubj"] if t.dep_ == "attr" else []
@@ -161,10 +162,10 @@ def _things(doc: Any) -> tuple[tuple[str, str, bool], ...]:
     for token in doc:
         if token.pos_ in ("NOUN", "PROPN") and token.dep_ != "compound" and token.i not in taken:
             words = [t for t in (*(c for c in token.children if c.dep_ == "compound"), token) if t.tag_ != "POS"]
-            words = words[:-1] if _stem(token) in _measure_stems() else words
+            words = words[:-1] if stem(token.lower_) in _measure_stems() else words
             spans += [(doc[words[0].i : words[-1].i + 1].text, words[-1])] if words else []
     return tuple(
-        (text, _stem(root), root.ent_type_ != "" or root.pos_ == "PROPN")
+        (text, stem(root.lower_), root.ent_type_ != "" or root.pos_ == "PROPN")
         for text, root in spans
         if root.lower_ not in FUNCTION_WORDS
     )
@@ -197,9 +198,9 @@ def _head_labels(doc: Any) -> frozenset[str]:
     """A 'what'/'which' question's kind of answer: the noun the wh-word determines, or the first word that names one."""
     measures = _measure_stems()
     for token in doc:
-        if token.tag_ in ("WDT", "WP") and token.dep_ == "det" and _stem(token.head) in measures:
-            return measures[_stem(token.head)]
-    return next((measures[_stem(t)] for t in doc if _stem(t) in measures), frozenset())
+        if token.tag_ in ("WDT", "WP") and token.dep_ == "det" and stem(token.head.lower_) in measures:
+            return measures[stem(token.head.lower_)]
+    return next((measures[stem(t.lower_)] for t in doc if stem(t.lower_) in measures), frozenset())
 
 
 @cache
@@ -207,8 +208,8 @@ def _measure_stems() -> dict[str, frozenset[str]]:
     return {_stemmer().stemWord(noun): labels for noun, labels in MEASURE_NOUNS.items()}
 
 
-def _stem(token: Any) -> str:
-    return str(_stemmer().stemWord(token.lower_))
+def stem(word: str) -> str:
+    return str(_stemmer().stemWord(word.casefold()))
 
 
 def sentence_labels(sentences: list[str], asked: frozenset[str] = frozenset()) -> list[frozenset[str]]:
@@ -220,7 +221,7 @@ def sentence_labels(sentences: list[str], asked: frozenset[str] = frozenset()) -
         return [_plain_labels(s) for s in sentences]
     out = []
     for doc in nlp.pipe(sentences, batch_size=64):
-        labels = {e.label_ for e in doc.ents if _stem(e.root) not in asked}
+        labels = {e.label_ for e in doc.ents if stem(e.root.lower_) not in asked}
         labels |= {"MONEY" for e in doc.ents if e.label_ == "CARDINAL" and not _counts(e.root)}
         if any(_before_to(t, "you") or (t.lower_ == "you" and t.dep_ == "nsubj" and t.head.tag_ == "VB") for t in doc):
             labels.add("REQUEST")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from aws_lambda_powertools import Logger
 
-from worldmm.retrieval.asks import PERSON, Asked, analyse, lexemes, named_as, rarity, sentence_labels
+from worldmm.retrieval.asks import PERSON, Asked, analyse, lexemes, named_as, rarity, sentence_labels, stem
 from worldmm.retrieval.citations import evidence
 from worldmm.retrieval.models import MemoryKind, RetrievedMemory
 from worldmm.retrieval.sentences import Candidate, candidates
@@ -155,12 +155,13 @@ def _unheard(asked: Asked, said: Vocabulary, memories: list[RetrievedMemory]) ->
 def spelt_as_said(question: str, asked: Asked, said: Vocabulary) -> str:
     """`question` with each name it gives that no memory says, but one letter off one that a memory does, spelt as
     the memory spells it: speech recognition writes a name it heard before with another spelling (Marco, Marko)."""
-    for _, stem, name in asked.things:
-        heard = said.spelling(stem) if name and stem not in said else None
-        for word in question.split() if heard else ():
+    for _, head, name in asked.things:
+        heard = said.spelling(head) if name and head not in said else None
+        words = question.split(" ")
+        for i, word in enumerate(words if heard else ()):  # the name alone, not a longer word it begins
             core = word.strip(".,;:!?\"'").removesuffix("'s")
-            if core and lexemes(core) == {stem}:
-                question = question.replace(core, str(heard).capitalize())
+            words[i] = word.replace(core, str(heard).capitalize()) if core and stem(core) == head else word
+        question = " ".join(words)
     return question
 
 
@@ -205,8 +206,7 @@ def compose_answer(
     if unheard is not None:
         return Composed(NO_MEMORY, [], unheard=unheard)
     respelt = spelt_as_said(question, asked, said) if said is not None else question
-    asked_as = respelt if respelt != question else None
-    question, asked = (respelt, analyse(respelt)) if asked_as else (question, asked)
+    asked_as, question, asked = (respelt, respelt, analyse(respelt)) if respelt != question else (None, question, asked)
     scored = score(services, question, [m for m in memories if m.memory_type != MemoryKind.VISUAL], asked)
     if not scored.candidates or scored.scores[0] < fitted_weights().refuse_below:
         return Composed(NO_MEMORY, [], asked_as=asked_as)

@@ -83,8 +83,7 @@ def read_answer(
     stated, names, asked = lexemes(answer), lexemes(" ".join(_NAMED.findall(answer))), lexemes(question)
     if not stated - asked:
         return None  # says nothing the question does not
-    # One sentence (the one read, or with the one it was quoted with) states it all: names and numbers from it
-    # alone, other words from it or the question.
+    # One sentence (read, or with the one it was quoted with) states names and numbers; others may be the question's
     if any(names <= support and stated <= support | asked for support in map(lexemes, (line.said, line.quote))):
         return answer.rstrip(".")
     logger.info("reader answer unsupported", extra={"unsupported": sorted(stated - asked)})
